@@ -1,0 +1,54 @@
+//! Cairn's operations, written once and called alike by the desktop app's Tauri commands, the HTTP
+//! routes and the `cairn` CLI. Each operation is a method on [`Cairn`], which holds the data home and
+//! an injected environment.
+
+mod status;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_config::{Config, ConfigError, Home};
+
+pub use status::VERSION;
+
+/// How to look up an environment variable (injected so tests control `${ENV}` expansion).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// The core handle every front end holds.
+#[derive(Clone)]
+pub struct Cairn {
+    home: Home,
+    env: EnvLookup,
+    http: reqwest::Client,
+}
+
+impl Cairn {
+    /// A core over `home` reading variables from this process's environment.
+    pub fn new(home: Home) -> Self {
+        Self::with_env(home, Arc::new(|name: &str| std::env::var(name).ok()))
+    }
+
+    /// A core with an injected environment lookup.
+    pub fn with_env(home: Home, env: EnvLookup) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(2))
+            .no_proxy()
+            .build()
+            .unwrap_or_default();
+        Self { home, env, http }
+    }
+
+    pub fn home(&self) -> &Home {
+        &self.home
+    }
+
+    /// Loads the config file; a missing file is the default config.
+    pub fn load_config(&self) -> Result<Config, ConfigError> {
+        let env = self.env.clone();
+        let config = Config::load(self.home.config_file(), move |name| env(name))?;
+        Ok(config.unwrap_or_else(|| Config {
+            pet_shortcut: cairn_config::DEFAULT_PET_SHORTCUT.to_owned(),
+            ..Config::default()
+        }))
+    }
+}

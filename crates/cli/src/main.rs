@@ -1,0 +1,128 @@
+//! The `cairn` command line: argument parsing and terminal output over `cairn-api`.
+
+mod status;
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use cairn_api::Cairn;
+use cairn_config::Home;
+use clap::{Parser, Subcommand};
+
+/// Cairn: a local-first AI agent with a long memory.
+#[derive(Debug, Parser)]
+#[command(name = "cairn", version, about, propagate_version = true)]
+struct Cli {
+    /// Cairn's data home [default: $CAIRN_HOME, else ~/.cairn]
+    #[arg(long, global = true, value_name = "DIR")]
+    home: Option<PathBuf>,
+    /// The config file [default: $CAIRN_CONFIG, else <home>/config.toml]
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the version, paths, config validity, whether the app or API is running, and the
+    /// configured providers and models. Exits 1 when the config file is invalid.
+    Status {
+        /// Print the report as JSON (the same document `GET /api/v1/status` returns).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Serve the local HTTP API on 127.0.0.1 until interrupted. The address and the per-run token
+    /// are written to <home>/runtime.json.
+    Serve {
+        /// Port to listen on [default: the config's api.port, else a free port]
+        #[arg(long)]
+        port: Option<u16>,
+    },
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cairn: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<std::process::ExitCode> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let mut home = match cli.home {
+        Some(dir) => {
+            let home = Home::at(dir);
+            match std::env::var("CAIRN_CONFIG").ok().filter(|v| !v.is_empty()) {
+                Some(file) => home.with_config_file(file),
+                None => home,
+            }
+        }
+        None => Home::from_process_env()?,
+    };
+    if let Some(file) = cli.config {
+        home = home.with_config_file(file);
+    }
+    let cairn = Cairn::new(home);
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Status { json } => status::print(&cairn, json).await,
+            Command::Serve { port } => serve(cairn, port).await,
+        }
+    })
+}
+
+async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::ExitCode> {
+    let config = cairn.load_config()?;
+    let running = cairn.status(None).await.api;
+    if running.running {
+        anyhow::bail!(
+            "Cairn is already serving at {} (pid {}); stop it first",
+            running.url.unwrap_or_default(),
+            running.pid.unwrap_or_default()
+        );
+    }
+    let api = cairn_http::serve(cairn.clone(), port.or(config.api_port)).await?;
+    println!(
+        "Cairn API listening on {} (token in {})",
+        api.info().api_url,
+        cairn.home().runtime_file().display()
+    );
+    shutdown_signal().await;
+    api.shutdown().await?;
+    Ok(std::process::ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,498 @@
+//! The config file (`config.toml`): the raw shape as written (every field optional, unknown keys
+//! refused), `${ENV_NAME}` expansion, and validation into a resolved [`Config`]. Every error names the
+//! file line and the key.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::ConfigError;
+
+/// The global shortcut that shows and hides the pet when the config names none.
+pub const DEFAULT_PET_SHORTCUT: &str = "CommandOrControl+Shift+Space";
+
+/// A resolved configuration: defaults applied, `${ENV}` references expanded, everything validated.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Config {
+    /// Port of the local API; `None` picks a free port each run.
+    pub api_port: Option<u16>,
+    /// The default model as `(provider name, model id)`.
+    pub default_model: Option<(String, String)>,
+    /// Providers by name, in name order.
+    pub providers: BTreeMap<String, ProviderConfig>,
+    pub pet_shortcut: String,
+    pub log_level: LogLevel,
+}
+
+/// A model provider as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    pub api_key: Option<Secret>,
+    pub models: Vec<String>,
+}
+
+/// The wire dialect a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible chat completions.
+    Openai,
+    Anthropic,
+    Ollama,
+}
+
+impl ProviderKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Ollama => "ollama",
+        }
+    }
+
+    fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Openai => "https://api.openai.com/v1",
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::Ollama => "http://127.0.0.1:11434",
+        }
+    }
+}
+
+/// How much the binaries log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Error,
+    Warn,
+    #[default]
+    Info,
+    Debug,
+    Trace,
+}
+
+impl LogLevel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Error => "error",
+            Self::Warn => "warn",
+            Self::Info => "info",
+            Self::Debug => "debug",
+            Self::Trace => "trace",
+        }
+    }
+}
+
+/// A secret value (an API key). Its `Debug` output never shows the value, so it cannot reach a log by
+/// accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    /// The value, for the one place that sends it (an HTTP header).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    api: Option<RawApi>,
+    agent: Option<RawAgent>,
+    #[serde(default)]
+    providers: BTreeMap<String, RawProvider>,
+    pet: Option<RawPet>,
+    log: Option<RawLog>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawApi {
+    port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAgent {
+    model: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProvider {
+    kind: Option<ProviderKind>,
+    base_url: Option<Spanned<String>>,
+    api_key: Option<Spanned<String>>,
+    #[serde(default)]
+    models: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPet {
+    shortcut: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLog {
+    level: Option<LogLevel>,
+}
+
+impl Config {
+    /// Reads the config file at `path`. A missing file is the default config (`Ok(None)` is never
+    /// returned for a file that exists).
+    pub fn load(
+        path: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Option<Self>, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => Self::parse(&text, path, env).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ConfigError::io(path, e)),
+        }
+    }
+
+    /// Parses config text; `path` only names the file in errors.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let at = Locator { text, path };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |span| at.line(span.start));
+            at.error_at_line(line, e.message().trim().to_owned())
+        })?;
+
+        let mut providers = BTreeMap::new();
+        for (name, raw) in raw.providers {
+            let kind = raw.kind.unwrap_or(ProviderKind::Openai);
+            let base_url = match raw.base_url {
+                Some(url) => {
+                    let value = at.expand(&url, &format!("providers.{name}.base_url"), &env)?;
+                    if !(value.starts_with("http://") || value.starts_with("https://")) {
+                        return Err(at.error(
+                            url.span(),
+                            format!("`providers.{name}.base_url` must start with http:// or https://, got {value:?}"),
+                        ));
+                    }
+                    value.trim_end_matches('/').to_owned()
+                }
+                None => kind.default_base_url().to_owned(),
+            };
+            let api_key = match raw.api_key {
+                Some(key) => Some(Secret::new(at.expand(
+                    &key,
+                    &format!("providers.{name}.api_key"),
+                    &env,
+                )?)),
+                None => None,
+            };
+            providers.insert(
+                name,
+                ProviderConfig {
+                    kind,
+                    base_url,
+                    api_key,
+                    models: raw.models,
+                },
+            );
+        }
+
+        let default_model = match raw.agent.and_then(|a| a.model) {
+            Some(model) => Some(at.model_ref(&model, &providers)?),
+            None => None,
+        };
+
+        let pet_shortcut = match raw.pet.and_then(|p| p.shortcut) {
+            Some(shortcut) if shortcut.get_ref().trim().is_empty() => {
+                return Err(at.error(shortcut.span(), "`pet.shortcut` must not be empty".into()))
+            }
+            Some(shortcut) => shortcut.into_inner(),
+            None => DEFAULT_PET_SHORTCUT.to_owned(),
+        };
+
+        Ok(Self {
+            api_port: raw.api.and_then(|a| a.port).filter(|port| *port != 0),
+            default_model,
+            providers,
+            pet_shortcut,
+            log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
+        })
+    }
+
+    /// The default model as `provider/model`.
+    pub fn default_model_name(&self) -> Option<String> {
+        self.default_model
+            .as_ref()
+            .map(|(provider, model)| format!("{provider}/{model}"))
+    }
+}
+
+/// Turns byte offsets in the config text into line-numbered errors.
+struct Locator<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Locator<'_> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|b| **b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn error_at_line(&self, line: usize, message: String) -> ConfigError {
+        ConfigError::Invalid {
+            file: PathBuf::from(self.path),
+            line,
+            message,
+        }
+    }
+
+    fn error(&self, span: Range<usize>, message: String) -> ConfigError {
+        self.error_at_line(self.line(span.start), message)
+    }
+
+    /// Replaces each `${NAME}` with the environment variable's value; an unset variable is an error.
+    fn expand(
+        &self,
+        value: &Spanned<String>,
+        key: &str,
+        env: &impl Fn(&str) -> Option<String>,
+    ) -> Result<String, ConfigError> {
+        let mut out = String::new();
+        let mut rest = value.get_ref().as_str();
+        while let Some(start) = rest.find("${") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else {
+                return Err(self.error(
+                    value.span(),
+                    format!("`{key}` has an unclosed ${{…}} reference"),
+                ));
+            };
+            let name = &after[..end];
+            let valid_name =
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !valid_name {
+                return Err(self.error(
+                    value.span(),
+                    format!("`{key}` refers to ${{{name}}}, which is not a valid environment variable name"),
+                ));
+            }
+            match env(name) {
+                Some(v) => out.push_str(&v),
+                None => {
+                    return Err(self.error(
+                        value.span(),
+                        format!("`{key}` refers to ${{{name}}}, but the environment variable {name} is not set"),
+                    ))
+                }
+            }
+            rest = &after[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn model_ref(
+        &self,
+        model: &Spanned<String>,
+        providers: &BTreeMap<String, ProviderConfig>,
+    ) -> Result<(String, String), ConfigError> {
+        let value = model.get_ref();
+        let Some((provider, id)) = value
+            .split_once('/')
+            .filter(|(p, m)| !p.is_empty() && !m.is_empty())
+        else {
+            return Err(self.error(
+                model.span(),
+                format!("`agent.model` must be written provider/model (e.g. openai/gpt-4o), got {value:?}"),
+            ));
+        };
+        if !providers.contains_key(provider) {
+            let known: Vec<&str> = providers.keys().map(String::as_str).collect();
+            let known = if known.is_empty() {
+                "no providers are configured; add a [providers.NAME] table".to_owned()
+            } else {
+                format!("configured providers: {}", known.join(", "))
+            };
+            return Err(self.error(
+                model.span(),
+                format!(
+                    "`agent.model` names provider {provider:?}, which is not configured ({known})"
+                ),
+            ));
+        }
+        Ok((provider.to_owned(), id.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::parse(text, Path::new("/home/ada/.cairn/config.toml"), no_env)
+    }
+
+    fn error_text(text: &str) -> String {
+        match parse(text) {
+            Ok(config) => format!("unexpectedly valid: {config:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn an_empty_file_is_the_default_config() -> Result<(), ConfigError> {
+        let config = parse("")?;
+        assert_eq!(config.api_port, None);
+        assert_eq!(config.default_model, None);
+        assert_eq!(config.pet_shortcut, DEFAULT_PET_SHORTCUT);
+        assert_eq!(config.log_level, LogLevel::Info);
+        Ok(())
+    }
+
+    #[test]
+    fn a_full_config_resolves_with_env_references() -> Result<(), ConfigError> {
+        let text = r#"
+[api]
+port = 18990
+
+[agent]
+model = "local/qwen2.5"
+
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:${PORT}/v1/"
+api_key = "${LOCAL_KEY}"
+models = ["qwen2.5", "smollm2"]
+
+[providers.claude]
+kind = "anthropic"
+
+[pet]
+shortcut = "Alt+Space"
+
+[log]
+level = "debug"
+"#;
+        let env = |name: &str| match name {
+            "PORT" => Some("8080".to_owned()),
+            "LOCAL_KEY" => Some("sk-local".to_owned()),
+            _ => None,
+        };
+        let config = Config::parse(text, Path::new("c.toml"), env)?;
+        assert_eq!(config.api_port, Some(18990));
+        assert_eq!(
+            config.default_model,
+            Some(("local".to_owned(), "qwen2.5".to_owned()))
+        );
+        let local = &config.providers["local"];
+        assert_eq!(local.base_url, "http://127.0.0.1:8080/v1");
+        assert_eq!(local.api_key.as_ref().map(Secret::expose), Some("sk-local"));
+        assert_eq!(local.models, vec!["qwen2.5", "smollm2"]);
+        let claude = &config.providers["claude"];
+        assert_eq!(claude.kind, ProviderKind::Anthropic);
+        assert_eq!(claude.base_url, "https://api.anthropic.com");
+        assert_eq!(config.pet_shortcut, "Alt+Space");
+        assert_eq!(config.log_level, LogLevel::Debug);
+        Ok(())
+    }
+
+    #[test]
+    fn an_unknown_key_names_the_key_and_the_line() {
+        let err = error_text("[api]\nport = 1\n\n[agent]\nmodle = \"x/y\"\n");
+        assert!(err.starts_with("/home/ada/.cairn/config.toml:5:"), "{err}");
+        assert!(err.contains("unknown field `modle`"), "{err}");
+    }
+
+    #[test]
+    fn a_bad_value_names_the_key_and_the_line() {
+        let err = error_text("[api]\nport = 70000\n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+
+        let err = error_text("[providers.x]\nkind = \"gemini\"\n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+        assert!(err.contains("gemini"), "{err}");
+
+        let err = error_text("[providers.x]\nbase_url = \"ftp://host\"\n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+        assert!(err.contains("`providers.x.base_url`"), "{err}");
+
+        let err = error_text("[log]\nlevel = \"loud\"\n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_environment_variable_is_an_error_not_an_empty_key() {
+        let err = error_text("[providers.openai]\n\napi_key = \"${OPENAI_API_KEY}\"\n");
+        assert!(err.contains("config.toml:3:"), "{err}");
+        assert!(err.contains("`providers.openai.api_key`"), "{err}");
+        assert!(
+            err.contains("environment variable OPENAI_API_KEY is not set"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_default_model_must_name_a_configured_provider() {
+        let err = error_text("[agent]\nmodel = \"openai/gpt-4o\"\n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+        assert!(err.contains("no providers are configured"), "{err}");
+
+        let err = error_text("[agent]\nmodel = \"gpt-4o\"\n");
+        assert!(err.contains("provider/model"), "{err}");
+    }
+
+    #[test]
+    fn a_syntax_error_names_the_line() {
+        let err = error_text("[api]\nport = \n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+    }
+
+    #[test]
+    fn secrets_never_show_in_debug_output() -> Result<(), ConfigError> {
+        let env = |_: &str| Some("sk-very-secret".to_owned());
+        let config = Config::parse(
+            "[providers.o]\napi_key = \"${K}\"\n",
+            Path::new("c.toml"),
+            env,
+        )?;
+        let debug = format!("{config:?}");
+        assert!(!debug.contains("sk-very-secret"), "{debug}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_missing_file_is_no_config() -> Result<(), ConfigError> {
+        let dir = tempfile::tempdir().map_err(|e| ConfigError::io("tmp", e))?;
+        assert_eq!(Config::load(&dir.path().join("none.toml"), no_env)?, None);
+        Ok(())
+    }
+}

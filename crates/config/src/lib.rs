@@ -1,0 +1,15 @@
+//! Cairn's data home and configuration: where files live (`home`), the config file parsed into a
+//! resolved [`Config`] (`file`), and the `runtime.json` that tells the CLI and hooks where the running
+//! API is (`runtime`).
+
+mod atomic;
+mod error;
+mod file;
+mod home;
+mod runtime;
+
+pub use atomic::write_private_atomically;
+pub use error::ConfigError;
+pub use file::{Config, LogLevel, ProviderConfig, ProviderKind, Secret, DEFAULT_PET_SHORTCUT};
+pub use home::Home;
+pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};

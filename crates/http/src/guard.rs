@@ -1,0 +1,205 @@
+//! Request guards: the per-run bearer token (compared in constant time) and the DNS-rebinding and
+//! cross-site checks on `Host` and `Origin`.
+
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use cairn_protocol::ApiError;
+use subtle::ConstantTimeEq;
+
+use crate::server::HttpError;
+
+/// A 256-bit secret, fresh for each run, shown as 64 hex digits.
+#[derive(Clone)]
+pub struct Token(String);
+
+impl Token {
+    /// Draws a new token from the operating system's random source.
+    pub fn generate() -> Result<Self, HttpError> {
+        let mut bytes = [0u8; 32];
+        getrandom::fill(&mut bytes).map_err(|e| HttpError::Random(e.to_string()))?;
+        Ok(Self(hex::encode(bytes)))
+    }
+
+    /// A known token, for tests.
+    pub fn from_string(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `candidate` is this token, in time independent of where they differ.
+    pub fn matches(&self, candidate: &str) -> bool {
+        self.0.as_bytes().ct_eq(candidate.as_bytes()).into()
+    }
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)")
+    }
+}
+
+pub(crate) fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(ApiError::new(code, message))).into_response()
+}
+
+/// Refuses requests whose `Host` is not a loopback name (DNS rebinding) or whose `Origin` is a web
+/// page that is not Cairn's own UI or a loopback page.
+pub(crate) async fn same_machine_only(request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let host = hosts.next().map(|v| v.to_str().unwrap_or("\u{fffd}"));
+    let one_host = hosts.next().is_none();
+    if let Some(host) = host {
+        if !one_host || !is_loopback_authority(host) {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden_host",
+                "this API answers only requests addressed to 127.0.0.1 or localhost",
+            );
+        }
+    }
+    if let Some(origin) = header_str(headers, header::ORIGIN.as_str()) {
+        if !is_allowed_origin(origin) {
+            return refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden_origin",
+                "requests from web pages on other origins are refused",
+            );
+        }
+    }
+    next.run(request).await
+}
+
+/// Lets a request through only with `Authorization: Bearer <token>`.
+pub(crate) async fn require_token(
+    State(token): State<Token>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let presented = header_str(request.headers(), header::AUTHORIZATION.as_str())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim);
+    match presented {
+        Some(candidate) if token.matches(candidate) => next.run(request).await,
+        Some(_) => refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "the token is wrong",
+        ),
+        None => refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "send Authorization: Bearer <token>; the token is in runtime.json in Cairn's home",
+        ),
+    }
+}
+
+fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers.get(name).map(|v| v.to_str().unwrap_or("\u{fffd}"))
+}
+
+/// `host[:port]` where host is 127.0.0.1, localhost or [::1].
+fn is_loopback_authority(authority: &str) -> bool {
+    let host = if let Some(rest) = authority.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((host, port)) if port.is_empty() || is_port(port) => host,
+            _ => return false,
+        }
+    } else {
+        match authority.split_once(':') {
+            Some((host, port)) if is_port(port) => host,
+            Some(_) => return false,
+            None => authority,
+        }
+    };
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "127.0.0.1" | "localhost" | "::1"
+    )
+}
+
+fn is_port(s: &str) -> bool {
+    s.strip_prefix(':').unwrap_or(s).parse::<u16>().is_ok()
+}
+
+fn is_allowed_origin(origin: &str) -> bool {
+    if matches!(
+        origin,
+        "tauri://localhost" | "http://tauri.localhost" | "https://tauri.localhost"
+    ) {
+        return true;
+    }
+    origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(is_loopback_authority)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_authorities() {
+        for ok in [
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "localhost:1",
+            "LOCALHOST",
+            "[::1]:9",
+            "[::1]",
+        ] {
+            assert!(is_loopback_authority(ok), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:80",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example:1",
+            "127.0.0.1:notaport",
+            "[::2]:1",
+            "",
+        ] {
+            assert!(!is_loopback_authority(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn origins() {
+        for ok in [
+            "tauri://localhost",
+            "http://tauri.localhost",
+            "http://127.0.0.1:5173",
+            "http://localhost",
+        ] {
+            assert!(is_allowed_origin(ok), "{ok}");
+        }
+        for bad in [
+            "https://evil.example",
+            "null",
+            "http://127.0.0.1.nip.io",
+            "file://",
+        ] {
+            assert!(!is_allowed_origin(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_256_bit_and_fresh() -> Result<(), HttpError> {
+        let a = Token::generate()?;
+        let b = Token::generate()?;
+        assert_eq!(a.as_str().len(), 64);
+        assert!(a.as_str().chars().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a.as_str(), b.as_str());
+        assert!(a.matches(a.as_str()));
+        assert!(!a.matches(b.as_str()));
+        assert!(!a.matches(""));
+        Ok(())
+    }
+}

@@ -1,0 +1,11 @@
+//! The local HTTP API. [`app`] builds the axum router over `cairn-api` with its guards (loopback Host,
+//! no foreign Origin, bearer token); [`serve`] binds it on 127.0.0.1 with a fresh token and publishes
+//! `runtime.json` for the CLI and hooks.
+
+mod guard;
+mod routes;
+mod server;
+
+pub use guard::Token;
+pub use routes::{app, AppState};
+pub use server::{serve, HttpError, RunningApi};

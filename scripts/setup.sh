@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Brings a Debian/Ubuntu machine to a working Cairn build, idempotently: system packages, the Rust
+# toolchain and components, the wasm32 target (or Debian's std sources to build it from), the
+# wasm-bindgen CLI matching Cargo.lock, and tauri-driver. A run with nothing to do takes seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+say() { printf '\033[1;32msetup:\033[0m %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+APT_PACKAGES=(
+  # Tauri 2 on Linux
+  libwebkit2gtk-4.1-dev libgtk-3-dev libayatana-appindicator3-dev librsvg2-dev libsoup-3.0-dev
+  libjavascriptcoregtk-4.1-dev build-essential pkg-config libssl-dev file libxdo-dev curl
+  # microphone capture (cpal) and whisper.cpp (cmake, bindgen)
+  libasound2-dev cmake clang libclang-dev
+  # tests as a person runs them: a display, the WebDriver, screenshots, speech, window checks
+  xvfb x11-utils webkit2gtk-driver imagemagick espeak-ng sox xdotool xcompmgr tmux
+)
+
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "$@"
+}
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+  if [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" != "install ok installed" ]; then
+    missing+=("$pkg")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "installing system packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  apt_install "${missing[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  say "installing the Rust toolchain (rustup)"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  . "$HOME/.cargo/env"
+fi
+if command -v rustup >/dev/null 2>&1; then
+  for component in rustfmt clippy; do
+    if ! rustup component list --installed 2>/dev/null | grep -q "^$component"; then
+      say "adding the $component component"
+      rustup component add "$component"
+    fi
+  done
+fi
+
+# The wasm32 target for the UI: rustup's prebuilt std when it can be had quickly, otherwise Debian's
+# matching compiler and std sources, with which scripts/build-ui.sh builds std itself.
+if [ "${CAIRN_FORCE_BUILD_STD:-0}" != "1" ] && rustup target list --installed 2>/dev/null | grep -q '^wasm32-unknown-unknown$'; then
+  :
+elif [ "${CAIRN_FORCE_BUILD_STD:-0}" != "1" ] && command -v rustup >/dev/null 2>&1 \
+  && timeout 90 rustup target add wasm32-unknown-unknown >/dev/null 2>&1; then
+  say "added the wasm32-unknown-unknown target"
+elif [ -d /usr/lib/rustlib/src/rust/library ] && [ -x /usr/bin/cargo ]; then
+  :
+else
+  say "rustup cannot fetch wasm32-unknown-unknown; installing Debian's rustc-web and std sources"
+  $SUDO apt-get update -qq
+  apt_install rustc-web cargo-web rust-web-src
+fi
+
+# wasm-bindgen-cli must be exactly the version of the wasm-bindgen crate in Cargo.lock.
+want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ "$want" != "$have" ]; then
+  say "installing wasm-bindgen-cli $want (a few minutes, once)"
+  cargo install wasm-bindgen-cli --version "$want" --locked || cargo install wasm-bindgen-cli --version "$want"
+fi
+
+if ! command -v tauri-driver >/dev/null 2>&1; then
+  say "installing tauri-driver (once)"
+  cargo install tauri-driver --locked
+fi
+say "ready"

@@ -1,0 +1,152 @@
+//! The Cairn desktop app: starts the local API, opens the workbench and the pet, wires the pet's
+//! global shortcut, and shuts everything down cleanly (removing `runtime.json`).
+
+#![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
+
+mod commands;
+mod windows;
+
+use std::sync::Mutex;
+
+use anyhow::Context;
+use cairn_api::Cairn;
+use cairn_config::Home;
+use cairn_http::RunningApi;
+use cairn_protocol::RuntimeInfo;
+use tauri::{Manager, RunEvent, WindowEvent};
+use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
+
+/// What every command can reach.
+pub struct Desktop {
+    pub cairn: Cairn,
+    /// The running API's address, when it started.
+    pub serving: Option<RuntimeInfo>,
+    api: Mutex<Option<RunningApi>>,
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cairn-desktop: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let home = Home::from_process_env()?;
+    let cairn = Cairn::new(home);
+    let config = cairn.load_config();
+    let level = config
+        .as_ref()
+        .map(|c| c.log_level.as_str())
+        .unwrap_or("info");
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(format!("warn,cairn={level}"))
+            }),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let config = config.unwrap_or_else(|e| {
+        tracing::error!("the config file is invalid, using defaults: {e}");
+        cairn_config::Config {
+            pet_shortcut: cairn_config::DEFAULT_PET_SHORTCUT.to_owned(),
+            ..Default::default()
+        }
+    });
+    cairn.home().ensure_dirs()?;
+
+    let api = tauri::async_runtime::block_on(cairn_http::serve(cairn.clone(), config.api_port));
+    let (serving, api) = match api {
+        Ok(api) => (Some(api.info().clone()), Some(api)),
+        Err(e) => {
+            tracing::error!("the local API did not start: {e}");
+            (None, None)
+        }
+    };
+
+    let shortcut = config.pet_shortcut.clone();
+    let app = tauri::Builder::default()
+        .plugin(
+            tauri_plugin_global_shortcut::Builder::new()
+                .with_handler(|app, _shortcut, event| {
+                    if event.state() == ShortcutState::Pressed {
+                        if let Err(e) = windows::toggle_pet(app) {
+                            tracing::warn!("cannot toggle the pet: {e}");
+                        }
+                    }
+                })
+                .build(),
+        )
+        .manage(Desktop {
+            cairn,
+            serving,
+            api: Mutex::new(api),
+        })
+        .invoke_handler(tauri::generate_handler![
+            commands::app_status,
+            commands::show_workbench,
+            commands::toggle_pet,
+        ])
+        .setup(move |app| {
+            if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
+                tracing::warn!("cannot register the pet shortcut {shortcut}: {e}");
+            }
+            windows::place_pet(app.handle());
+            stop_on_signals(app.handle().clone());
+            Ok(())
+        })
+        .on_window_event(|window, event| {
+            // Closing the workbench quits Cairn; the pet alone does not keep it running.
+            if window.label() == windows::WORKBENCH {
+                if let WindowEvent::CloseRequested { .. } = event {
+                    window.app_handle().exit(0);
+                }
+            }
+        })
+        .build(tauri::generate_context!("../tauri.conf.json"))
+        .context("cannot start the desktop app")?;
+
+    app.run(|handle, event| {
+        if let RunEvent::Exit = event {
+            let api = handle
+                .state::<Desktop>()
+                .api
+                .lock()
+                .ok()
+                .and_then(|mut api| api.take());
+            if let Some(api) = api {
+                if let Err(e) = tauri::async_runtime::block_on(api.shutdown()) {
+                    tracing::warn!("cannot remove runtime.json: {e}");
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+/// SIGINT and SIGTERM end the app the same way as closing the workbench, so `runtime.json` goes too.
+fn stop_on_signals(app: tauri::AppHandle) {
+    tauri::async_runtime::spawn(async move {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            if let Ok(mut term) = signal(SignalKind::terminate()) {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            } else {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        app.exit(0);
+    });
+}

@@ -1,0 +1,108 @@
+//! The layering rule, checked over `cargo metadata`: no crate under `crates/` depends on tauri or
+//! leptos, directly or through another crate, so the core builds and tests without WebKit.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn metadata() -> Result<Value, Box<dyn std::error::Error>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .current_dir(&root)
+        .output()?;
+    if !output.status.success() {
+        return Err(String::from_utf8_lossy(&output.stderr).into_owned().into());
+    }
+    Ok(serde_json::from_slice(&output.stdout)?)
+}
+
+fn is_gui_framework(name: &str) -> bool {
+    name == "tauri" || name.starts_with("tauri-") || name == "leptos" || name.starts_with("leptos_")
+}
+
+#[test]
+fn no_crate_under_crates_depends_on_tauri_or_leptos() -> Result<(), Box<dyn std::error::Error>> {
+    let meta = metadata()?;
+    let empty = Vec::new();
+    let packages = meta["packages"].as_array().unwrap_or(&empty);
+    let names: HashMap<&str, &str> = packages
+        .iter()
+        .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
+        .collect();
+    // Normal and build dependencies only: dev-dependencies never reach users.
+    let mut edges: HashMap<&str, Vec<&str>> = HashMap::new();
+    for node in meta["resolve"]["nodes"].as_array().unwrap_or(&empty) {
+        let Some(id) = node["id"].as_str() else {
+            continue;
+        };
+        let deps = node["deps"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|dep| {
+                let shipped = dep["dep_kinds"]
+                    .as_array()?
+                    .iter()
+                    .any(|k| k["kind"].as_str() != Some("dev"));
+                shipped.then(|| dep["pkg"].as_str()).flatten()
+            });
+        edges.insert(id, deps.collect());
+    }
+
+    let crates_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("crates")
+        .canonicalize()?;
+    let mut checked = 0;
+    for package in packages {
+        let manifest = Path::new(package["manifest_path"].as_str().unwrap_or_default());
+        if !manifest.starts_with(&crates_dir) {
+            continue;
+        }
+        checked += 1;
+        let start = package["id"].as_str().unwrap_or_default();
+        let mut seen = HashSet::new();
+        let mut stack = vec![(start, vec![names.get(start).copied().unwrap_or(start)])];
+        while let Some((id, path)) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            for dep in edges.get(id).into_iter().flatten() {
+                let name = names.get(dep).copied().unwrap_or(dep);
+                let mut path = path.clone();
+                path.push(name);
+                assert!(
+                    !is_gui_framework(name),
+                    "a core crate reaches a GUI framework: {}",
+                    path.join(" → ")
+                );
+                stack.push((dep, path));
+            }
+        }
+    }
+    assert!(checked >= 5, "only {checked} crates found under crates/");
+    Ok(())
+}
+
+#[test]
+fn the_desktop_and_ui_crates_do_use_them() -> Result<(), Box<dyn std::error::Error>> {
+    // Guards the check above against silently matching nothing.
+    let meta = metadata()?;
+    let direct = |crate_name: &str, dep: &str| {
+        meta["packages"].as_array().into_iter().flatten().any(|p| {
+            p["name"] == crate_name
+                && p["dependencies"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|d| d["name"] == dep)
+        })
+    };
+    assert!(direct("cairn-desktop", "tauri"));
+    assert!(direct("cairn-ui", "leptos"));
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! The real desktop app, end to end: built, started under a display through `tauri-driver` +
+//! `WebKitWebDriver`, driven like a person would (click, type, read), a Tauri command called from the
+//! page, the local API probed with `runtime.json`, and screenshots kept under `target/e2e/`.
+//!
+//! Needs a display, `tauri-driver`, `WebKitWebDriver` and a built UI, so it is ignored by a plain
+//! `cargo test`; `./run test` runs it with `--include-ignored` under Xvfb.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cairn_config::read_runtime;
+use cairn_protocol::{RuntimeInfo, StatusReport};
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+/// Kills the driver, WebKitWebDriver and the app (one process group) however the test ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> TestResult<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// `target/debug/cairn-desktop` next to this test binary (`target/debug/deps/desktop-…`).
+fn desktop_binary() -> TestResult<PathBuf> {
+    if let Ok(path) = std::env::var("CAIRN_DESKTOP_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
+    let binary = dir.join("cairn-desktop");
+    if !binary.exists() {
+        return Err(format!(
+            "{} is missing: run `cargo build --workspace` first",
+            binary.display()
+        )
+        .into());
+    }
+    Ok(binary)
+}
+
+fn screenshot_dir() -> TestResult<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("e2e");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Keeps two pictures: the screen as a person sees it (the X display, `<name>.png`) and WebDriver's
+/// view of the current window (`<name>-webview.png`).
+async fn screenshot(client: &Client, name: &str) -> TestResult {
+    let dir = screenshot_dir()?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let screen = Command::new("import")
+        .args(["-window", "root"])
+        .arg(dir.join(format!("{name}.png")))
+        .status()?;
+    if !screen.success() {
+        return Err(format!("import could not capture the display for {name}").into());
+    }
+    std::fs::write(
+        dir.join(format!("{name}-webview.png")),
+        client.screenshot().await?,
+    )?;
+    Ok(())
+}
+
+async fn wait_for_text(client: &Client, css: &str, wanted: &str) -> TestResult<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        // textContent, not WebDriver's rendered text: what the DOM holds, whatever CSS does to case.
+        let script =
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;";
+        if let Ok(serde_json::Value::String(text)) = client.execute(script, vec![json!(css)]).await
+        {
+            last = text;
+            if last.contains(wanted) {
+                return Ok(last);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let page = client.source().await.unwrap_or_default();
+    Err(format!("{css} never showed {wanted:?}; last text {last:?}; the page:\n{page}").into())
+}
+
+async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        for handle in client.windows().await? {
+            client.switch_to_window(handle).await?;
+            if client.title().await? == title {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(format!("no window titled {title:?}").into())
+}
+
+async fn wait_for_runtime(home: &Path) -> TestResult<RuntimeInfo> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Ok(Some(info)) = read_runtime(&home.join("runtime.json")) {
+            return Ok(info);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err("the app never wrote runtime.json".into())
+}
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_desktop_app_starts_and_answers() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let port = free_port()?;
+    let native_port = free_port()?;
+    let _driver = Driver(
+        Command::new("tauri-driver")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+            .env("CAIRN_HOME", home.path())
+            .env_remove("CAIRN_CONFIG")
+            .process_group(0)
+            .stdout(Stdio::null())
+            .spawn()?,
+    );
+    let capabilities = json!({
+        "browserName": "wry",
+        "tauri:options": { "application": desktop_binary()? }
+    });
+    let capabilities = match capabilities {
+        serde_json::Value::Object(map) => map,
+        _ => return Err("capabilities must be an object".into()),
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let client = loop {
+        match ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(client) => break client,
+            Err(e) if Instant::now() > deadline => return Err(e.into()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    };
+    let outcome = drive(&client, home.path()).await;
+    let _ = client.close().await;
+    outcome
+}
+
+async fn drive(client: &Client, home: &Path) -> TestResult {
+    switch_to_window_titled(client, "Cairn").await?;
+
+    // The workbench asks the backend for its status on start.
+    let version = env!("CARGO_PKG_VERSION");
+    wait_for_text(
+        client,
+        "#status-line",
+        &format!("Cairn {version} · API on 127.0.0.1:"),
+    )
+    .await?;
+    wait_for_text(client, "#model-pill", "No model configured").await?;
+    wait_for_text(client, "#task-list", "No tasks yet").await?;
+
+    // Click: check the status again.
+    client
+        .find(Locator::Id("check-status"))
+        .await?
+        .click()
+        .await?;
+    wait_for_text(client, "#status-line", "API on 127.0.0.1:").await?;
+    wait_for_text(client, ".setup-card", "Connect a model").await?;
+    screenshot(client, "workbench").await?;
+
+    // Type a task and press Enter: it lands in the task list, and Cairn says plainly why it cannot run.
+    let input = client.find(Locator::Id("composer-input")).await?;
+    input.send_keys("Summarise yesterday's notes").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#task-list", "Summarise yesterday's notes").await?;
+    wait_for_text(client, "#messages", "No model is configured yet").await?;
+    screenshot(client, "workbench-task").await?;
+
+    // A typed Tauri command, called the way the UI calls it.
+    let answer = client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];\
+             window.__TAURI_INTERNALS__.invoke('app_status', {}).then(done, e => done({ error: String(e) }));",
+            vec![],
+        )
+        .await?;
+    let report: StatusReport = serde_json::from_value(answer)?;
+    assert_eq!(report.version, version);
+    assert!(report.api.running);
+    assert_eq!(report.paths.home, home.display().to_string());
+
+    // The API, found through runtime.json the way the CLI and hooks find it.
+    let info = wait_for_runtime(home).await?;
+    assert_eq!(report.api.url.as_deref(), Some(info.api_url.as_str()));
+    let http = reqwest::Client::builder().no_proxy().build()?;
+    let get = |path: &str| http.get(format!("{}{path}", info.api_url));
+    assert_eq!(get("/api/v1/health").send().await?.status(), 200);
+    assert_eq!(get("/api/v1/status").send().await?.status(), 401);
+    assert_eq!(
+        get("/api/v1/status")
+            .bearer_auth("wrong")
+            .send()
+            .await?
+            .status(),
+        401
+    );
+    assert_eq!(
+        get("/api/v1/status")
+            .bearer_auth(&info.token)
+            .send()
+            .await?
+            .status(),
+        200
+    );
+    let foreign = get("/api/v1/status")
+        .bearer_auth(&info.token)
+        .header("origin", "https://evil.example");
+    assert_eq!(foreign.send().await?.status(), 403);
+    let rebinding = get("/api/v1/status")
+        .bearer_auth(&info.token)
+        .header("host", "evil.example");
+    assert_eq!(rebinding.send().await?.status(), 403);
+
+    // The pet window is there too.
+    switch_to_window_titled(client, "Cairn pet").await?;
+    client.find(Locator::Css(".pet-stones")).await?;
+    screenshot(client, "pet").await?;
+    Ok(())
+}

@@ -1,0 +1,130 @@
+//! Plain functions that turn data into what the UI shows; unit-tested on the host.
+
+use cairn_protocol::StatusReport;
+
+/// Whether the module was loaded by the pet window's page.
+pub fn is_pet_page(path: &str) -> bool {
+    path.trim_end_matches('/').ends_with("pet.html")
+}
+
+/// One line for the status bar, e.g. "Cairn 0.1.0 · API on 127.0.0.1:4242".
+pub fn status_line(report: &StatusReport) -> String {
+    let api = match (&report.api.url, report.api.running) {
+        (Some(url), true) => format!("API on {}", url.trim_start_matches("http://")),
+        _ => "API not running".to_owned(),
+    };
+    format!("Cairn {} · {api}", report.version)
+}
+
+/// The model pill: the default model, or what is missing.
+pub fn model_label(report: &StatusReport) -> String {
+    if !report.config.valid {
+        return "Config has an error".to_owned();
+    }
+    report
+        .default_model
+        .clone()
+        .unwrap_or_else(|| "No model configured".to_owned())
+}
+
+/// The config snippet shown to a person who has not configured a model yet.
+pub fn setup_snippet(config_path: &str) -> String {
+    format!(
+        "# {config_path}\n[agent]\nmodel = \"openai/gpt-4o\"\n\n[providers.openai]\nkind = \"openai\"   # or anthropic, ollama\napi_key = \"${{OPENAI_API_KEY}}\"\nmodels = [\"gpt-4o\"]"
+    )
+}
+
+/// A task's title from its first message: the first line, at most 48 characters.
+pub fn task_title(message: &str) -> String {
+    let first = message.trim().lines().next().unwrap_or_default().trim();
+    let mut title: String = first.chars().take(48).collect();
+    if first.chars().count() > 48 {
+        title = title.trim_end().to_owned();
+        title.push('…');
+    }
+    if title.is_empty() {
+        "New task".to_owned()
+    } else {
+        title
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use cairn_protocol::{ApiStatus, ConfigStatus, Paths};
+
+    use super::*;
+
+    fn report() -> StatusReport {
+        StatusReport {
+            version: "0.1.0".into(),
+            paths: Paths {
+                home: "/h".into(),
+                config: "/h/config.toml".into(),
+                runtime: "/h/runtime.json".into(),
+                logs: "/h/logs".into(),
+                models: "/h/models".into(),
+                data: "/h/data".into(),
+            },
+            config: ConfigStatus {
+                exists: false,
+                valid: true,
+                error: None,
+            },
+            api: ApiStatus {
+                running: true,
+                url: Some("http://127.0.0.1:4242".into()),
+                pid: Some(9),
+            },
+            default_model: None,
+            providers: vec![],
+        }
+    }
+
+    #[test]
+    fn pet_page_is_recognised() {
+        assert!(is_pet_page("/pet.html"));
+        assert!(!is_pet_page("/index.html"));
+        assert!(!is_pet_page("/"));
+    }
+
+    #[test]
+    fn status_line_names_version_and_api() {
+        assert_eq!(
+            status_line(&report()),
+            "Cairn 0.1.0 · API on 127.0.0.1:4242"
+        );
+        let mut stopped = report();
+        stopped.api.running = false;
+        assert_eq!(status_line(&stopped), "Cairn 0.1.0 · API not running");
+    }
+
+    #[test]
+    fn model_label_says_what_is_missing() {
+        assert_eq!(model_label(&report()), "No model configured");
+        let mut r = report();
+        r.default_model = Some("openai/gpt-4o".into());
+        assert_eq!(model_label(&r), "openai/gpt-4o");
+        r.config.valid = false;
+        assert_eq!(model_label(&r), "Config has an error");
+    }
+
+    #[test]
+    fn task_titles_are_short_first_lines() {
+        assert_eq!(task_title("  Fix the build\nthen test"), "Fix the build");
+        assert_eq!(task_title(""), "New task");
+        let long = "word ".repeat(20);
+        let title = task_title(&long);
+        assert!(
+            title.ends_with('…') && title.chars().count() <= 49,
+            "{title}"
+        );
+    }
+
+    #[test]
+    fn the_setup_snippet_references_the_key_by_env() {
+        let snippet = setup_snippet("/h/config.toml");
+        assert!(snippet.starts_with("# /h/config.toml"));
+        assert!(snippet.contains("api_key = \"${OPENAI_API_KEY}\""));
+    }
+}

@@ -1,0 +1,330 @@
+//! The workbench window: the task list, the message stream and the composer.
+
+use cairn_protocol::{ApiError, StatusReport};
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::{ipc, present};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Author {
+    Person,
+    Cairn,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Message {
+    author: Author,
+    text: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Task {
+    id: usize,
+    title: String,
+    messages: Vec<Message>,
+}
+
+type StatusState = Option<Result<StatusReport, ApiError>>;
+
+#[component]
+pub fn Workbench() -> impl IntoView {
+    let status = RwSignal::new(None::<Result<StatusReport, ApiError>>);
+    let checking = RwSignal::new(false);
+    let refresh = move || {
+        checking.set(true);
+        spawn_local(async move {
+            status.set(Some(ipc::app_status().await));
+            checking.set(false);
+        });
+    };
+    refresh();
+
+    let tasks = RwSignal::new(Vec::<Task>::new());
+    let current = RwSignal::new(None::<usize>);
+    let query = RwSignal::new(String::new());
+
+    let send = move |text: String| {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        let notice = reply_notice(&status.get_untracked());
+        let person = Message {
+            author: Author::Person,
+            text: text.clone(),
+        };
+        let reply = Message {
+            author: Author::Cairn,
+            text: notice,
+        };
+        match current.get_untracked() {
+            Some(id) => tasks.update(|all| {
+                if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                    task.messages.push(person);
+                    task.messages.push(reply);
+                }
+            }),
+            None => {
+                let id = tasks.with_untracked(|all| all.len()) + 1;
+                tasks.update(|all| {
+                    all.insert(
+                        0,
+                        Task {
+                            id,
+                            title: present::task_title(&text),
+                            messages: vec![person, reply],
+                        },
+                    )
+                });
+                current.set(Some(id));
+            }
+        }
+    };
+
+    view! {
+        <div class="workbench">
+            <aside class="sidebar">
+                <div class="brand">
+                    <img src="cairn.png" alt="" class="brand-mark" />
+                    <span class="brand-name">"Cairn"</span>
+                </div>
+                <button id="new-task" class="new-task" on:click=move |_| current.set(None)>
+                    <span class="plus">"+"</span>
+                    "New task"
+                </button>
+                <input
+                    id="task-search"
+                    class="search"
+                    type="search"
+                    placeholder="Search tasks"
+                    prop:value=move || query.get()
+                    on:input=move |ev| query.set(event_target_value(&ev))
+                />
+                <TaskList tasks current query />
+                <footer class="sidebar-foot">
+                    <span class=move || {
+                        if matches!(status.get(), Some(Ok(ref r)) if r.api.running) {
+                            "dot dot-ok"
+                        } else {
+                            "dot dot-off"
+                        }
+                    }></span>
+                    <span id="status-line" class="status-line">
+                        {move || match status.get() {
+                            None => "Checking…".to_owned(),
+                            Some(Ok(report)) => present::status_line(&report),
+                            Some(Err(e)) => format!("Status unavailable: {}", e.message),
+                        }}
+                    </span>
+                </footer>
+            </aside>
+            <main class="stream">
+                <header class="stream-head">
+                    <h1 class="stream-title">
+                        {move || {
+                            current
+                                .get()
+                                .and_then(|id| {
+                                    tasks.with(|all| all.iter().find(|t| t.id == id).map(|t| t.title.clone()))
+                                })
+                                .unwrap_or_else(|| "New task".to_owned())
+                        }}
+                    </h1>
+                    <span id="model-pill" class="pill">
+                        {move || match status.get() {
+                            Some(Ok(report)) => present::model_label(&report),
+                            Some(Err(_)) => "Status unavailable".to_owned(),
+                            None => "…".to_owned(),
+                        }}
+                    </span>
+                </header>
+                <section id="messages" class="messages">
+                    {move || match current.get() {
+                        None => view! { <Welcome status checking refresh /> }.into_any(),
+                        Some(id) => {
+                            let messages = tasks
+                                .with(|all| all.iter().find(|t| t.id == id).map(|t| t.messages.clone()))
+                                .unwrap_or_default();
+                            view! { <MessageList messages /> }.into_any()
+                        }
+                    }}
+                </section>
+                <Composer on_send=send />
+            </main>
+        </div>
+    }
+}
+
+/// What Cairn answers to a message while it cannot run tasks.
+fn reply_notice(status: &StatusState) -> String {
+    match status {
+        Some(Ok(report)) if !report.config.valid => format!(
+            "Your config file has an error, so no model can be used: {}",
+            report.config.error.clone().unwrap_or_default()
+        ),
+        Some(Ok(report)) if report.default_model.is_none() => format!(
+            "No model is configured yet. Add a provider and a model to {} (see “Connect a model” on the New task page), then press Check again.",
+            report.paths.config
+        ),
+        Some(Ok(_)) => "This build of Cairn cannot run tasks yet: the agent runtime is not part of it. Your message is kept in this task.".to_owned(),
+        Some(Err(e)) => format!("Cairn's backend did not answer: {}", e.message),
+        None => "Cairn is still starting; try again in a moment.".to_owned(),
+    }
+}
+
+#[component]
+fn TaskList(
+    tasks: RwSignal<Vec<Task>>,
+    current: RwSignal<Option<usize>>,
+    query: RwSignal<String>,
+) -> impl IntoView {
+    let visible = move || {
+        let q = query.get().to_lowercase();
+        tasks.with(|all| {
+            all.iter()
+                .filter(|t| {
+                    q.is_empty()
+                        || t.title.to_lowercase().contains(&q)
+                        || t.messages
+                            .iter()
+                            .any(|m| m.text.to_lowercase().contains(&q))
+                })
+                .map(|t| (t.id, t.title.clone()))
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <nav id="task-list" class="task-list">
+            <Show
+                when=move || !visible().is_empty()
+                fallback=move || {
+                    view! {
+                        <div class="task-empty">
+                            {move || {
+                                if tasks.with(Vec::is_empty) {
+                                    view! {
+                                        <p class="task-empty-title">"No tasks yet"</p>
+                                        <p class="hint">"Tasks you start appear here, newest first."</p>
+                                    }
+                                        .into_any()
+                                } else {
+                                    view! { <p class="hint">"No task matches your search."</p> }.into_any()
+                                }
+                            }}
+                        </div>
+                    }
+                }
+            >
+                <p class="group-label">"Today"</p>
+                <For each=visible key=|(id, title)| (*id, title.clone()) let:item>
+                    <button
+                        class=move || {
+                            if current.get() == Some(item.0) { "task active" } else { "task" }
+                        }
+                        on:click=move |_| current.set(Some(item.0))
+                    >
+                        {item.1.clone()}
+                    </button>
+                </For>
+            </Show>
+        </nav>
+    }
+}
+
+#[component]
+fn Welcome(
+    status: RwSignal<StatusState>,
+    checking: RwSignal<bool>,
+    refresh: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <div class="welcome">
+            <img src="cairn.png" alt="" class="welcome-mark" />
+            <h2>"What should we work on?"</h2>
+            <p class="hint">
+                "Cairn remembers what you and your other agents did, and brings the relevant past into every task."
+            </p>
+            {move || match status.get() {
+                Some(Ok(report)) if !report.can_chat() => {
+                    let problem = report.config.error.clone();
+                    view! {
+                        <div class="card setup-card">
+                            <h3>"Connect a model"</h3>
+                            {match problem {
+                                Some(error) => view! { <p class="error-text">{error}</p> }.into_any(),
+                                None => view! {
+                                    <p>"Add a provider and a default model to your config file. Keys stay in environment variables:"</p>
+                                }.into_any(),
+                            }}
+                            <pre class="snippet">{present::setup_snippet(&report.paths.config)}</pre>
+                        </div>
+                    }
+                        .into_any()
+                }
+                _ => view! { <span></span> }.into_any(),
+            }}
+            <button id="check-status" class="secondary" disabled=move || checking.get() on:click=move |_| refresh()>
+                {move || if checking.get() { "Checking…" } else { "Check again" }}
+            </button>
+        </div>
+    }
+}
+
+#[component]
+fn MessageList(messages: Vec<Message>) -> impl IntoView {
+    view! {
+        <ol class="message-list">
+            {messages
+                .into_iter()
+                .map(|m| {
+                    let (class, who) = match m.author {
+                        Author::Person => ("message from-person", "You"),
+                        Author::Cairn => ("message from-cairn", "Cairn"),
+                    };
+                    view! {
+                        <li class=class>
+                            <span class="who">{who}</span>
+                            <p class="text">{m.text}</p>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ol>
+    }
+}
+
+#[component]
+fn Composer(on_send: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
+    let draft = RwSignal::new(String::new());
+    let submit = move || {
+        let text = draft.get_untracked();
+        if !text.trim().is_empty() {
+            on_send(text);
+            draft.set(String::new());
+        }
+    };
+    view! {
+        <form class="composer" on:submit=move |ev| {
+            ev.prevent_default();
+            submit();
+        }>
+            <textarea
+                id="composer-input"
+                rows="2"
+                placeholder="Describe a task…  (Enter sends, Shift+Enter adds a line)"
+                prop:value=move || draft.get()
+                on:input=move |ev| draft.set(event_target_value(&ev))
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                        ev.prevent_default();
+                        submit();
+                    }
+                }
+            ></textarea>
+            <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty()>
+                "Send"
+            </button>
+        </form>
+    }
+}
