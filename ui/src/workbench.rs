@@ -86,7 +86,7 @@ pub fn Workbench() -> impl IntoView {
         <div class="workbench">
             <aside class="sidebar">
                 <div class="brand">
-                    <img src="cairn.png" alt="" class="brand-mark" />
+                    <img src="cairn-mark.svg" alt="" class="brand-mark" />
                     <span class="brand-name">"Cairn"</span>
                 </div>
                 <button id="new-task" class="new-task" on:click=move |_| current.set(None)>
@@ -240,7 +240,7 @@ fn Welcome(
 ) -> impl IntoView {
     view! {
         <div class="welcome">
-            <img src="cairn.png" alt="" class="welcome-mark" />
+            <img src="cairn-mark.svg" alt="" class="welcome-mark" />
             <h2>"What should we work on?"</h2>
             <p class="hint">
                 "Cairn remembers what you and your other agents did, and brings the relevant past into every task."
