@@ -1,5 +1,6 @@
 //! The `cairn` command line: argument parsing and terminal output over `cairn-api`.
 
+mod eval;
 mod status;
 
 use std::path::PathBuf;
@@ -32,12 +33,52 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Measure memory recall quality on a benchmark file.
+    #[command(subcommand)]
+    Eval(EvalCommand),
+    /// Measure the speed of Cairn's parts.
+    #[command(subcommand)]
+    Bench(BenchCommand),
     /// Serve the local HTTP API on 127.0.0.1 until interrupted. The address and the per-run token
     /// are written to <home>/runtime.json.
     Serve {
         /// Port to listen on [default: the config's api.port, else a free port]
         #[arg(long)]
         port: Option<u16>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum EvalCommand {
+    /// Ingest a LoCoMo-format file (each dialog turn one memory), ask every question through
+    /// Cairn's recall and a plain BM25 baseline, and print turn recall@k and session recall_any@k
+    /// per category (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop) and overall.
+    Locomo {
+        /// The LoCoMo JSON file.
+        file: PathBuf,
+        /// Cut-offs, comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "5,10,25")]
+        k: Vec<usize>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// Build a synthetic corpus of L1 memories in a temporary database and print the ingest rate
+    /// and search latency percentiles.
+    Recall {
+        /// How many memories to build.
+        #[arg(long, default_value_t = 100_000)]
+        memories: usize,
+        /// How many searches to time.
+        #[arg(long, default_value_t = 300)]
+        queries: usize,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
     },
 }
 
@@ -80,6 +121,15 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
         match cli.command {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
+            Command::Eval(EvalCommand::Locomo { file, k, json }) => {
+                eval::locomo(&file, &k, json).map(|()| std::process::ExitCode::SUCCESS)
+            }
+            Command::Bench(BenchCommand::Recall {
+                memories,
+                queries,
+                json,
+            }) => eval::bench_recall(memories.max(1), queries.max(1), json)
+                .map(|()| std::process::ExitCode::SUCCESS),
         }
     })
 }

@@ -1,0 +1,179 @@
+//! `cairn eval locomo` and `cairn bench recall`: the memory's quality and speed, measured by the
+//! product itself.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+use cairn_memory::locomo::{evaluate, LocomoReport};
+use cairn_memory::{MemoryStore, NewMemory, SearchQuery};
+
+/// Runs the LoCoMo retrieval evaluation and prints it.
+pub fn locomo(file: &Path, ks: &[usize], json: bool) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let report =
+        evaluate(&text, ks).with_context(|| format!("{} is not a LoCoMo file", file.display()))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_locomo(&report, ks));
+    }
+    Ok(())
+}
+
+fn render_locomo(report: &LocomoReport, ks: &[usize]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "LoCoMo retrieval: {} questions (categories 1–4), {} evidence ids dropped as unresolvable",
+        report.questions, report.dropped_evidence
+    );
+    let mut header = format!("{:<8}{:<13}{:>6}", "system", "category", "n");
+    for k in ks {
+        let _ = write!(header, "{:>10}", format!("turn@{k}"));
+    }
+    for k in ks {
+        let _ = write!(header, "{:>11}", format!("session@{k}"));
+    }
+    let _ = writeln!(out, "{header}");
+    for system in ["cairn", "bm25"] {
+        let Some(groups) = report.systems.get(system) else {
+            continue;
+        };
+        for group in [
+            "overall",
+            "multi_hop",
+            "temporal",
+            "open_domain",
+            "single_hop",
+        ] {
+            let Some(metrics) = groups.get(group) else {
+                continue;
+            };
+            let n = report.counts.get(group).copied().unwrap_or(0);
+            let mut line = format!("{system:<8}{group:<13}{n:>6}");
+            for k in ks {
+                let _ = write!(
+                    line,
+                    "{:>10.1}",
+                    metrics.get(&format!("turn_recall@{k}")).unwrap_or(&0.0)
+                );
+            }
+            for k in ks {
+                let _ = write!(
+                    line,
+                    "{:>11.1}",
+                    metrics
+                        .get(&format!("session_recall_any@{k}"))
+                        .unwrap_or(&0.0)
+                );
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    out.push_str("turn@k: share of a question's evidence turns among the top k; session@k: any evidence session among them (percent)\n");
+    out
+}
+
+/// A small deterministic generator (SplitMix64), so every run builds the same corpus.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Zipf-like pick from 0..n: small indexes are much more common, as words are.
+    fn zipf(&mut self, n: usize) -> usize {
+        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
+        ((n as f64).powf(u) as usize).saturating_sub(1).min(n - 1)
+    }
+}
+
+fn vocabulary(size: usize) -> Vec<String> {
+    const SYLLABLES: &[&str] = &[
+        "ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "pi", "nu", "ex", "qua", "tor", "bri",
+        "len", "mo", "sta", "gri", "fen", "ul",
+    ];
+    let mut rng = Rng(7);
+    (0..size)
+        .map(|_| {
+            let parts = 2 + (rng.next() % 3) as usize;
+            (0..parts)
+                .map(|_| SYLLABLES[(rng.next() % SYLLABLES.len() as u64) as usize])
+                .collect()
+        })
+        .collect()
+}
+
+/// Builds a synthetic corpus of `memories` L1 traces and measures ingest and search.
+pub fn bench_recall(memories: usize, queries: usize, json: bool) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let store = MemoryStore::open(&dir.path().join("bench.sqlite"))?;
+    let words = vocabulary(20_000);
+    let mut rng = Rng(42);
+    let started = Instant::now();
+    let mut made = 0;
+    while made < memories {
+        let batch: Vec<NewMemory> = (made..(made + 1_000).min(memories))
+            .map(|i| {
+                let len = 12 + (rng.next() % 40) as usize;
+                let text = (0..len)
+                    .map(|_| words[rng.zipf(words.len())].as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                NewMemory {
+                    text: format!("User: {text}"),
+                    source: Some(["cairn", "claude-code", "codex", "cursor"][i % 4].into()),
+                    session: Some(format!("session-{}", i / 40)),
+                    created_at: Some(1_700_000_000_000 + i as i64 * 60_000),
+                    ..NewMemory::default()
+                }
+            })
+            .collect();
+        made += batch.len();
+        store.add_batch(batch)?;
+    }
+    let ingest_s = started.elapsed().as_secs_f64();
+
+    let mut times = Vec::with_capacity(queries);
+    for _ in 0..queries {
+        let len = 3 + (rng.next() % 6) as usize;
+        let query = (0..len)
+            .map(|_| words[rng.zipf(words.len())].as_str())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let t = Instant::now();
+        store.search(&SearchQuery::new(query))?;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
+    let ingest_per_s = memories as f64 / ingest_s;
+    let (p50, p95, p99) = (pct(0.50), pct(0.95), pct(0.99));
+    if json {
+        let report = serde_json::json!({
+            "memories": memories,
+            "ingest_per_s": (ingest_per_s * 10.0).round() / 10.0,
+            "search_ms": { "p50": round2(p50), "p95": round2(p95), "p99": round2(p99) },
+            "queries": queries,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("ingested {memories} memories in {ingest_s:.1} s ({ingest_per_s:.0} per second)");
+        println!(
+            "search over {memories} memories, {queries} queries: p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms"
+        );
+    }
+    Ok(())
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}

@@ -1,0 +1,146 @@
+//! `cairn eval locomo` and `cairn bench recall` as a user runs them.
+
+use std::path::Path;
+
+use crate::{cairn, stdout};
+
+const TINY: &str = r#"[{
+  "sample_id": "tiny",
+  "conversation": {
+    "speaker_a": "Mia", "speaker_b": "Tom",
+    "session_1_date_time": "9:15 am on 4 June, 2023",
+    "session_1": [
+      {"speaker": "Mia", "dia_id": "D1:1", "text": "I finally finished my first marathon in Lisbon!"},
+      {"speaker": "Tom", "dia_id": "D1:2", "text": "Congratulations! How long did it take?"},
+      {"speaker": "Mia", "dia_id": "D1:3", "text": "Four hours and twelve minutes."}
+    ],
+    "session_2_date_time": "6:40 pm on 20 June, 2023",
+    "session_2": [
+      {"speaker": "Tom", "dia_id": "D2:1", "text": "My sister moved to Denver for a nursing job."},
+      {"speaker": "Mia", "dia_id": "D2:2", "text": "Denver is lovely in the summer."}
+    ]
+  },
+  "qa": [
+    {"question": "Where did Mia run her first marathon?", "answer": "Lisbon", "evidence": ["D1:1"], "category": 4},
+    {"question": "How long did Mia's marathon take?", "answer": "4h12", "evidence": ["D1:03"], "category": 1},
+    {"question": "Why did Tom's sister move?", "answer": "a nursing job", "evidence": ["D2:1", "D7:7"], "category": 3}
+  ]
+}]"#;
+
+#[test]
+fn eval_locomo_prints_both_systems_as_json() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("tiny.json");
+    std::fs::write(&file, TINY)?;
+    let output = cairn(
+        dir.path(),
+        &[
+            "eval",
+            "locomo",
+            &file.display().to_string(),
+            "--k",
+            "1,5",
+            "--json",
+        ],
+    )?;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
+    assert_eq!(report["questions"], 3);
+    assert_eq!(report["dropped_evidence"], 1);
+    for system in ["cairn", "bm25"] {
+        for group in ["overall", "multi_hop", "open_domain", "single_hop"] {
+            let value = &report["systems"][system][group]["turn_recall@5"];
+            assert!(value.is_number(), "{system}/{group}: {value}");
+        }
+    }
+    // The answer turn never names the marathon; its neighbour does.
+    assert_eq!(
+        report["systems"]["cairn"]["multi_hop"]["turn_recall@5"],
+        100.0
+    );
+    assert_eq!(
+        report["systems"]["cairn"]["overall"]["turn_recall@5"],
+        100.0
+    );
+    Ok(())
+}
+
+#[test]
+fn eval_locomo_reports_a_bad_file_plainly() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("broken.json");
+    std::fs::write(&file, "[{\"sample_id\": ")?;
+    let output = cairn(dir.path(), &["eval", "locomo", &file.display().to_string()])?;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a LoCoMo file"));
+    Ok(())
+}
+
+/// The development set shipped beside the project (`../shared/eval`), when this checkout has it:
+/// Cairn's recall must beat plain BM25 by 10 points of turn recall@10 overall, and on multi-hop.
+#[test]
+fn on_the_locomo_dev_set_cairn_beats_bm25() -> Result<(), Box<dyn std::error::Error>> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/eval/locomo-dev/locomo-dev.json");
+    if !file.exists() {
+        eprintln!("skipped: {} is not beside this checkout", file.display());
+        return Ok(());
+    }
+    let dir = tempfile::tempdir()?;
+    let output = cairn(
+        dir.path(),
+        &["eval", "locomo", &file.display().to_string(), "--json"],
+    )?;
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
+    let recall = |system: &str, group: &str| {
+        report["systems"][system][group]["turn_recall@10"]
+            .as_f64()
+            .unwrap_or(0.0)
+    };
+    assert!(
+        recall("cairn", "overall") >= recall("bm25", "overall") + 10.0,
+        "{report}"
+    );
+    assert!(
+        recall("cairn", "multi_hop") > recall("bm25", "multi_hop"),
+        "{report}"
+    );
+    Ok(())
+}
+
+#[test]
+fn bench_recall_prints_its_figures() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let output = cairn(
+        dir.path(),
+        &[
+            "bench",
+            "recall",
+            "--memories",
+            "300",
+            "--queries",
+            "20",
+            "--json",
+        ],
+    )?;
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
+    assert_eq!(report["memories"], 300);
+    assert!(report["ingest_per_s"].as_f64().unwrap_or(0.0) > 0.0);
+    let search = &report["search_ms"];
+    let (p50, p95, p99) = (
+        search["p50"].as_f64(),
+        search["p95"].as_f64(),
+        search["p99"].as_f64(),
+    );
+    assert!(
+        matches!((p50, p95, p99), (Some(a), Some(b), Some(c)) if a <= b && b <= c),
+        "{report}"
+    );
+    Ok(())
+}

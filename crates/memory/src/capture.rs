@@ -1,0 +1,325 @@
+//! Turn capture: sessions, `turn.start` / `turn.complete`, episodes (follow-ups within two hours
+//! merge), the raw turn kept whole, and one L1 trace per turn with the spec's caps. Secrets are
+//! redacted before anything is written; a turn over 2 MiB is skipped and counted, not truncated.
+
+use rusqlite::{params, OptionalExtension};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Layer, NewMemory};
+use crate::store::{log_change, snippet};
+use crate::{redact, MemoryError, MemoryStore};
+
+/// The capture caps.
+pub struct CaptureLimits {
+    /// Characters of the request and of the answer kept in the trace.
+    pub text_chars: usize,
+    /// Characters of each tool output kept in the trace.
+    pub tool_output_chars: usize,
+    /// A whole turn larger than this is skipped.
+    pub turn_bytes: usize,
+    /// Follow-ups closer than this (ms) join the same episode.
+    pub episode_gap_ms: i64,
+}
+
+pub const CAPTURE_LIMITS: CaptureLimits = CaptureLimits {
+    text_chars: 4_000,
+    tool_output_chars: 2_000,
+    turn_bytes: 2 * 1024 * 1024,
+    episode_gap_ms: 2 * 60 * 60 * 1000,
+};
+
+/// `turn.start`: a person's request arrives.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TurnStart {
+    /// The conversation (the caller's session id).
+    pub session: String,
+    pub request: String,
+    /// The agent the turn happens in; `cairn` by default.
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Sending the same key again returns the same turn.
+    #[serde(default)]
+    pub idempotency_key: Option<String>,
+    #[serde(default)]
+    pub started_at: Option<i64>,
+    #[serde(default)]
+    pub workspace: Option<String>,
+}
+
+/// One tool call of a turn with its result, paired by call id.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    #[serde(default)]
+    pub input: serde_json::Value,
+    #[serde(default)]
+    pub output: Option<String>,
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+/// `turn.complete`: the answer and what happened on the way.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct TurnCompletion {
+    pub answer: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+    /// A summary of the model's reasoning, kept in the trace's metadata.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// `completed` (default), `failed` or `cancelled`.
+    #[serde(default)]
+    pub status: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<i64>,
+}
+
+/// What `complete_turn` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum CaptureOutcome {
+    Captured {
+        memory_id: i64,
+    },
+    /// The turn was captured before; nothing changed.
+    AlreadyCaptured {
+        memory_id: i64,
+    },
+    /// The turn was larger than the cap and was counted, not stored.
+    Skipped {
+        bytes: usize,
+    },
+}
+
+impl MemoryStore {
+    /// Opens (or reopens) a conversation; returns its row id.
+    pub fn open_session(
+        &self,
+        key: &str,
+        source: Option<&str>,
+        title: Option<&str>,
+        workspace: Option<&str>,
+    ) -> Result<i64, MemoryError> {
+        if key.trim().is_empty() {
+            return Err(MemoryError::Invalid(
+                "a session needs a non-empty id".into(),
+            ));
+        }
+        let conn = self.lock()?;
+        conn.execute(
+            "INSERT INTO sessions (key, source, title, workspace, opened_at) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(key) DO UPDATE SET closed_at = NULL,
+                 title = coalesce(excluded.title, title), workspace = coalesce(excluded.workspace, workspace)",
+            params![key, source.unwrap_or("cairn"), title, workspace, self.now()],
+        )?;
+        Ok(
+            conn.query_row("SELECT id FROM sessions WHERE key = ?1", [key], |row| {
+                row.get(0)
+            })?,
+        )
+    }
+
+    /// Closes a conversation; false when it was not open.
+    pub fn close_session(&self, key: &str) -> Result<bool, MemoryError> {
+        let changed = self.lock()?.execute(
+            "UPDATE sessions SET closed_at = ?2 WHERE key = ?1 AND closed_at IS NULL",
+            params![key, self.now()],
+        )?;
+        Ok(changed > 0)
+    }
+
+    /// Records the start of a turn (opening its session if needed) and places it in an episode.
+    pub fn start_turn(&self, start: TurnStart) -> Result<i64, MemoryError> {
+        if start.request.trim().is_empty() {
+            return Err(MemoryError::Invalid(
+                "a turn needs the person's request".into(),
+            ));
+        }
+        let source = start.source.clone().unwrap_or_else(|| "cairn".to_owned());
+        let session_id = self.open_session(
+            &start.session,
+            Some(&source),
+            None,
+            start.workspace.as_deref(),
+        )?;
+        let at = start.started_at.unwrap_or_else(|| self.now());
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        if let Some(key) = &start.idempotency_key {
+            let existing: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM turns WHERE idempotency_key = ?1",
+                    [key],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if let Some(id) = existing {
+                return Ok(id);
+            }
+        }
+        let last: Option<(i64, i64)> = tx
+            .query_row(
+                "SELECT id, last_at FROM episodes WHERE session_id = ?1 ORDER BY last_at DESC LIMIT 1",
+                [session_id],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .optional()?;
+        let episode_id = match last {
+            Some((id, last_at)) if at - last_at <= CAPTURE_LIMITS.episode_gap_ms => {
+                tx.execute(
+                    "UPDATE episodes SET last_at = max(last_at, ?2) WHERE id = ?1",
+                    params![id, at],
+                )?;
+                id
+            }
+            _ => {
+                tx.execute(
+                    "INSERT INTO episodes (session_id, started_at, last_at) VALUES (?1, ?2, ?2)",
+                    params![session_id, at],
+                )?;
+                tx.last_insert_rowid()
+            }
+        };
+        tx.execute(
+            "INSERT INTO turns (session_id, episode_id, idempotency_key, status, source, request, started_at)
+             VALUES (?1, ?2, ?3, 'started', ?4, ?5, ?6)",
+            params![session_id, episode_id, start.idempotency_key, source, redact(&start.request), at],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Completes a started turn: keeps the whole turn raw and writes its L1 trace.
+    pub fn complete_turn(
+        &self,
+        turn_id: i64,
+        done: TurnCompletion,
+    ) -> Result<CaptureOutcome, MemoryError> {
+        let mut conn = self.lock()?;
+        let turn: Option<(String, String, String, Option<i64>, i64)> = conn
+            .query_row(
+                "SELECT t.request, t.source, s.key, t.episode_id, t.started_at
+                 FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ?1",
+                [turn_id],
+                |row| {
+                    Ok((
+                        row.get(0)?,
+                        row.get(1)?,
+                        row.get(2)?,
+                        row.get(3)?,
+                        row.get(4)?,
+                    ))
+                },
+            )
+            .optional()?;
+        let Some((request, source, session, episode_id, started_at)) = turn else {
+            return Err(MemoryError::NotFound(format!("turn {turn_id}")));
+        };
+        let external_id = format!("turn:{turn_id}");
+        let captured: Option<i64> = conn
+            .query_row(
+                "SELECT id FROM memories WHERE source = ?1 AND external_id = ?2",
+                params![source, external_id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        if let Some(memory_id) = captured {
+            return Ok(CaptureOutcome::AlreadyCaptured { memory_id });
+        }
+
+        let raw = serde_json::json!({
+            "request": request,
+            "answer": done.answer,
+            "tool_calls": done.tool_calls,
+            "reasoning": done.reasoning,
+            "status": done.status,
+        })
+        .to_string();
+        let now = self.now();
+        if raw.len() > CAPTURE_LIMITS.turn_bytes {
+            let tx = conn.transaction()?;
+            tx.execute(
+                "INSERT INTO skipped_turns (at, source, reason, bytes) VALUES (?1, ?2, 'over 2 MiB', ?3)",
+                params![now, source, raw.len() as i64],
+            )?;
+            tx.execute(
+                "UPDATE turns SET status = 'skipped', completed_at = ?2 WHERE id = ?1",
+                params![turn_id, now],
+            )?;
+            tx.commit()?;
+            return Ok(CaptureOutcome::Skipped { bytes: raw.len() });
+        }
+
+        let status = done
+            .status
+            .clone()
+            .unwrap_or_else(|| "completed".to_owned());
+        let text = trace_text(&request, &done);
+        let tx = conn.transaction()?;
+        tx.execute(
+            "UPDATE turns SET status = ?2, completed_at = ?3, raw = ?4 WHERE id = ?1",
+            params![
+                turn_id,
+                status,
+                done.completed_at.unwrap_or(now),
+                redact(&raw)
+            ],
+        )?;
+        let memory_id = self.insert(
+            &tx,
+            NewMemory {
+                text,
+                layer: Some(Layer::Trace),
+                source: Some(source),
+                external_id: Some(external_id),
+                session: Some(session),
+                created_at: Some(started_at),
+                metadata: Some(serde_json::json!({
+                    "turn_status": status,
+                    "tools": done.tool_calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                    "reasoning": done.reasoning.as_deref().map(|r| snippet(r, 1_000)),
+                })),
+            },
+            episode_id,
+            Some(turn_id),
+        )?;
+        log_change(
+            &tx,
+            now,
+            "capture",
+            Some(memory_id),
+            &serde_json::json!({ "turn": turn_id }),
+        )?;
+        tx.commit()?;
+        Ok(CaptureOutcome::Captured { memory_id })
+    }
+}
+
+/// The L1 trace of a turn: request, answer and tool calls, each within its cap.
+fn trace_text(request: &str, done: &TurnCompletion) -> String {
+    let limits = &CAPTURE_LIMITS;
+    let mut text = format!("User: {}", snippet(request.trim(), limits.text_chars));
+    for call in &done.tool_calls {
+        let input = snippet(&call.input.to_string(), 300);
+        let output = call
+            .output
+            .as_deref()
+            .map(|o| snippet(o.trim(), limits.tool_output_chars));
+        let mark = if call.is_error { " [error]" } else { "" };
+        match output {
+            Some(output) => {
+                text.push_str(&format!("\nTool {}({input}){mark} → {output}", call.name))
+            }
+            None => text.push_str(&format!("\nTool {}({input}){mark}", call.name)),
+        }
+    }
+    if !done.answer.trim().is_empty() {
+        text.push_str(&format!(
+            "\nAssistant: {}",
+            snippet(done.answer.trim(), limits.text_chars)
+        ));
+    }
+    text
+}

@@ -1,0 +1,61 @@
+//! Injection: recalled hits rendered as clearly labelled historical context for the model, each
+//! snippet at most 640 characters.
+
+use crate::model::SearchHit;
+use crate::store::snippet;
+
+/// The most characters of one memory shown to the model.
+pub const SNIPPET_CHARS: usize = 640;
+
+/// Renders hits as a Markdown block that says what it is; empty when there are no hits.
+pub fn render_injection(hits: &[SearchHit]) -> String {
+    if hits.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Recalled from memory (historical context)\n\
+         These are excerpts from earlier conversations, recalled because they may be relevant. \
+         They describe the past: check them against the current request and the current state of \
+         the files before relying on them. The current request always takes precedence.\n",
+    );
+    for (i, hit) in hits.iter().enumerate() {
+        let m = &hit.memory;
+        out.push_str(&format!(
+            "\n{}. [{} · {} · {}]\n{}\n",
+            i + 1,
+            date(m.created_at),
+            m.source,
+            m.layer.as_str(),
+            snippet(m.text.trim(), SNIPPET_CHARS)
+        ));
+    }
+    out
+}
+
+/// `YYYY-MM-DD` (UTC) of a unix-millisecond time.
+pub fn date(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(date(0), "1970-01-01");
+        assert_eq!(date(1_683_554_160_000), "2023-05-08");
+        assert_eq!(date(951_782_400_000), "2000-02-29");
+    }
+}

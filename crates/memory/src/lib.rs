@@ -1,0 +1,26 @@
+//! Cairn's memory. A SQLite store (WAL, migrations with a backup before each) of sessions, episodes,
+//! raw turns and layered memories (L1 trace, L2 policy, L3 world model, Skill), with an append-only
+//! change log; capture of whole turns with secrets redacted; and recall that fuses full-text,
+//! identifier and neighbourhood channels and explains every hit.
+
+mod capture;
+mod error;
+mod inject;
+mod model;
+mod recall;
+mod redact;
+mod schema;
+mod store;
+mod text;
+
+pub mod locomo;
+
+pub use capture::{CaptureOutcome, ToolCall, TurnCompletion, TurnStart, CAPTURE_LIMITS};
+pub use error::MemoryError;
+pub use inject::render_injection;
+pub use model::{
+    Layer, MemoryRecord, NewMemory, Overview, SearchHit, SearchQuery, SearchResult, Status, Trace,
+};
+pub use recall::Baseline;
+pub use redact::redact;
+pub use store::MemoryStore;

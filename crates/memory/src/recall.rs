@@ -1,0 +1,399 @@
+//! Recall: the channels (`fts`: BM25 over stemmed terms and each memory's conversational
+//! neighbourhood, terms OR-ed; `structural`: exact paths, identifiers and error codes), fusion
+//! (best normalised channel score + reciprocal-rank bonus + a small recency bonus), a relative
+//! threshold with multi-channel bypass, MMR for diversity, and an explanation for every candidate.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use rusqlite::types::Value;
+use rusqlite::{params, params_from_iter, OptionalExtension};
+
+use crate::model::{Layer, MemoryRecord, SearchHit, SearchQuery, SearchResult, Trace};
+use crate::store::{record, COLUMNS};
+use crate::text::{fts_or_query, idents};
+use crate::{MemoryError, MemoryStore};
+
+/// Fusion and selection settings (the reference product's defaults where it has them).
+const RRF_K: f64 = 60.0;
+const RRF_WEIGHT: f64 = 0.4;
+const RECENCY_WEIGHT: f64 = 0.05;
+const RECENCY_HALF_LIFE_DAYS: f64 = 30.0;
+const RELATIVE_THRESHOLD: f64 = 0.2;
+const MMR_LAMBDA: f64 = 0.7;
+const CONTEXT_WEIGHT: f64 = 0.35;
+const MAX_QUERY_TERMS: usize = 32;
+/// Query planning: terms are taken rarest first while their postings add up to at most this many
+/// (the rarest always), so a query full of common words stays fast on a large memory. Common
+/// terms carry almost no BM25 weight, so leaving them out changes little.
+const POSTINGS_BUDGET: i64 = 12_000;
+
+/// A plain BM25 ranker over raw text (the evaluation's baseline): default FTS5 tokenizer, terms
+/// OR-ed, no stemming, no neighbourhood, no fusion.
+pub struct Baseline {
+    conn: rusqlite::Connection,
+}
+
+impl Baseline {
+    pub fn new() -> Result<Self, MemoryError> {
+        let conn = rusqlite::Connection::open_in_memory()?;
+        conn.execute_batch("CREATE VIRTUAL TABLE docs USING fts5(body);")?;
+        Ok(Self { conn })
+    }
+
+    pub fn add(&mut self, id: i64, text: &str) -> Result<(), MemoryError> {
+        self.conn.execute(
+            "INSERT INTO docs (rowid, body) VALUES (?1, ?2)",
+            params![id, text],
+        )?;
+        Ok(())
+    }
+
+    /// Ids of the top `limit` documents for `query`.
+    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<i64>, MemoryError> {
+        let words: Vec<String> = query
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect();
+        if words.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid FROM docs WHERE docs MATCH ?1 ORDER BY bm25(docs) LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![fts_or_query(&words), limit as i64], |row| {
+            row.get(0)
+        })?;
+        Ok(rows.collect::<Result<Vec<i64>, _>>()?)
+    }
+}
+
+struct Candidate {
+    channels: Vec<Trace>,
+    /// Best normalised channel score, 0..=1.
+    best: f64,
+}
+
+impl MemoryStore {
+    /// Recalls the memories most relevant to `query`, with the reasons. Every search is logged for
+    /// the memory panel.
+    pub fn search(&self, query: &SearchQuery) -> Result<SearchResult, MemoryError> {
+        let started = Instant::now();
+        let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
+        let fragments = idents(&query.query);
+        let limit = query.limit.clamp(1, 200);
+        let pool = (limit * 4).max(40);
+
+        let (filter_sql, filter_values) = filters(query);
+        let mut candidates: HashMap<i64, Candidate> = HashMap::new();
+        let conn = self.lock()?;
+        let terms = plan_terms(&conn, terms)?;
+        if !terms.is_empty() {
+            // Without narrowing filters, rank inside the full-text index first and join only the
+            // best few hundred rows; with them, filter every match.
+            let sql = if narrowed(query) {
+                format!(
+                    "SELECT m.id, -bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) AS score
+                     FROM memory_terms JOIN memories m ON m.id = memory_terms.rowid
+                     WHERE memory_terms MATCH ? {filter_sql}
+                     ORDER BY score DESC LIMIT {pool}"
+                )
+            } else {
+                format!(
+                    "SELECT m.id, f.score FROM (
+                         SELECT rowid, -bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) AS score
+                         FROM memory_terms WHERE memory_terms MATCH ?
+                         ORDER BY bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) LIMIT {}
+                     ) f JOIN memories m ON m.id = f.rowid
+                     WHERE 1 {filter_sql}
+                     ORDER BY f.score DESC LIMIT {pool}",
+                    pool * 4
+                )
+            };
+            let mut values = vec![Value::Text(fts_or_query(&terms))];
+            values.extend(filter_values.iter().cloned());
+            gather(&conn, &sql, values, "fts", &mut candidates)?;
+        }
+        if !fragments.is_empty() {
+            let sql = format!(
+                "SELECT m.id, -bm25(memory_idents) AS score
+                 FROM memory_idents JOIN memories m ON m.id = memory_idents.rowid
+                 WHERE memory_idents MATCH ? {filter_sql}
+                 ORDER BY score DESC LIMIT {pool}"
+            );
+            let mut values = vec![Value::Text(fts_or_query(&fragments))];
+            values.extend(filter_values.iter().cloned());
+            gather(&conn, &sql, values, "structural", &mut candidates)?;
+        }
+
+        let ids: Vec<i64> = candidates.keys().copied().collect();
+        let records = fetch(&conn, &ids)?;
+        drop(conn);
+
+        let now = self.now();
+        let mut scored: Vec<(f64, MemoryRecord, Vec<Trace>)> = records
+            .into_iter()
+            .filter_map(|memory| {
+                let candidate = candidates.remove(&memory.id)?;
+                let rrf: f64 = candidate
+                    .channels
+                    .iter()
+                    .map(|t| 1.0 / (RRF_K + t.rank as f64 + 1.0))
+                    .sum();
+                let age_days = ((now - memory.created_at).max(0) as f64) / 86_400_000.0;
+                let recency = 0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
+                let score = candidate.best + RRF_WEIGHT * rrf + RECENCY_WEIGHT * recency;
+                Some((score, memory, candidate.channels))
+            })
+            .collect();
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
+
+        let top = scored.first().map_or(0.0, |s| s.0);
+        let mut eligible = Vec::new();
+        let mut dropped = Vec::new();
+        for (score, memory, channels) in scored {
+            if score >= RELATIVE_THRESHOLD * top {
+                eligible.push((score, memory, channels, "above the relative threshold"));
+            } else if channels.len() >= 2 {
+                eligible.push((
+                    score,
+                    memory,
+                    channels,
+                    "below the relative threshold, kept: found by several channels",
+                ));
+            } else {
+                let reason = format!(
+                    "dropped: relevance {score:.3} is under {:.0}% of the best ({top:.3})",
+                    RELATIVE_THRESHOLD * 100.0
+                );
+                dropped.push(hit(memory, score, channels, false, reason));
+            }
+        }
+
+        let (hits, not_selected) = self.select_diverse(eligible, limit);
+        dropped.extend(not_selected);
+        let took_ms = started.elapsed().as_secs_f64() * 1000.0;
+        self.log_search(&query.query, &hits, took_ms)?;
+        Ok(SearchResult {
+            hits,
+            dropped: if query.verbose { dropped } else { Vec::new() },
+            took_ms,
+        })
+    }
+
+    /// Maximal marginal relevance: each pick trades relevance against overlap with the picks before.
+    fn select_diverse(
+        &self,
+        mut pool: Vec<(f64, MemoryRecord, Vec<Trace>, &'static str)>,
+        limit: usize,
+    ) -> (Vec<SearchHit>, Vec<SearchHit>) {
+        let term_sets: Vec<HashSet<String>> = pool
+            .iter()
+            .map(|(_, m, _, _)| self.analyzer.terms(&m.text).into_iter().collect())
+            .collect();
+        let mut sets: Vec<Option<HashSet<String>>> = term_sets.into_iter().map(Some).collect();
+        let mut chosen_sets: Vec<HashSet<String>> = Vec::new();
+        let mut hits = Vec::new();
+        let top = pool.first().map_or(1.0, |p| p.0).max(f64::EPSILON);
+        while hits.len() < limit {
+            let best = pool
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| sets[*i].is_some())
+                .map(|(i, (score, _, _, _))| {
+                    let set = sets[i].as_ref();
+                    let redundancy = chosen_sets
+                        .iter()
+                        .map(|chosen| set.map_or(0.0, |s| jaccard(s, chosen)))
+                        .fold(0.0, f64::max);
+                    (
+                        i,
+                        MMR_LAMBDA * (score / top) - (1.0 - MMR_LAMBDA) * redundancy,
+                    )
+                })
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            let Some((index, _)) = best else { break };
+            if let Some(set) = sets[index].take() {
+                chosen_sets.push(set);
+            }
+            let (score, memory, channels, why) = pool[index].clone();
+            hits.push(hit(memory, score, channels, true, format!("kept: {why}")));
+        }
+        let not_selected = pool
+            .drain(..)
+            .enumerate()
+            .filter(|(i, _)| sets[*i].is_some())
+            .map(|(_, (score, memory, channels, _))| {
+                hit(
+                    memory,
+                    score,
+                    channels,
+                    false,
+                    format!("dropped: beyond the limit of {limit} after diversity selection"),
+                )
+            })
+            .collect();
+        (hits, not_selected)
+    }
+
+    fn log_search(&self, query: &str, hits: &[SearchHit], took_ms: f64) -> Result<(), MemoryError> {
+        let detail = serde_json::json!({
+            "hits": hits.iter().map(|h| serde_json::json!({ "id": h.memory.id, "score": h.score })).collect::<Vec<_>>(),
+        });
+        self.lock()?.execute(
+            "INSERT INTO search_log (at, query, hits, took_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                self.now(),
+                query,
+                hits.len() as i64,
+                took_ms,
+                detail.to_string()
+            ],
+        )?;
+        Ok(())
+    }
+}
+
+/// Keeps the rarest terms within the postings budget (see [`POSTINGS_BUDGET`]); terms the index has
+/// never seen are dropped, since they cannot match.
+fn plan_terms(conn: &rusqlite::Connection, terms: Vec<String>) -> Result<Vec<String>, MemoryError> {
+    let mut stmt =
+        conn.prepare_cached("SELECT doc FROM temp.memory_terms_vocab WHERE term = ?1")?;
+    let mut with_df = Vec::with_capacity(terms.len());
+    for term in terms {
+        let df: Option<i64> = stmt.query_row([&term], |row| row.get(0)).optional()?;
+        if let Some(df) = df.filter(|df| *df > 0) {
+            with_df.push((df, term));
+        }
+    }
+    with_df.sort();
+    let mut total = 0;
+    Ok(with_df
+        .into_iter()
+        .enumerate()
+        .take_while(|(i, (df, _))| {
+            total += df;
+            *i < 1 || total <= POSTINGS_BUDGET
+        })
+        .map(|(_, (_, term))| term)
+        .collect())
+}
+
+fn hit(
+    memory: MemoryRecord,
+    score: f64,
+    channels: Vec<Trace>,
+    kept: bool,
+    reason: String,
+) -> SearchHit {
+    SearchHit {
+        memory,
+        score,
+        channels,
+        kept,
+        reason,
+    }
+}
+
+fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
+    if a.is_empty() || b.is_empty() {
+        return 0.0;
+    }
+    let common = a.intersection(b).count() as f64;
+    common / (a.len() as f64 + b.len() as f64 - common)
+}
+
+/// Whether the query narrows the memories beyond "live ones".
+fn narrowed(query: &SearchQuery) -> bool {
+    !query.layers.is_empty()
+        || !query.sources.is_empty()
+        || query.session.is_some()
+        || query.exclude_session.is_some()
+        || query.after.is_some()
+        || query.before.is_some()
+}
+
+/// The SQL (`AND …`) and values that restrict candidates to live memories matching the filters.
+fn filters(query: &SearchQuery) -> (String, Vec<Value>) {
+    let mut sql = String::from(" AND m.status IN ('activated', 'resolving')");
+    let mut values = Vec::new();
+    let layers: &[Layer] = &query.layers;
+    if !layers.is_empty() {
+        sql.push_str(&format!(
+            " AND m.layer IN ({})",
+            vec!["?"; layers.len()].join(",")
+        ));
+        values.extend(layers.iter().map(|l| Value::Text(l.as_str().to_owned())));
+    }
+    if !query.sources.is_empty() {
+        sql.push_str(&format!(
+            " AND m.source IN ({})",
+            vec!["?"; query.sources.len()].join(",")
+        ));
+        values.extend(query.sources.iter().map(|s| Value::Text(s.clone())));
+    }
+    if let Some(session) = &query.session {
+        sql.push_str(" AND m.session_key = ?");
+        values.push(Value::Text(session.clone()));
+    }
+    if let Some(session) = &query.exclude_session {
+        sql.push_str(" AND m.session_key IS NOT ?");
+        values.push(Value::Text(session.clone()));
+    }
+    if let Some(after) = query.after {
+        sql.push_str(" AND m.created_at >= ?");
+        values.push(Value::Integer(after));
+    }
+    if let Some(before) = query.before {
+        sql.push_str(" AND m.created_at < ?");
+        values.push(Value::Integer(before));
+    }
+    (sql, values)
+}
+
+/// Runs one channel's query and records rank and normalised score for each candidate.
+fn gather(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    values: Vec<Value>,
+    channel: &str,
+    candidates: &mut HashMap<i64, Candidate>,
+) -> Result<(), MemoryError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt.query_map(params_from_iter(values), |row| {
+        Ok((row.get::<_, i64>(0)?, row.get::<_, f64>(1)?))
+    })?;
+    let rows = rows.collect::<Result<Vec<_>, _>>()?;
+    let top = rows.first().map_or(1.0, |r| r.1).max(f64::EPSILON);
+    for (rank, (id, score)) in rows.into_iter().enumerate() {
+        let normalised = (score / top).clamp(0.0, 1.0);
+        let entry = candidates.entry(id).or_insert(Candidate {
+            channels: Vec::new(),
+            best: 0.0,
+        });
+        entry.best = entry.best.max(normalised);
+        entry.channels.push(Trace {
+            channel: channel.to_owned(),
+            rank,
+            score,
+        });
+    }
+    Ok(())
+}
+
+fn fetch(conn: &rusqlite::Connection, ids: &[i64]) -> Result<Vec<MemoryRecord>, MemoryError> {
+    let mut out = Vec::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM memories WHERE id IN ({})",
+            vec!["?"; chunk.len()].join(",")
+        );
+        let mut stmt = conn.prepare(&sql)?;
+        let rows = stmt.query_map(params_from_iter(chunk.iter()), record)?;
+        for row in rows {
+            out.push(row?);
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,138 @@
+//! Secret redaction, applied to everything before it is stored: private keys, bearer tokens, API
+//! keys of the common providers, JWTs, `password=`-style assignments and huge base64 payloads. Things
+//! that only look random (git SHAs, paths, UUIDs) are left alone.
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
+
+use regex::{Captures, Regex};
+
+struct Rule {
+    re: Regex,
+    /// `None`: replace the whole match with `[REDACTED:<kind>]`; `Some(n)`: keep groups 1..=n and
+    /// replace the rest.
+    keep_groups: Option<usize>,
+    kind: &'static str,
+}
+
+fn rules() -> &'static [Rule] {
+    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        let specs: &[(&str, Option<usize>, &str)] = &[
+            (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", None, "private-key"),
+            (r"(?i)(authorization\s*:\s*bearer\s+|\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", Some(1), "token"),
+            (r"\bsk-ant-[A-Za-z0-9_-]{16,}", None, "anthropic-key"),
+            (r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", None, "openai-key"),
+            (r"\bAIza[0-9A-Za-z_-]{30,}", None, "google-key"),
+            (r"\bgh[pousr]_[A-Za-z0-9]{30,}", None, "github-token"),
+            (r"\bgithub_pat_[A-Za-z0-9_]{22,}", None, "github-token"),
+            (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", None, "aws-key"),
+            (r#"(?i)(aws_secret_access_key\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}"#, Some(1), "aws-secret"),
+            (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None, "slack-token"),
+            (r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}", None, "stripe-key"),
+            (r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None, "jwt"),
+            (r#"(?i)(\b[A-Za-z0-9_-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)\b["']?\s*[=:]\s*["']?)[^\s"',;]{4,}"#, Some(1), "secret"),
+            (r"[A-Za-z0-9+/]{256,}={0,2}", None, "base64"),
+        ];
+        specs
+            .iter()
+            .filter_map(|(pattern, keep_groups, kind)| match Regex::new(pattern) {
+                Ok(re) => Some(Rule { re, keep_groups: *keep_groups, kind }),
+                Err(e) => {
+                    tracing::error!("bad redaction pattern for {kind}: {e}");
+                    None
+                }
+            })
+            .collect()
+    })
+}
+
+/// Returns `text` with every secret replaced by `[REDACTED:<kind>]`.
+pub fn redact(text: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(text);
+    for rule in rules() {
+        if !rule.re.is_match(&out) {
+            continue;
+        }
+        let replaced = rule
+            .re
+            .replace_all(&out, |caps: &Captures<'_>| {
+                let whole = caps.get(0).map_or("", |m| m.as_str());
+                if rule.kind == "base64" && !looks_like_base64(whole) {
+                    return whole.to_owned();
+                }
+                let mut kept = String::new();
+                for group in 1..=rule.keep_groups.unwrap_or(0) {
+                    kept.push_str(caps.get(group).map_or("", |m| m.as_str()));
+                }
+                format!("{kept}[REDACTED:{}]", rule.kind)
+            })
+            .into_owned();
+        out = Cow::Owned(replaced);
+    }
+    out
+}
+
+/// A long run of one letter is not a payload: real base64 mixes cases and digits.
+fn looks_like_base64(run: &str) -> bool {
+    run.bytes().any(|b| b.is_ascii_uppercase())
+        && run.bytes().any(|b| b.is_ascii_lowercase())
+        && run.bytes().any(|b| b.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_secret_kind_is_redacted() {
+        let secrets = [
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+            "Authorization: Bearer abcdef0123456789abcdef",
+            "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz012345",
+            "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv",
+            "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "AKIAIOSFODNN7EXAMPLE",
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "xoxb-123456789012-abcdefghij",
+            "sk_live_abcdefghijklmnop1234",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+            "password=hunter2hunter2",
+            "DB_PASSWORD: \"correct-horse-battery\"",
+        ];
+        for secret in secrets {
+            let text = format!("before {secret} after");
+            let clean = redact(&text);
+            assert!(clean.contains("[REDACTED:"), "{secret} → {clean}");
+            assert!(
+                clean.starts_with("before ") && clean.ends_with(" after"),
+                "{clean}"
+            );
+            let sensitive_tail = &secret[secret.len() - 6..];
+            assert!(
+                !clean.contains(sensitive_tail),
+                "{secret} leaked in {clean}"
+            );
+        }
+    }
+
+    #[test]
+    fn things_that_only_look_random_are_kept() {
+        let text =
+            "commit 3f786850e387550fdab836ed7e6dc881de23001b in /home/ada/src/cairn/main.rs \
+                    for request 123e4567-e89b-12d3-a456-426614174000 (task-sk-1)";
+        assert_eq!(redact(text), text);
+    }
+
+    #[test]
+    fn huge_base64_payloads_go() {
+        let long_word = "a".repeat(300);
+        assert_eq!(redact(&long_word), long_word);
+        let blob = "QUJDZGVm0123".repeat(30);
+        let text = format!("image: {blob}");
+        let clean = redact(&text);
+        assert_eq!(clean, "image: [REDACTED:base64]");
+    }
+}

@@ -1,0 +1,147 @@
+//! The database schema and its migrations. Each migration runs in one transaction; an existing
+//! database is copied (`VACUUM INTO`) before it is migrated, so a failed upgrade loses nothing.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use crate::MemoryError;
+
+/// Migrations in order; the index + 1 is the schema version it produces.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE sessions (
+    id INTEGER PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    source TEXT NOT NULL,
+    title TEXT,
+    workspace TEXT,
+    opened_at INTEGER NOT NULL,
+    closed_at INTEGER
+);
+CREATE TABLE episodes (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    started_at INTEGER NOT NULL,
+    last_at INTEGER NOT NULL
+);
+CREATE INDEX episodes_session ON episodes(session_id, last_at);
+CREATE TABLE turns (
+    id INTEGER PRIMARY KEY,
+    session_id INTEGER NOT NULL REFERENCES sessions(id),
+    episode_id INTEGER REFERENCES episodes(id),
+    idempotency_key TEXT UNIQUE,
+    status TEXT NOT NULL,
+    source TEXT NOT NULL,
+    request TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    completed_at INTEGER,
+    raw TEXT
+);
+CREATE TABLE memories (
+    id INTEGER PRIMARY KEY,
+    layer TEXT NOT NULL,
+    status TEXT NOT NULL,
+    text TEXT NOT NULL,
+    source TEXT NOT NULL,
+    external_id TEXT,
+    session_key TEXT,
+    episode_id INTEGER REFERENCES episodes(id),
+    turn_id INTEGER REFERENCES turns(id),
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    context TEXT NOT NULL DEFAULT ''
+);
+CREATE UNIQUE INDEX memories_external ON memories(source, external_id) WHERE external_id IS NOT NULL;
+CREATE INDEX memories_session ON memories(session_key, created_at);
+CREATE INDEX memories_created ON memories(created_at);
+CREATE VIRTUAL TABLE memory_terms USING fts5(
+    body, context, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+);
+CREATE VIRTUAL TABLE memory_idents USING fts5(
+    idents, content='', contentless_delete=1, tokenize="unicode61 tokenchars '_./:-#'"
+);
+CREATE TABLE changes (
+    seq INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    op TEXT NOT NULL,
+    memory_id INTEGER,
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TRIGGER changes_no_update BEFORE UPDATE ON changes
+BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
+CREATE TRIGGER changes_no_delete BEFORE DELETE ON changes
+BEGIN SELECT RAISE(ABORT, 'the change log is append-only'); END;
+CREATE TABLE search_log (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    query TEXT NOT NULL,
+    hits INTEGER NOT NULL,
+    took_ms REAL NOT NULL,
+    detail TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TABLE skipped_turns (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    bytes INTEGER NOT NULL
+);
+"#];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// Sets the connection up (WAL, foreign keys, busy timeout) and brings the schema up to date.
+pub fn prepare(conn: &mut Connection, path: Option<&Path>) -> Result<(), MemoryError> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    let current: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if current > VERSION {
+        return Err(MemoryError::TooNew {
+            found: current,
+            supported: VERSION,
+        });
+    }
+    if current == VERSION {
+        return attach_vocabulary(conn);
+    }
+    if current > 0 {
+        if let Some(path) = path {
+            backup(conn, path, current)?;
+        }
+    }
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+        tracing::info!("memory schema migrated to version {}", index + 1);
+    }
+    attach_vocabulary(conn)
+}
+
+/// Per-connection views of the term index's vocabulary (document frequency per term), used to plan
+/// queries.
+fn attach_vocabulary(conn: &Connection) -> Result<(), MemoryError> {
+    conn.execute_batch(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memory_terms_vocab USING fts5vocab(main, memory_terms, row);",
+    )?;
+    Ok(())
+}
+
+/// Copies the database to `<file>.v<version>.bak` before a migration.
+fn backup(conn: &Connection, path: &Path, version: i64) -> Result<(), MemoryError> {
+    let target = path.with_extension(format!("v{version}.bak"));
+    if target.exists() {
+        std::fs::remove_file(&target).map_err(|source| MemoryError::Io {
+            path: target.display().to_string(),
+            source,
+        })?;
+    }
+    conn.execute("VACUUM INTO ?1", [target.display().to_string()])?;
+    tracing::info!("memory database backed up to {}", target.display());
+    Ok(())
+}

@@ -1,0 +1,423 @@
+//! The store: opening the database, writing memories (idempotently, with their neighbourhood
+//! indexed), reading, editing, deleting, and the counts the memory panel shows.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
+
+use crate::model::{Layer, MemoryRecord, NewMemory, Overview, Status};
+use crate::text::{idents, Analyzer};
+use crate::{redact, schema, MemoryError};
+
+/// How much of a neighbouring memory is indexed as a memory's context.
+const CONTEXT_CHARS: usize = 600;
+
+/// The memory database. All methods take `&self`; writes are serialised on one connection.
+pub struct MemoryStore {
+    conn: Mutex<Connection>,
+    path: Option<PathBuf>,
+    pub(crate) analyzer: Analyzer,
+    clock: Box<dyn Fn() -> i64 + Send + Sync>,
+}
+
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl MemoryStore {
+    /// Opens (creating if needed) the database at `path`, migrating it after a backup.
+    pub fn open(path: &Path) -> Result<Self, MemoryError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|source| MemoryError::Io {
+                path: dir.display().to_string(),
+                source,
+            })?;
+        }
+        let mut conn = Connection::open(path)?;
+        schema::prepare(&mut conn, Some(path))?;
+        Ok(Self::from_connection(conn, Some(path.to_owned())))
+    }
+
+    /// A private database in memory (tests, evaluation).
+    pub fn open_in_memory() -> Result<Self, MemoryError> {
+        let mut conn = Connection::open_in_memory()?;
+        schema::prepare(&mut conn, None)?;
+        Ok(Self::from_connection(conn, None))
+    }
+
+    fn from_connection(conn: Connection, path: Option<PathBuf>) -> Self {
+        Self {
+            conn: Mutex::new(conn),
+            path,
+            analyzer: Analyzer::default(),
+            clock: Box::new(now_ms),
+        }
+    }
+
+    /// Replaces the clock (unix milliseconds), for tests.
+    pub fn with_clock(mut self, clock: impl Fn() -> i64 + Send + Sync + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    pub(crate) fn now(&self) -> i64 {
+        (self.clock)()
+    }
+
+    pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Connection>, MemoryError> {
+        self.conn
+            .lock()
+            .map_err(|_| MemoryError::Invalid("the memory store was poisoned by a panic".into()))
+    }
+
+    /// Writes one memory. With `source` + `external_id` the write is idempotent: sending it again
+    /// returns the stored memory unchanged.
+    pub fn add(&self, memory: NewMemory) -> Result<MemoryRecord, MemoryError> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        let id = self.insert(&tx, memory, None, None)?;
+        tx.commit()?;
+        get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
+    }
+
+    /// Writes many memories in one transaction (imports, evaluation); returns their ids in order.
+    pub fn add_batch(&self, memories: Vec<NewMemory>) -> Result<Vec<i64>, MemoryError> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        let mut ids = Vec::with_capacity(memories.len());
+        for memory in memories {
+            ids.push(self.insert(&tx, memory, None, None)?);
+        }
+        tx.commit()?;
+        Ok(ids)
+    }
+
+    pub(crate) fn insert(
+        &self,
+        tx: &Transaction<'_>,
+        memory: NewMemory,
+        episode_id: Option<i64>,
+        turn_id: Option<i64>,
+    ) -> Result<i64, MemoryError> {
+        let source = memory.source.unwrap_or_else(|| "cairn".to_owned());
+        if let Some(external) = &memory.external_id {
+            let existing: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM memories WHERE source = ?1 AND external_id = ?2",
+                    params![source, external],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if let Some(id) = existing {
+                return Ok(id);
+            }
+        }
+        let text = redact(memory.text.trim()).into_owned();
+        if text.is_empty() {
+            return Err(MemoryError::Invalid("a memory needs some text".into()));
+        }
+        let now = self.now();
+        let created_at = memory.created_at.unwrap_or(now);
+        let layer = memory.layer.unwrap_or(Layer::Trace);
+        let metadata = memory
+            .metadata
+            .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+        let metadata = redact(&metadata.to_string()).into_owned();
+        tx.execute(
+            "INSERT INTO memories (layer, status, text, source, external_id, session_key, episode_id,
+                                   turn_id, created_at, updated_at, metadata)
+             VALUES (?1, 'activated', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            params![
+                layer.as_str(),
+                text,
+                source,
+                memory.external_id,
+                memory.session,
+                episode_id,
+                turn_id,
+                created_at,
+                now,
+                metadata
+            ],
+        )?;
+        let id = tx.last_insert_rowid();
+
+        // The neighbourhood: the previous memory of the same conversation lends this one its text as
+        // context, and receives this one's text in return.
+        let mut context = String::new();
+        if let Some(session) = &memory.session {
+            let previous: Option<(i64, String, String)> = tx
+                .query_row(
+                    "SELECT id, text, context FROM memories
+                     WHERE session_key = ?1 AND id != ?2 AND created_at <= ?3 AND status != 'deleted'
+                     ORDER BY created_at DESC, id DESC LIMIT 1",
+                    params![session, id, created_at],
+                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+                )
+                .optional()?;
+            if let Some((prev_id, prev_text, prev_context)) = previous {
+                context = snippet(&prev_text, CONTEXT_CHARS);
+                let prev_context = if prev_context.is_empty() {
+                    snippet(&text, CONTEXT_CHARS)
+                } else {
+                    format!("{prev_context}\n{}", snippet(&text, CONTEXT_CHARS))
+                };
+                tx.execute(
+                    "UPDATE memories SET context = ?2 WHERE id = ?1",
+                    params![prev_id, prev_context],
+                )?;
+                self.index_terms(tx, prev_id, &prev_text, &prev_context)?;
+            }
+        }
+        if !context.is_empty() {
+            tx.execute(
+                "UPDATE memories SET context = ?2 WHERE id = ?1",
+                params![id, context],
+            )?;
+        }
+        self.index_terms(tx, id, &text, &context)?;
+        let found = idents(&text);
+        if !found.is_empty() {
+            tx.execute(
+                "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
+                params![id, found.join(" ")],
+            )?;
+        }
+        log_change(
+            tx,
+            now,
+            "add",
+            Some(id),
+            &serde_json::json!({ "layer": layer.as_str(), "source": source }),
+        )?;
+        Ok(id)
+    }
+
+    fn index_terms(
+        &self,
+        tx: &Transaction<'_>,
+        id: i64,
+        text: &str,
+        context: &str,
+    ) -> Result<(), MemoryError> {
+        tx.execute("DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+        tx.execute(
+            "INSERT INTO memory_terms (rowid, body, context) VALUES (?1, ?2, ?3)",
+            params![
+                id,
+                self.analyzer.terms(text).join(" "),
+                self.analyzer.terms(context).join(" ")
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// One memory by id (deleted ones included, with their text gone).
+    pub fn get(&self, id: i64) -> Result<Option<MemoryRecord>, MemoryError> {
+        get(&*self.lock()?, id)
+    }
+
+    /// Deletes a memory: its text leaves the database and the indexes; the change log keeps the
+    /// fact. Returns false when there was no such live memory.
+    pub fn delete(&self, id: i64) -> Result<bool, MemoryError> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        let changed = tx.execute(
+            "UPDATE memories SET status = 'deleted', text = '', context = '', metadata = '{}',
+                                 updated_at = ?2
+             WHERE id = ?1 AND status != 'deleted'",
+            params![id, self.now()],
+        )?;
+        if changed > 0 {
+            tx.execute("DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+            tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+            log_change(&tx, self.now(), "delete", Some(id), &serde_json::json!({}))?;
+        }
+        tx.commit()?;
+        Ok(changed > 0)
+    }
+
+    /// Moves a live memory to another status (archive, restore…).
+    pub fn set_status(&self, id: i64, status: Status) -> Result<bool, MemoryError> {
+        if status == Status::Deleted {
+            return self.delete(id);
+        }
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        let changed = tx.execute(
+            "UPDATE memories SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status != 'deleted'",
+            params![id, status.as_str(), self.now()],
+        )?;
+        if changed > 0 {
+            log_change(
+                &tx,
+                self.now(),
+                "status",
+                Some(id),
+                &serde_json::json!({ "status": status.as_str() }),
+            )?;
+        }
+        tx.commit()?;
+        Ok(changed > 0)
+    }
+
+    /// Replaces a memory's text (the memory panel's edit), re-indexing it.
+    pub fn update_text(&self, id: i64, text: &str) -> Result<MemoryRecord, MemoryError> {
+        let text = redact(text.trim()).into_owned();
+        if text.is_empty() {
+            return Err(MemoryError::Invalid("a memory needs some text".into()));
+        }
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        let context: Option<String> = tx
+            .query_row(
+                "SELECT context FROM memories WHERE id = ?1 AND status != 'deleted'",
+                [id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let Some(context) = context else {
+            return Err(MemoryError::NotFound(format!("memory {id}")));
+        };
+        tx.execute(
+            "UPDATE memories SET text = ?2, updated_at = ?3 WHERE id = ?1",
+            params![id, text, self.now()],
+        )?;
+        self.index_terms(&tx, id, &text, &context)?;
+        tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+        let found = idents(&text);
+        if !found.is_empty() {
+            tx.execute(
+                "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
+                params![id, found.join(" ")],
+            )?;
+        }
+        log_change(&tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
+        tx.commit()?;
+        get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
+    }
+
+    /// Live memories, newest first, optionally of one layer.
+    pub fn list(
+        &self,
+        layer: Option<Layer>,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let conn = self.lock()?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE status != 'deleted' AND (?1 IS NULL OR layer = ?1)
+             ORDER BY created_at DESC, id DESC LIMIT ?2 OFFSET ?3"
+        ))?;
+        let rows = stmt.query_map(
+            params![layer.map(Layer::as_str), limit as i64, offset as i64],
+            record,
+        )?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// Counts by layer and source, sessions, turns and the size on disk.
+    pub fn overview(&self) -> Result<Overview, MemoryError> {
+        let conn = self.lock()?;
+        let count = |sql: &str| conn.query_row(sql, [], |row| row.get::<_, i64>(0));
+        let grouped = |sql: &str| -> Result<Vec<(String, i64)>, rusqlite::Error> {
+            let mut stmt = conn.prepare(sql)?;
+            let rows = stmt.query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?;
+            rows.collect()
+        };
+        let storage_bytes = match &self.path {
+            Some(path) => ["", "-wal"]
+                .iter()
+                .filter_map(|suffix| std::fs::metadata(format!("{}{suffix}", path.display())).ok())
+                .map(|m| m.len() as i64)
+                .sum(),
+            None => {
+                count("SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()")?
+            }
+        };
+        Ok(Overview {
+            total: count("SELECT count(*) FROM memories WHERE status != 'deleted'")?,
+            by_layer: grouped("SELECT layer, count(*) FROM memories WHERE status != 'deleted' GROUP BY layer ORDER BY layer")?,
+            by_source: grouped("SELECT source, count(*) FROM memories WHERE status != 'deleted' GROUP BY source ORDER BY 2 DESC")?,
+            sessions: count("SELECT count(*) FROM sessions")?,
+            turns: count("SELECT count(*) FROM turns")?,
+            skipped_turns: count("SELECT count(*) FROM skipped_turns")?,
+            storage_bytes,
+        })
+    }
+
+    /// `PRAGMA integrity_check`: "ok" for a sound database.
+    pub fn integrity_check(&self) -> Result<String, MemoryError> {
+        Ok(self
+            .lock()?
+            .query_row("PRAGMA integrity_check", [], |row| row.get(0))?)
+    }
+
+    /// How many entries the append-only change log holds.
+    pub fn change_count(&self) -> Result<i64, MemoryError> {
+        Ok(self
+            .lock()?
+            .query_row("SELECT count(*) FROM changes", [], |row| row.get(0))?)
+    }
+}
+
+pub(crate) const COLUMNS: &str = "id, layer, status, text, source, external_id, session_key, \
+                                  episode_id, turn_id, created_at, updated_at, metadata";
+
+pub(crate) fn record(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
+    let layer: String = row.get(1)?;
+    let status: String = row.get(2)?;
+    let metadata: String = row.get(11)?;
+    Ok(MemoryRecord {
+        id: row.get(0)?,
+        layer: Layer::parse(&layer).unwrap_or(Layer::Trace),
+        status: Status::parse(&status).unwrap_or(Status::Activated),
+        text: row.get(3)?,
+        source: row.get(4)?,
+        external_id: row.get(5)?,
+        session: row.get(6)?,
+        episode_id: row.get(7)?,
+        turn_id: row.get(8)?,
+        created_at: row.get(9)?,
+        updated_at: row.get(10)?,
+        metadata: serde_json::from_str(&metadata).unwrap_or_default(),
+    })
+}
+
+pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, MemoryError> {
+    Ok(conn
+        .query_row(
+            &format!("SELECT {COLUMNS} FROM memories WHERE id = ?1"),
+            [id],
+            record,
+        )
+        .optional()?)
+}
+
+pub(crate) fn log_change(
+    tx: &Connection,
+    at: i64,
+    op: &str,
+    memory_id: Option<i64>,
+    detail: &serde_json::Value,
+) -> Result<(), MemoryError> {
+    tx.execute(
+        "INSERT INTO changes (at, op, memory_id, detail) VALUES (?1, ?2, ?3, ?4)",
+        params![at, op, memory_id, detail.to_string()],
+    )?;
+    Ok(())
+}
+
+/// At most `max` characters of `text`, cut at a character boundary, with an ellipsis when cut.
+pub fn snippet(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

@@ -1,0 +1,221 @@
+//! Text analysis for indexing and queries: terms (lower-cased, stop words dropped, English stems,
+//! Chinese/Japanese/Korean as overlapping character pairs) and structural fragments (paths,
+//! identifiers, error codes) that must match exactly.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Turns text into index terms. Cheap to share.
+pub struct Analyzer {
+    stemmer: Stemmer,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+}
+
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "before", "being", "both", "but", "by", "can", "could", "did", "do", "does", "doing",
+    "for", "from", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his",
+    "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "more", "my", "no", "nor",
+    "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over",
+    "own", "s", "same", "she", "should", "so", "some", "such", "t", "than", "that", "the", "their",
+    "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too",
+    "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while",
+    "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "ll", "re", "ve", "d",
+    "m", "don", "didn", "doesn", "isn", "wasn", "weren", "won", "let", "also", "yeah", "oh", "hey",
+    "really", "thanks", "thank", "wow", "hi", "got", "get", "gonna", "lot", "much", "many", "way",
+];
+
+fn stop_words() -> &'static HashSet<&'static str> {
+    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
+}
+
+/// Chinese, Japanese and Korean script characters, indexed as overlapping pairs.
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF   // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK Extension A
+        | 0x4E00..=0x9FFF // CJK Unified Ideographs
+        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0x20000..=0x2FFFF)
+}
+
+impl Analyzer {
+    /// The terms of `text`, in order, with repeats (BM25 counts them).
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut word = String::new();
+        let mut cjk: Vec<char> = Vec::new();
+        for c in text.chars() {
+            if is_cjk(c) {
+                self.flush_word(&mut word, &mut out);
+                cjk.push(c);
+            } else if c.is_alphanumeric() {
+                flush_cjk(&mut cjk, &mut out);
+                word.extend(c.to_lowercase());
+            } else if c == '\'' || c == '’' {
+                // "Caroline's" → "caroline"; "don't" → "don" (a stop word).
+                self.flush_word(&mut word, &mut out);
+                flush_cjk(&mut cjk, &mut out);
+                word.push('\u{0}');
+            } else {
+                self.flush_word(&mut word, &mut out);
+                flush_cjk(&mut cjk, &mut out);
+            }
+        }
+        self.flush_word(&mut word, &mut out);
+        flush_cjk(&mut cjk, &mut out);
+        out
+    }
+
+    fn flush_word(&self, word: &mut String, out: &mut Vec<String>) {
+        // A word right after an apostrophe (the "s" of "'s") is marked with a leading NUL: drop it.
+        if word.starts_with('\u{0}') {
+            word.clear();
+            return;
+        }
+        if word.is_empty() {
+            return;
+        }
+        let w = std::mem::take(word);
+        if stop_words().contains(w.as_str()) {
+            return;
+        }
+        if w.chars().count() == 1 && !w.chars().all(|c| c.is_ascii_digit()) {
+            return;
+        }
+        let stem = self.stemmer.stem(&w).into_owned();
+        out.push(stem);
+    }
+
+    /// Distinct terms of a query, in first-seen order, at most `max`.
+    pub fn query_terms(&self, text: &str, max: usize) -> Vec<String> {
+        let mut seen = HashSet::new();
+        self.terms(text)
+            .into_iter()
+            .filter(|t| seen.insert(t.clone()))
+            .take(max)
+            .collect()
+    }
+}
+
+fn flush_cjk(run: &mut Vec<char>, out: &mut Vec<String>) {
+    match run.len() {
+        0 => {}
+        1 => out.push(run[0].to_string()),
+        _ => {
+            for pair in run.windows(2) {
+                out.push(pair.iter().collect());
+            }
+        }
+    }
+    run.clear();
+}
+
+/// Structural fragments: paths, dotted or `::` names, snake_case and camelCase identifiers, error
+/// codes. Lower-cased, distinct, in first-seen order.
+pub fn idents(text: &str) -> Vec<String> {
+    static RE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(re) = RE
+        .get_or_init(|| {
+            Regex::new(concat!(
+                r"(?:[A-Za-z0-9_.~-]*/[A-Za-z0-9_./-]+)", // paths
+                r"|(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)+)", // a::b, a.b.c
+                r"|(?:\b[A-Za-z0-9]*_[A-Za-z0-9_]+\b)",   // snake_case
+                r"|(?:\b[a-z]+[A-Z][A-Za-z0-9]*\b)",      // camelCase
+                r"|(?:\b[A-Z]{1,6}-?\d{2,6}\b)",          // E0599, HTTP-404
+                r"|(?:\bE[A-Z]{3,}\b)",                   // ENOENT
+                r"|(?:#\d+\b)",                           // #123
+            ))
+            .ok()
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let mut seen = HashSet::new();
+    re.find_iter(text)
+        .map(|m| {
+            m.as_str()
+                .trim_matches(|c: char| c == '.' || c == '-')
+                .to_lowercase()
+        })
+        .filter(|s| s.len() >= 3 && seen.insert(s.clone()))
+        .collect()
+}
+
+/// Quotes terms for an FTS5 MATCH expression joined by OR (scores stay BM25 scores).
+pub fn fts_or_query(terms: &[String]) -> String {
+    terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(" OR ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn english_terms_are_stemmed_without_stop_words() {
+        let a = Analyzer::default();
+        assert_eq!(
+            a.terms("Caroline's painting classes were running late"),
+            vec!["carolin", "paint", "class", "run", "late"]
+        );
+    }
+
+    #[test]
+    fn chinese_is_split_into_overlapping_pairs() {
+        let a = Analyzer::default();
+        assert_eq!(a.terms("记得浇花"), vec!["记得", "得浇", "浇花"]);
+        assert_eq!(a.terms("我 喜欢 猫"), vec!["我", "喜欢", "猫"]);
+        // Mixed scripts keep both.
+        assert_eq!(a.terms("用Rust写"), vec!["用", "rust", "写"]);
+    }
+
+    #[test]
+    fn japanese_kana_and_kanji_pair_up() {
+        let a = Analyzer::default();
+        assert_eq!(a.terms("東京タワー"), vec!["東京", "京タ", "タワ", "ワー"]);
+    }
+
+    #[test]
+    fn structural_fragments_are_found() {
+        let found = idents(
+            "error[E0599]: no method in src/main.rs for tokio::spawn; see #42 and ENOENT in my_var",
+        );
+        for want in [
+            "e0599",
+            "src/main.rs",
+            "tokio::spawn",
+            "#42",
+            "enoent",
+            "my_var",
+        ] {
+            assert!(
+                found.iter().any(|f| f == want),
+                "{want} missing from {found:?}"
+            );
+        }
+        assert!(idents("just plain words here").is_empty());
+    }
+
+    #[test]
+    fn fts_queries_quote_every_term() {
+        let q = fts_or_query(&["a\"b".to_owned(), "c".to_owned()]);
+        assert_eq!(q, "\"a\"\"b\" OR \"c\"");
+    }
+}

@@ -1,0 +1,154 @@
+//! Turn capture through turn.start / turn.complete.
+
+use cairn_memory::{CaptureOutcome, MemoryStore, SearchQuery, ToolCall, TurnCompletion, TurnStart};
+
+use crate::TestResult;
+
+fn start(session: &str, request: &str, at: i64) -> TurnStart {
+    TurnStart {
+        session: session.into(),
+        request: request.into(),
+        source: Some("claude-code".into()),
+        idempotency_key: None,
+        started_at: Some(at),
+        workspace: None,
+    }
+}
+
+#[test]
+fn a_turn_becomes_one_trace_with_tools_paired() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let turn = store.start_turn(start("s1", "why is CI red?", 1_000))?;
+    let outcome = store.complete_turn(
+        turn,
+        TurnCompletion {
+            answer: "The linter failed on an unused import.".into(),
+            tool_calls: vec![ToolCall {
+                id: "call_1".into(),
+                name: "bash".into(),
+                input: serde_json::json!({ "command": "cargo clippy" }),
+                output: Some("warning: unused import `foo`".into()),
+                is_error: false,
+            }],
+            reasoning: Some("check the CI log first".into()),
+            ..TurnCompletion::default()
+        },
+    )?;
+    let CaptureOutcome::Captured { memory_id } = outcome else {
+        return Err(format!("unexpected {outcome:?}").into());
+    };
+    let memory = store.get(memory_id)?.ok_or("missing")?;
+    assert_eq!(memory.source, "claude-code");
+    assert_eq!(memory.session.as_deref(), Some("s1"));
+    assert!(memory.text.starts_with("User: why is CI red?"));
+    assert!(memory
+        .text
+        .contains("Tool bash({\"command\":\"cargo clippy\"}) → warning: unused import `foo`"));
+    assert!(memory
+        .text
+        .ends_with("Assistant: The linter failed on an unused import."));
+    assert_eq!(memory.metadata["tools"][0], "bash");
+    // Completing again changes nothing.
+    assert_eq!(
+        store.complete_turn(turn, TurnCompletion::default())?,
+        CaptureOutcome::AlreadyCaptured { memory_id }
+    );
+    let hits = store
+        .search(&SearchQuery::new("unused import linter"))?
+        .hits;
+    assert_eq!(hits.first().map(|h| h.memory.id), Some(memory_id));
+    Ok(())
+}
+
+#[test]
+fn the_same_idempotency_key_is_the_same_turn() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let mut s = start("s", "hello", 1);
+    s.idempotency_key = Some("k1".into());
+    let a = store.start_turn(s.clone())?;
+    let b = store.start_turn(s)?;
+    assert_eq!(a, b);
+    assert_eq!(store.overview()?.turns, 1);
+    Ok(())
+}
+
+#[test]
+fn follow_ups_within_two_hours_share_an_episode() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let hour = 3_600_000;
+    let mut episodes = Vec::new();
+    for (request, at) in [("one", 0), ("two", hour), ("three", 4 * hour)] {
+        let turn = store.start_turn(start("s", request, at))?;
+        let CaptureOutcome::Captured { memory_id } = store.complete_turn(
+            turn,
+            TurnCompletion {
+                answer: "ok".into(),
+                ..TurnCompletion::default()
+            },
+        )?
+        else {
+            return Err("not captured".into());
+        };
+        episodes.push(
+            store
+                .get(memory_id)?
+                .and_then(|m| m.episode_id)
+                .ok_or("no episode")?,
+        );
+    }
+    assert_eq!(episodes[0], episodes[1]);
+    assert_ne!(episodes[1], episodes[2]);
+    Ok(())
+}
+
+#[test]
+fn caps_apply_to_the_trace_and_huge_turns_are_skipped() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let turn = store.start_turn(start("s", &"q".repeat(5_000), 0))?;
+    let CaptureOutcome::Captured { memory_id } = store.complete_turn(
+        turn,
+        TurnCompletion {
+            answer: "a".repeat(9_000),
+            tool_calls: vec![ToolCall {
+                id: "1".into(),
+                name: "read_file".into(),
+                input: serde_json::json!({}),
+                output: Some("o".repeat(3_000)),
+                is_error: false,
+            }],
+            ..TurnCompletion::default()
+        },
+    )?
+    else {
+        return Err("not captured".into());
+    };
+    let text = store.get(memory_id)?.ok_or("missing")?.text;
+    assert!(text.contains(&format!("User: {}…", "q".repeat(3_999))));
+    assert!(text.contains(&format!("→ {}…", "o".repeat(1_999))));
+    assert!(!text.contains(&"a".repeat(4_000)));
+
+    let big = store.start_turn(start("s", "dump the log", 10))?;
+    let outcome = store.complete_turn(
+        big,
+        TurnCompletion {
+            answer: "x".repeat(3 * 1024 * 1024),
+            ..TurnCompletion::default()
+        },
+    )?;
+    assert!(matches!(outcome, CaptureOutcome::Skipped { bytes } if bytes > 2 * 1024 * 1024));
+    assert_eq!(store.overview()?.skipped_turns, 1);
+    assert_eq!(store.overview()?.total, 1);
+    Ok(())
+}
+
+#[test]
+fn completing_an_unknown_turn_is_not_found() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let err = store
+        .complete_turn(42, TurnCompletion::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert_eq!(err, "turn 42 not found");
+    Ok(())
+}

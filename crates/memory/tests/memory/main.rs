@@ -1,0 +1,9 @@
+//! The memory store as its callers use it: writes, recall, capture, and a crash in the middle of
+//! an ingest.
+
+mod capture;
+mod crash;
+mod recall;
+mod store;
+
+pub type TestResult = Result<(), Box<dyn std::error::Error>>;

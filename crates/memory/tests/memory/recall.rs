@@ -1,0 +1,206 @@
+//! Recall: ranking, languages, filters, explanations.
+
+use cairn_memory::{Layer, MemoryStore, NewMemory, SearchQuery};
+
+use crate::TestResult;
+
+fn store_with(texts: &[(&str, &str)]) -> Result<MemoryStore, Box<dyn std::error::Error>> {
+    let store = MemoryStore::open_in_memory()?;
+    for (i, (session, text)) in texts.iter().enumerate() {
+        store.add(NewMemory {
+            text: (*text).into(),
+            session: Some((*session).into()),
+            created_at: Some(1_700_000_000_000 + i as i64 * 1000),
+            ..NewMemory::default()
+        })?;
+    }
+    Ok(store)
+}
+
+fn top_texts(
+    store: &MemoryStore,
+    query: &str,
+    limit: usize,
+) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    Ok(store
+        .search(&SearchQuery::new(query).limit(limit))?
+        .hits
+        .into_iter()
+        .map(|h| h.memory.text)
+        .collect())
+}
+
+#[test]
+fn any_query_term_can_match_and_better_matches_rank_first() -> TestResult {
+    let store = store_with(&[
+        ("s1", "We moved the database backups to the night schedule"),
+        ("s2", "The cat knocked over the plant"),
+        (
+            "s3",
+            "Backups of the database failed because the disk was full",
+        ),
+    ])?;
+    let top = top_texts(&store, "why did the database backups fail?", 3)?;
+    assert_eq!(
+        top.first().map(String::as_str),
+        Some("Backups of the database failed because the disk was full")
+    );
+    assert!(top.iter().all(|t| !t.contains("cat")), "{top:?}");
+    Ok(())
+}
+
+#[test]
+fn stems_match_other_forms_of_a_word() -> TestResult {
+    let store = store_with(&[("s", "She has been painting landscapes lately")])?;
+    assert_eq!(top_texts(&store, "Who paints?", 1)?.len(), 1);
+    Ok(())
+}
+
+#[test]
+fn chinese_queries_find_chinese_memories() -> TestResult {
+    let store = store_with(&[
+        ("s1", "我们把数据库备份改到了夜间执行"),
+        ("s2", "猫把花盆打翻了"),
+        ("s3", "记得给植物浇水"),
+    ])?;
+    assert_eq!(
+        top_texts(&store, "数据库备份是什么时候执行的？", 1)?,
+        vec!["我们把数据库备份改到了夜间执行"]
+    );
+    assert_eq!(top_texts(&store, "浇水", 1)?, vec!["记得给植物浇水"]);
+    Ok(())
+}
+
+#[test]
+fn japanese_queries_find_japanese_memories() -> TestResult {
+    let store = store_with(&[("s1", "東京タワーに行きました"), ("s2", "ラーメンを食べた")])?;
+    assert_eq!(
+        top_texts(&store, "東京タワー", 1)?,
+        vec!["東京タワーに行きました"]
+    );
+    Ok(())
+}
+
+#[test]
+fn a_turn_is_found_through_its_neighbours() -> TestResult {
+    // The answer never names the topic; the question before it does.
+    let store = store_with(&[
+        ("chat", "Ana: Have you ever been to the Louvre?"),
+        (
+            "chat",
+            "Ben: Yes, twice, the second time with my sister in 2019.",
+        ),
+        ("other", "Cy: I fixed the printer."),
+    ])?;
+    let top = top_texts(&store, "When did Ben visit the Louvre with his sister?", 2)?;
+    assert!(
+        top.iter().any(|t| t.starts_with("Ben: Yes, twice")),
+        "{top:?}"
+    );
+    Ok(())
+}
+
+#[test]
+fn structural_fragments_are_their_own_channel() -> TestResult {
+    let store = store_with(&[
+        ("s1", "cargo failed with error[E0599] in src/agent/loop.rs"),
+        ("s2", "error handling is discussed in the book"),
+    ])?;
+    let result = store.search(&SearchQuery::new("what was E0599 about?").limit(5))?;
+    let first = result.hits.first().ok_or("no hit")?;
+    assert!(first.memory.text.contains("E0599"));
+    assert!(
+        first.channels.iter().any(|c| c.channel == "structural"),
+        "{:?}",
+        first.channels
+    );
+    Ok(())
+}
+
+#[test]
+fn filters_narrow_by_layer_source_session_and_time() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    for (text, layer, source, session, at) in [
+        ("deploys use blue green", Layer::Trace, "codex", "a", 1_000),
+        ("deploys need approval", Layer::Policy, "cairn", "b", 2_000),
+        ("deploys happen at noon", Layer::Trace, "cairn", "c", 3_000),
+    ] {
+        store.add(NewMemory {
+            text: text.into(),
+            layer: Some(layer),
+            source: Some(source.into()),
+            session: Some(session.into()),
+            created_at: Some(at),
+            ..NewMemory::default()
+        })?;
+    }
+    let texts = |q: SearchQuery| -> Result<Vec<String>, Box<dyn std::error::Error>> {
+        Ok(store
+            .search(&q)?
+            .hits
+            .into_iter()
+            .map(|h| h.memory.text)
+            .collect())
+    };
+    let mut q = SearchQuery::new("deploys");
+    q.layers = vec![Layer::Policy];
+    assert_eq!(texts(q)?, vec!["deploys need approval"]);
+    let mut q = SearchQuery::new("deploys");
+    q.sources = vec!["codex".into()];
+    assert_eq!(texts(q)?, vec!["deploys use blue green"]);
+    let mut q = SearchQuery::new("deploys");
+    q.exclude_session = Some("a".into());
+    q.after = Some(2_500);
+    assert_eq!(texts(q)?, vec!["deploys happen at noon"]);
+    Ok(())
+}
+
+#[test]
+fn verbose_search_explains_kept_and_dropped() -> TestResult {
+    let mut texts = vec![("s", "the quarterly report is due on friday".to_owned())];
+    for i in 0..30 {
+        texts.push(("s", format!("note {i} about the quarterly report")));
+        texts.push(("other", format!("lunch menu {i} has soup")));
+    }
+    let borrowed: Vec<(&str, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
+    let store = store_with(&borrowed)?;
+    let mut q = SearchQuery::new("when is the quarterly report due").limit(3);
+    q.verbose = true;
+    let result = store.search(&q)?;
+    assert_eq!(result.hits.len(), 3);
+    assert!(result.hits[0].memory.text.contains("due on friday"));
+    assert!(result
+        .hits
+        .iter()
+        .all(|h| h.kept && h.reason.starts_with("kept")));
+    assert!(!result.dropped.is_empty());
+    assert!(result
+        .dropped
+        .iter()
+        .all(|h| !h.kept && h.reason.starts_with("dropped")));
+    let fts = result.hits[0]
+        .channels
+        .iter()
+        .find(|c| c.channel == "fts")
+        .ok_or("no fts channel")?;
+    assert_eq!(fts.rank, 0);
+    assert!(fts.score > 0.0);
+    Ok(())
+}
+
+#[test]
+fn the_injection_block_is_labelled_and_capped() -> TestResult {
+    let store = store_with(&[(
+        "s",
+        &format!("long memory about kubernetes {}", "x".repeat(2000)),
+    )])?;
+    let hits = store.search(&SearchQuery::new("kubernetes"))?.hits;
+    let block = cairn_memory::render_injection(&hits);
+    assert!(block.starts_with("## Recalled from memory (historical context)"));
+    assert!(block.contains("The current request always takes precedence."));
+    assert!(block.contains("· cairn · L1]"));
+    let snippet_line = block.lines().last().unwrap_or_default();
+    assert_eq!(snippet_line.chars().count(), 640);
+    assert!(cairn_memory::render_injection(&[]).is_empty());
+    Ok(())
+}
