@@ -2,13 +2,18 @@
 //! routes and the `cairn` CLI. Each operation is a method on [`Cairn`], which holds the data home and
 //! an injected environment.
 
+mod error;
+mod memory;
 mod status;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use cairn_config::{Config, ConfigError, Home};
+use cairn_memory::MemoryStore;
 
+pub use error::{Error, ErrorKind};
+pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use status::VERSION;
 
 /// How to look up an environment variable (injected so tests control `${ENV}` expansion).
@@ -20,6 +25,7 @@ pub struct Cairn {
     home: Home,
     env: EnvLookup,
     http: reqwest::Client,
+    memory: Arc<OnceLock<Arc<MemoryStore>>>,
 }
 
 impl Cairn {
@@ -35,7 +41,26 @@ impl Cairn {
             .no_proxy()
             .build()
             .unwrap_or_default();
-        Self { home, env, http }
+        Self {
+            home,
+            env,
+            http,
+            memory: Arc::new(OnceLock::new()),
+        }
+    }
+
+    /// The memory store, opened (and migrated) on first use.
+    pub fn memory(&self) -> Result<Arc<MemoryStore>, Error> {
+        if let Some(store) = self.memory.get() {
+            return Ok(store.clone());
+        }
+        let store = Arc::new(MemoryStore::open(&self.memory_path())?);
+        Ok(self.memory.get_or_init(|| store).clone())
+    }
+
+    /// Where the memory database lives.
+    pub fn memory_path(&self) -> std::path::PathBuf {
+        self.home.data_dir().join("memory.sqlite")
     }
 
     pub fn home(&self) -> &Home {

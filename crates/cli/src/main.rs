@@ -1,6 +1,7 @@
 //! The `cairn` command line: argument parsing and terminal output over `cairn-api`.
 
 mod eval;
+mod memory;
 mod status;
 
 use std::path::PathBuf;
@@ -33,6 +34,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Search, add, read and delete memories (through the running app when there is one).
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
     /// Measure memory recall quality on a benchmark file.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -121,6 +125,9 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
         match cli.command {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
+            Command::Memory(command) => memory::run(&cairn, command)
+                .await
+                .map(|()| std::process::ExitCode::SUCCESS),
             Command::Eval(EvalCommand::Locomo { file, k, json }) => {
                 eval::locomo(&file, &k, json).map(|()| std::process::ExitCode::SUCCESS)
             }

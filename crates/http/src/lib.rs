@@ -3,6 +3,7 @@
 //! `runtime.json` for the CLI and hooks.
 
 mod guard;
+mod memory_routes;
 mod routes;
 mod server;
 

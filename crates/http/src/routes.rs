@@ -28,6 +28,7 @@ pub struct AppState {
 pub fn app(state: AppState) -> Router {
     let protected = Router::new()
         .route("/api/v1/status", get(status))
+        .merge(crate::memory_routes::routes())
         .fallback(not_found)
         .layer(from_fn_with_state(state.token.clone(), require_token));
     Router::new()

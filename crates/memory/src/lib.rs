@@ -19,7 +19,8 @@ pub use capture::{CaptureOutcome, ToolCall, TurnCompletion, TurnStart, CAPTURE_L
 pub use error::MemoryError;
 pub use inject::render_injection;
 pub use model::{
-    Layer, MemoryRecord, NewMemory, Overview, SearchHit, SearchQuery, SearchResult, Status, Trace,
+    Analysis, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, SearchHit, SearchQuery,
+    SearchResult, Status, Trace,
 };
 pub use recall::Baseline;
 pub use redact::redact;

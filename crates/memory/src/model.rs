@@ -206,3 +206,25 @@ pub struct Overview {
     pub skipped_turns: i64,
     pub storage_bytes: i64,
 }
+
+/// Analytics for the memory panel: memories over time by source, and how recall has been doing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// (day `YYYY-MM-DD`, source, memories created that day), oldest first, last 90 days with data.
+    pub memories_per_day: Vec<(String, String, i64)>,
+    pub searches: i64,
+    /// Searches that returned at least one hit, in percent of all searches.
+    pub hit_rate: f64,
+    pub mean_search_ms: f64,
+    /// The latest searches, newest first.
+    pub recent_searches: Vec<LoggedSearch>,
+}
+
+/// One entry of the search log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedSearch {
+    pub at: i64,
+    pub query: String,
+    pub hits: i64,
+    pub took_ms: f64,
+}

@@ -6,7 +6,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
-use crate::model::{Layer, MemoryRecord, NewMemory, Overview, Status};
+use crate::model::{Analysis, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Status};
 use crate::text::{idents, Analyzer};
 use crate::{redact, schema, MemoryError};
 
@@ -347,6 +347,53 @@ impl MemoryStore {
             turns: count("SELECT count(*) FROM turns")?,
             skipped_turns: count("SELECT count(*) FROM skipped_turns")?,
             storage_bytes,
+        })
+    }
+
+    /// Memories per day and source, and the search log's statistics.
+    pub fn analysis(&self, recent: usize) -> Result<Analysis, MemoryError> {
+        let conn = self.lock()?;
+        let mut stmt = conn.prepare(
+            "SELECT created_at / 86400000 AS day, source, count(*) FROM memories
+             WHERE status != 'deleted' GROUP BY day, source ORDER BY day DESC, source DESC LIMIT 2000",
+        )?;
+        let mut per_day: Vec<(i64, String, i64)> = stmt
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        if let Some(last) = per_day.first().map(|d| d.0) {
+            per_day.retain(|d| d.0 > last - 90);
+        }
+        per_day.reverse();
+        let (searches, with_hits, mean_ms): (i64, i64, f64) = conn.query_row(
+            "SELECT count(*), coalesce(sum(hits > 0), 0), coalesce(avg(took_ms), 0) FROM search_log",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
+        )?;
+        let mut stmt = conn
+            .prepare("SELECT at, query, hits, took_ms FROM search_log ORDER BY id DESC LIMIT ?1")?;
+        let recent_searches = stmt
+            .query_map([recent as i64], |row| {
+                Ok(LoggedSearch {
+                    at: row.get(0)?,
+                    query: row.get(1)?,
+                    hits: row.get(2)?,
+                    took_ms: row.get(3)?,
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Analysis {
+            memories_per_day: per_day
+                .into_iter()
+                .map(|(day, source, n)| (crate::inject::date(day * 86_400_000), source, n))
+                .collect(),
+            searches,
+            hit_rate: if searches == 0 {
+                0.0
+            } else {
+                with_hits as f64 * 100.0 / searches as f64
+            },
+            mean_search_ms: mean_ms,
+            recent_searches,
         })
     }
 

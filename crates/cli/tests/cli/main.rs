@@ -1,6 +1,7 @@
 //! The `cairn` binary as a user runs it: status (text and JSON), config errors, serve.
 
 mod eval;
+mod memory;
 mod serve;
 mod status;
 

@@ -195,3 +195,36 @@ fn overview_counts_by_layer_and_source() -> TestResult {
     assert!(overview.storage_bytes > 0);
     Ok(())
 }
+
+#[test]
+fn analysis_counts_days_sources_and_search_hits() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let day = 86_400_000;
+    for (text, source, at) in [
+        ("alpha note", "cairn", 0),
+        ("beta note", "codex", 0),
+        ("gamma note", "cairn", day),
+    ] {
+        store.add(NewMemory {
+            text: text.into(),
+            source: Some(source.into()),
+            created_at: Some(at),
+            ..NewMemory::default()
+        })?;
+    }
+    store.search(&cairn_memory::SearchQuery::new("alpha"))?;
+    store.search(&cairn_memory::SearchQuery::new("nothing matches this"))?;
+    let analysis = store.analysis(10)?;
+    assert_eq!(
+        analysis.memories_per_day,
+        vec![
+            ("1970-01-01".to_owned(), "cairn".to_owned(), 1),
+            ("1970-01-01".to_owned(), "codex".to_owned(), 1),
+            ("1970-01-02".to_owned(), "cairn".to_owned(), 1),
+        ]
+    );
+    assert_eq!(analysis.searches, 2);
+    assert_eq!(analysis.hit_rate, 50.0);
+    assert_eq!(analysis.recent_searches[0].query, "nothing matches this");
+    Ok(())
+}

@@ -1,0 +1,46 @@
+//! The api crate's one error type, and how each failure is shown to a client.
+
+use cairn_config::ConfigError;
+use cairn_memory::MemoryError;
+use cairn_protocol::ApiError;
+
+/// What an operation failed with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+}
+
+/// The class of failure, which front ends map to their own signals (HTTP status, exit code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The request is wrong: fix it and send again.
+    BadRequest,
+    NotFound,
+    /// Something on this machine failed (disk, database): not the caller's fault.
+    Internal,
+}
+
+impl Error {
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::Memory(MemoryError::Invalid(_)) | Self::Config(ConfigError::Invalid { .. }) => {
+                ErrorKind::BadRequest
+            }
+            Self::Memory(MemoryError::NotFound(_)) => ErrorKind::NotFound,
+            _ => ErrorKind::Internal,
+        }
+    }
+
+    /// The wire form: a stable code and a sentence.
+    pub fn to_api_error(&self) -> ApiError {
+        let code = match self.kind() {
+            ErrorKind::BadRequest => "bad_request",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::Internal => "internal",
+        };
+        ApiError::new(code, self.to_string())
+    }
+}

@@ -1,0 +1,317 @@
+//! `cairn memory …`: health, search, add, get and delete, through the running app's API when there
+//! is one (so the app sees the same writes at once), otherwise straight on the database.
+
+use std::fmt::Write;
+
+use anyhow::{bail, Context};
+use cairn_api::{Cairn, MemoryHealth, SearchAnswer};
+use cairn_config::read_runtime;
+use cairn_memory::{Layer, MemoryRecord, NewMemory, SearchQuery};
+use cairn_protocol::{ApiError, RuntimeInfo};
+use clap::Subcommand;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// Is the memory database sound, and what does it hold?
+    Health {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Recall memories for a query, best first.
+    Search {
+        query: String,
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        /// Only these layers (L1, L2, L3, skill), comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        layer: Vec<String>,
+        /// Only memories from these sources, comma-separated.
+        #[arg(long, value_delimiter = ',')]
+        source: Vec<String>,
+        /// Explain every candidate: channels, raw scores, why kept or dropped.
+        #[arg(long)]
+        verbose: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a memory.
+    Add {
+        text: String,
+        #[arg(long, default_value = "L1")]
+        layer: String,
+        #[arg(long)]
+        source: Option<String>,
+        /// Your own id for it: adding the same source + id again changes nothing.
+        #[arg(long)]
+        external_id: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one memory.
+    Get {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete one memory (its text leaves the database).
+    Delete { id: i64 },
+}
+
+/// Where the commands go.
+enum Backend {
+    Remote {
+        info: RuntimeInfo,
+        http: reqwest::Client,
+    },
+    Local(Cairn),
+}
+
+impl Backend {
+    async fn connect(cairn: &Cairn) -> Self {
+        let running = cairn.status(None).await.api.running;
+        match read_runtime(&cairn.home().runtime_file()) {
+            Ok(Some(info)) if running => match reqwest::Client::builder().no_proxy().build() {
+                Ok(http) => Self::Remote { info, http },
+                Err(_) => Self::Local(cairn.clone()),
+            },
+            _ => Self::Local(cairn.clone()),
+        }
+    }
+
+    async fn call<T: DeserializeOwned>(
+        info: &RuntimeInfo,
+        http: &reqwest::Client,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+    ) -> anyhow::Result<T> {
+        let mut request = http
+            .request(method, format!("{}{path}", info.api_url))
+            .bearer_auth(&info.token);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        let response = request
+            .send()
+            .await
+            .context("the Cairn API did not answer")?;
+        if response.status().is_success() {
+            return Ok(response.json().await?);
+        }
+        let status = response.status();
+        match response.json::<ApiError>().await {
+            Ok(error) => bail!("{}", error.message),
+            Err(_) => bail!("the Cairn API answered {status}"),
+        }
+    }
+}
+
+pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
+    let backend = Backend::connect(cairn).await;
+    let none: Option<&()> = None;
+    match command {
+        MemoryCommand::Health { json } => {
+            let health: MemoryHealth = match &backend {
+                Backend::Remote { info, http } => {
+                    let overview = Backend::call(
+                        info,
+                        http,
+                        reqwest::Method::GET,
+                        "/api/v1/panel/overview",
+                        none,
+                    )
+                    .await?;
+                    MemoryHealth {
+                        status: "ok".into(),
+                        database: format!("served by {}", info.api_url),
+                        integrity: "checked by the running app".into(),
+                        overview,
+                    }
+                }
+                Backend::Local(cairn) => cairn.memory_health()?,
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&health)?);
+            } else {
+                let o = &health.overview;
+                println!("memory {} — {}", health.status, health.database);
+                println!(
+                    "  {} memories, {} sessions, {} turns ({} skipped as too large), {:.1} MB",
+                    o.total,
+                    o.sessions,
+                    o.turns,
+                    o.skipped_turns,
+                    o.storage_bytes as f64 / 1e6
+                );
+                for (layer, n) in &o.by_layer {
+                    println!("  {layer:<6}{n}");
+                }
+            }
+        }
+        MemoryCommand::Search {
+            query,
+            limit,
+            layer,
+            source,
+            verbose,
+            json,
+        } => {
+            let mut q = SearchQuery::new(query).limit(limit);
+            q.layers = parse_layers(&layer)?;
+            q.sources = source;
+            q.verbose = verbose;
+            let answer: SearchAnswer = match &backend {
+                Backend::Remote { info, http } => {
+                    Backend::call(
+                        info,
+                        http,
+                        reqwest::Method::POST,
+                        "/api/v1/memory/search",
+                        Some(&q),
+                    )
+                    .await?
+                }
+                Backend::Local(cairn) => cairn.search_memory(q)?,
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&answer)?);
+            } else {
+                print!("{}", render_hits(&answer, verbose));
+            }
+        }
+        MemoryCommand::Add {
+            text,
+            layer,
+            source,
+            external_id,
+            json,
+        } => {
+            let layer = Layer::parse(&layer)
+                .with_context(|| format!("unknown layer {layer:?}: use L1, L2, L3 or skill"))?;
+            let memory = NewMemory {
+                text,
+                layer: Some(layer),
+                source,
+                external_id,
+                ..NewMemory::default()
+            };
+            let added: MemoryRecord = match &backend {
+                Backend::Remote { info, http } => {
+                    Backend::call(
+                        info,
+                        http,
+                        reqwest::Method::POST,
+                        "/api/v1/memory/add",
+                        Some(&memory),
+                    )
+                    .await?
+                }
+                Backend::Local(cairn) => cairn.add_memory(memory)?,
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&added)?);
+            } else {
+                println!("added memory {}", added.id);
+            }
+        }
+        MemoryCommand::Get { id, json } => {
+            let memory: MemoryRecord = match &backend {
+                Backend::Remote { info, http } => {
+                    Backend::call(
+                        info,
+                        http,
+                        reqwest::Method::GET,
+                        &format!("/api/v1/memory/{id}"),
+                        none,
+                    )
+                    .await?
+                }
+                Backend::Local(cairn) => cairn.get_memory(id)?,
+            };
+            if json {
+                println!("{}", serde_json::to_string_pretty(&memory)?);
+            } else {
+                println!(
+                    "#{} [{} · {} · {}]",
+                    memory.id,
+                    memory.layer.as_str(),
+                    memory.source,
+                    memory.status.as_str()
+                );
+                println!("{}", memory.text);
+            }
+        }
+        MemoryCommand::Delete { id } => {
+            let deleted = match &backend {
+                Backend::Remote { info, http } => {
+                    let answer: serde_json::Value = Backend::call(
+                        info,
+                        http,
+                        reqwest::Method::DELETE,
+                        &format!("/api/v1/memory/{id}"),
+                        none,
+                    )
+                    .await?;
+                    answer["deleted"].as_bool().unwrap_or(false)
+                }
+                Backend::Local(cairn) => cairn.delete_memory(id)?,
+            };
+            if !deleted {
+                bail!("memory {id} not found");
+            }
+            println!("deleted memory {id}");
+        }
+    }
+    Ok(())
+}
+
+fn parse_layers(names: &[String]) -> anyhow::Result<Vec<Layer>> {
+    names
+        .iter()
+        .map(|n| {
+            Layer::parse(n).with_context(|| format!("unknown layer {n:?}: use L1, L2, L3 or skill"))
+        })
+        .collect()
+}
+
+fn render_hits(answer: &SearchAnswer, verbose: bool) -> String {
+    let mut out = String::new();
+    if answer.result.hits.is_empty() {
+        out.push_str("no memories found\n");
+    }
+    let line = |out: &mut String, i: usize, hit: &cairn_memory::SearchHit| {
+        let channels: Vec<String> = hit
+            .channels
+            .iter()
+            .map(|c| format!("{}#{} ({:.2})", c.channel, c.rank + 1, c.score))
+            .collect();
+        let m = &hit.memory;
+        let text: String = m.text.chars().take(240).collect();
+        let _ = writeln!(
+            out,
+            "{i:>2}. #{} score {:.3}  [{} · {}]  {}",
+            m.id,
+            hit.score,
+            m.layer.as_str(),
+            m.source,
+            channels.join(", ")
+        );
+        let _ = writeln!(out, "    {}", text.replace('\n', "\n    "));
+        if verbose {
+            let _ = writeln!(out, "    {}", hit.reason);
+        }
+    };
+    for (i, hit) in answer.result.hits.iter().enumerate() {
+        line(&mut out, i + 1, hit);
+    }
+    if verbose && !answer.result.dropped.is_empty() {
+        let _ = writeln!(out, "\ndropped candidates:");
+        for (i, hit) in answer.result.dropped.iter().enumerate() {
+            line(&mut out, i + 1, hit);
+        }
+    }
+    let _ = writeln!(out, "({:.1} ms)", answer.result.took_ms);
+    out
+}

@@ -1,0 +1,129 @@
+//! `cairn memory …`, straight on the database and through a running API.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cairn_config::read_runtime;
+
+use crate::{cairn, stdout};
+
+#[test]
+fn add_search_get_delete_without_a_running_app() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let added = cairn(
+        dir.path(),
+        &[
+            "memory",
+            "add",
+            "The staging database lives on db-stage-2",
+            "--source",
+            "notes",
+            "--json",
+        ],
+    )?;
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let record: serde_json::Value = serde_json::from_str(&stdout(&added))?;
+    let id = record["id"].as_i64().ok_or("no id")?.to_string();
+
+    let found = cairn(
+        dir.path(),
+        &[
+            "memory",
+            "search",
+            "where is the staging database?",
+            "--verbose",
+        ],
+    )?;
+    let text = stdout(&found);
+    assert!(text.contains(&format!(" 1. #{id} ")), "{text}");
+    assert!(
+        text.contains("db-stage-2") && text.contains("kept:"),
+        "{text}"
+    );
+
+    let got = cairn(dir.path(), &["memory", "get", &id])?;
+    assert!(stdout(&got).contains("[L1 · notes · activated]"));
+
+    let health = cairn(dir.path(), &["memory", "health", "--json"])?;
+    let health: serde_json::Value = serde_json::from_str(&stdout(&health))?;
+    assert_eq!(health["integrity"], "ok");
+    assert_eq!(health["overview"]["total"], 1);
+
+    assert!(cairn(dir.path(), &["memory", "delete", &id])?
+        .status
+        .success());
+    let again = cairn(dir.path(), &["memory", "get", &id])?;
+    assert_eq!(again.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&again.stderr).contains(&format!("memory {id} not found")));
+    Ok(())
+}
+
+#[test]
+fn commands_go_through_the_running_api() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let mut server = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .env("CAIRN_HOME", dir.path())
+        .stdout(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let info = loop {
+        if let Ok(Some(info)) = read_runtime(&dir.path().join("runtime.json")) {
+            break info;
+        }
+        if Instant::now() > deadline {
+            let _ = server.kill();
+            return Err("the server never started".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let outcome = (|| -> Result<(), Box<dyn std::error::Error>> {
+        let health = cairn(dir.path(), &["memory", "health"])?;
+        assert!(
+            stdout(&health).contains(&format!("served by {}", info.api_url)),
+            "{}",
+            stdout(&health)
+        );
+        let added = cairn(
+            dir.path(),
+            &[
+                "memory",
+                "add",
+                "Release trains leave on Thursdays",
+                "--layer",
+                "L3",
+            ],
+        )?;
+        assert!(
+            stdout(&added).starts_with("added memory "),
+            "{}",
+            stdout(&added)
+        );
+        let found = cairn(
+            dir.path(),
+            &[
+                "memory",
+                "search",
+                "release train",
+                "--layer",
+                "L3",
+                "--json",
+            ],
+        )?;
+        let found: serde_json::Value = serde_json::from_str(&stdout(&found))?;
+        assert_eq!(
+            found["hits"][0]["memory"]["text"],
+            "Release trains leave on Thursdays"
+        );
+        let bad = cairn(dir.path(), &["memory", "search", "x", "--layer", "L7"])?;
+        assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown layer"));
+        Ok(())
+    })();
+    Command::new("kill").arg(server.id().to_string()).status()?;
+    server.wait()?;
+    outcome
+}

@@ -1,0 +1,210 @@
+//! The memory API routes: sessions, turn capture, search, explicit writes, reads and deletes, and
+//! the memory panel. Each handler runs its `cairn-api` operation off the async threads.
+
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use cairn_api::{Cairn, ErrorKind};
+use cairn_memory::{Layer, NewMemory, SearchQuery, TurnCompletion, TurnStart};
+use serde::{Deserialize, Serialize};
+
+use crate::guard::refuse;
+use crate::AppState;
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/sessions/open", post(open_session))
+        .route("/api/v1/sessions/{id}/close", post(close_session))
+        .route("/api/v1/turns/start", post(start_turn))
+        .route("/api/v1/turns/{id}/complete", post(complete_turn))
+        .route("/api/v1/memory/search", post(search))
+        .route("/api/v1/memory/add", post(add))
+        .route("/api/v1/memory/{id}", get(get_memory).delete(delete_memory))
+        .route("/api/v1/panel/overview", get(overview))
+        .route("/api/v1/panel/items", get(items))
+        .route("/api/v1/panel/analysis", get(analysis))
+}
+
+/// Runs a blocking operation and answers with its JSON or its error.
+async fn run<T, F>(state: AppState, op: F) -> Response
+where
+    T: Serialize + Send + 'static,
+    F: FnOnce(&Cairn) -> Result<T, cairn_api::Error> + Send + 'static,
+{
+    let outcome = tokio::task::spawn_blocking(move || op(&state.cairn)).await;
+    match outcome {
+        Ok(Ok(value)) => Json(value).into_response(),
+        Ok(Err(e)) => {
+            let status = match e.kind() {
+                ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+                ErrorKind::NotFound => StatusCode::NOT_FOUND,
+                ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+            };
+            if status == StatusCode::INTERNAL_SERVER_ERROR {
+                tracing::error!("memory operation failed: {e}");
+            }
+            (status, Json(e.to_api_error())).into_response()
+        }
+        Err(e) => refuse(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            &format!("the operation stopped: {e}"),
+        ),
+    }
+}
+
+fn bad_body(e: &JsonRejection) -> Response {
+    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
+}
+
+fn bad_path(e: &PathRejection) -> Response {
+    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
+}
+
+async fn open_session(
+    State(state): State<AppState>,
+    body: Result<Json<cairn_api::SessionOpen>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(open)) => run(state, move |c| c.open_session(open)).await,
+        Err(e) => bad_body(&e),
+    }
+}
+
+#[derive(Serialize)]
+struct Closed {
+    closed: bool,
+}
+
+async fn close_session(
+    State(state): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Response {
+    match id {
+        Ok(Path(id)) => {
+            run(state, move |c| {
+                c.close_session(&id).map(|closed| Closed { closed })
+            })
+            .await
+        }
+        Err(e) => bad_path(&e),
+    }
+}
+
+async fn start_turn(
+    State(state): State<AppState>,
+    body: Result<Json<TurnStart>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(start)) => run(state, move |c| c.start_turn(start)).await,
+        Err(e) => bad_body(&e),
+    }
+}
+
+async fn complete_turn(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+    body: Result<Json<TurnCompletion>, JsonRejection>,
+) -> Response {
+    match (id, body) {
+        (Ok(Path(id)), Ok(Json(done))) => run(state, move |c| c.complete_turn(id, done)).await,
+        (Err(e), _) => bad_path(&e),
+        (_, Err(e)) => bad_body(&e),
+    }
+}
+
+async fn search(
+    State(state): State<AppState>,
+    body: Result<Json<SearchQuery>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(query)) => run(state, move |c| c.search_memory(query)).await,
+        Err(e) => bad_body(&e),
+    }
+}
+
+async fn add(
+    State(state): State<AppState>,
+    body: Result<Json<NewMemory>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(memory)) => run(state, move |c| c.add_memory(memory)).await,
+        Err(e) => bad_body(&e),
+    }
+}
+
+async fn get_memory(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Response {
+    match id {
+        Ok(Path(id)) => run(state, move |c| c.get_memory(id)).await,
+        Err(e) => bad_path(&e),
+    }
+}
+
+#[derive(Serialize)]
+struct Deleted {
+    deleted: bool,
+}
+
+async fn delete_memory(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Response {
+    match id {
+        Ok(Path(id)) => {
+            run(state, move |c| {
+                c.delete_memory(id).map(|deleted| Deleted { deleted })
+            })
+            .await
+        }
+        Err(e) => bad_path(&e),
+    }
+}
+
+async fn overview(State(state): State<AppState>) -> Response {
+    run(state, |c| c.panel_overview()).await
+}
+
+#[derive(Deserialize)]
+struct ItemsQuery {
+    layer: Option<String>,
+    #[serde(default)]
+    offset: usize,
+    #[serde(default = "default_items")]
+    limit: usize,
+}
+
+fn default_items() -> usize {
+    50
+}
+
+async fn items(
+    State(state): State<AppState>,
+    query: Result<Query<ItemsQuery>, QueryRejection>,
+) -> Response {
+    let Query(q) = match query {
+        Ok(q) => q,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text()),
+    };
+    let layer = match q.layer.as_deref().map(|l| (l, Layer::parse(l))) {
+        Some((name, None)) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                &format!("unknown layer {name:?}: use L1, L2, L3 or skill"),
+            )
+        }
+        Some((_, layer)) => layer,
+        None => None,
+    };
+    run(state, move |c| c.panel_items(layer, q.offset, q.limit)).await
+}
+
+async fn analysis(State(state): State<AppState>) -> Response {
+    run(state, |c| c.panel_analysis()).await
+}
