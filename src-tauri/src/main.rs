@@ -68,6 +68,14 @@ fn run() -> anyhow::Result<()> {
         }
     };
 
+    // Open the memory (and load the embedding model) off the main thread, so the first recall is warm.
+    let warm = cairn.clone();
+    std::thread::spawn(move || {
+        if let Err(e) = warm.memory() {
+            tracing::error!("the memory store did not open: {e}");
+        }
+    });
+
     let shortcut = config.pet_shortcut.clone();
     let app = tauri::Builder::default()
         .plugin(

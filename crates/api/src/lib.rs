@@ -55,7 +55,35 @@ impl Cairn {
             return Ok(store.clone());
         }
         let store = Arc::new(MemoryStore::open(&self.memory_path())?);
+        if let Some(embedder) = self.load_embedder() {
+            store.set_embedder(embedder);
+            store.spawn_embedding_worker();
+        }
         Ok(self.memory.get_or_init(|| store).clone())
+    }
+
+    /// Where the local embedding model is installed (by `./run setup`).
+    pub fn embedding_model_dir(&self) -> std::path::PathBuf {
+        self.home.models_dir().join(cairn_embed::MODEL_NAME)
+    }
+
+    /// The local embedding model, when installed; without it recall runs on its lexical channels.
+    pub fn load_embedder(&self) -> Option<Arc<dyn cairn_memory::Embedder>> {
+        let dir = self.embedding_model_dir();
+        if !dir.join("model.safetensors").exists() {
+            tracing::info!(
+                "no embedding model at {}: recall is lexical only",
+                dir.display()
+            );
+            return None;
+        }
+        match cairn_embed::MiniLm::load(&dir) {
+            Ok(model) => Some(Arc::new(model)),
+            Err(e) => {
+                tracing::warn!("the embedding model did not load, recall is lexical only: {e}");
+                None
+            }
+        }
     }
 
     /// Where the memory database lives.

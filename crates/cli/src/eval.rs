@@ -6,15 +6,25 @@ use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
+use cairn_api::Cairn;
 use cairn_memory::locomo::{evaluate, LocomoReport};
-use cairn_memory::{MemoryStore, NewMemory, SearchQuery};
+use cairn_memory::{Embedder, MemoryStore, NewMemory, SearchQuery};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Runs the LoCoMo retrieval evaluation and prints it.
-pub fn locomo(file: &Path, ks: &[usize], json: bool) -> anyhow::Result<()> {
+pub fn locomo(
+    cairn: &Cairn,
+    file: &Path,
+    ks: &[usize],
+    lexical: bool,
+    json: bool,
+) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let report =
-        evaluate(&text, ks).with_context(|| format!("{} is not a LoCoMo file", file.display()))?;
+    let embedder = if lexical { None } else { cairn.load_embedder() };
+    let report = evaluate(&text, ks, embedder)
+        .with_context(|| format!("{} is not a LoCoMo file", file.display()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -29,6 +39,15 @@ fn render_locomo(report: &LocomoReport, ks: &[usize]) -> String {
         out,
         "LoCoMo retrieval: {} questions (categories 1–4), {} evidence ids dropped as unresolvable",
         report.questions, report.dropped_evidence
+    );
+    let _ = writeln!(
+        out,
+        "Cairn's channels: lexical{}",
+        report
+            .embedding_model
+            .as_deref()
+            .map(|m| format!(" + vectors ({m})"))
+            .unwrap_or_else(|| " only (no embedding model installed)".into())
     );
     let mut header = format!("{:<8}{:<13}{:>6}", "system", "category", "n");
     for k in ks {
@@ -112,10 +131,59 @@ fn vocabulary(size: usize) -> Vec<String> {
         .collect()
 }
 
+/// The benchmark's embedder: while the corpus is built it gives each memory a cheap pseudo-random
+/// unit vector (embedding 100,000 texts with the real model would take minutes and measure nothing
+/// about search); queries go through the real model, so search latency includes query embedding
+/// and an exhaustive scan of every vector.
+struct BenchEmbedder {
+    real: Arc<dyn Embedder>,
+    building: AtomicBool,
+}
+
+impl Embedder for BenchEmbedder {
+    fn model(&self) -> &str {
+        self.real.model()
+    }
+
+    fn dim(&self) -> usize {
+        self.real.dim()
+    }
+
+    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
+        if !self.building.load(Ordering::Relaxed) {
+            return self.real.embed(text);
+        }
+        let mut rng = Rng(text.bytes().fold(1469598103934665603u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(1099511628211)
+        }));
+        let v: Vec<f32> = (0..self.real.dim())
+            .map(|_| (rng.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
+            .collect();
+        let norm = v
+            .iter()
+            .map(|x| x * x)
+            .sum::<f32>()
+            .sqrt()
+            .max(f32::MIN_POSITIVE);
+        Ok(v.into_iter().map(|x| x / norm).collect())
+    }
+}
+
 /// Builds a synthetic corpus of `memories` L1 traces and measures ingest and search.
-pub fn bench_recall(memories: usize, queries: usize, json: bool) -> anyhow::Result<()> {
+pub fn bench_recall(
+    cairn: &Cairn,
+    memories: usize,
+    queries: usize,
+    json: bool,
+) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let store = MemoryStore::open(&dir.path().join("bench.sqlite"))?;
+    let embedder = cairn.load_embedder().map(|real| {
+        Arc::new(BenchEmbedder {
+            real,
+            building: AtomicBool::new(true),
+        })
+    });
     let words = vocabulary(20_000);
     let mut rng = Rng(42);
     let started = Instant::now();
@@ -141,6 +209,11 @@ pub fn bench_recall(memories: usize, queries: usize, json: bool) -> anyhow::Resu
         store.add_batch(batch)?;
     }
     let ingest_s = started.elapsed().as_secs_f64();
+    if let Some(embedder) = &embedder {
+        store.set_embedder(embedder.clone());
+        store.embed_all_pending()?;
+        embedder.building.store(false, Ordering::Relaxed);
+    }
 
     let mut times = Vec::with_capacity(queries);
     for _ in 0..queries {
@@ -163,10 +236,18 @@ pub fn bench_recall(memories: usize, queries: usize, json: bool) -> anyhow::Resu
             "ingest_per_s": (ingest_per_s * 10.0).round() / 10.0,
             "search_ms": { "p50": round2(p50), "p95": round2(p95), "p99": round2(p99) },
             "queries": queries,
+            "vectors": embedder.as_ref().map(|e| e.model()),
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("ingested {memories} memories in {ingest_s:.1} s ({ingest_per_s:.0} per second)");
+        match &embedder {
+            Some(e) => println!(
+                "vector channel on: queries embedded by {}, every stored vector scanned",
+                e.model()
+            ),
+            None => println!("vector channel off: no embedding model installed (run ./run setup)"),
+        }
         println!(
             "search over {memories} memories, {queries} queries: p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms"
         );

@@ -63,6 +63,9 @@ enum EvalCommand {
         /// Cut-offs, comma-separated.
         #[arg(long, value_delimiter = ',', default_value = "5,10,25")]
         k: Vec<usize>,
+        /// Leave out the vector channel (compare lexical recall alone).
+        #[arg(long)]
+        lexical: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -128,14 +131,18 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Memory(command) => memory::run(&cairn, command)
                 .await
                 .map(|()| std::process::ExitCode::SUCCESS),
-            Command::Eval(EvalCommand::Locomo { file, k, json }) => {
-                eval::locomo(&file, &k, json).map(|()| std::process::ExitCode::SUCCESS)
-            }
+            Command::Eval(EvalCommand::Locomo {
+                file,
+                k,
+                lexical,
+                json,
+            }) => eval::locomo(&cairn, &file, &k, lexical, json)
+                .map(|()| std::process::ExitCode::SUCCESS),
             Command::Bench(BenchCommand::Recall {
                 memories,
                 queries,
                 json,
-            }) => eval::bench_recall(memories.max(1), queries.max(1), json)
+            }) => eval::bench_recall(&cairn, memories.max(1), queries.max(1), json)
                 .map(|()| std::process::ExitCode::SUCCESS),
         }
     })

@@ -12,6 +12,7 @@ mod redact;
 mod schema;
 mod store;
 mod text;
+mod vectors;
 
 pub mod locomo;
 
@@ -25,3 +26,4 @@ pub use model::{
 pub use recall::Baseline;
 pub use redact::redact;
 pub use store::MemoryStore;
+pub use vectors::Embedder;

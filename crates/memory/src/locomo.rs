@@ -4,12 +4,13 @@
 //! BM25 baseline over the same turns.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::recall::Baseline;
-use crate::{MemoryError, MemoryStore, NewMemory, SearchQuery};
+use crate::{Embedder, MemoryError, MemoryStore, NewMemory, SearchQuery};
 
 /// The scored categories (5, adversarial, has no evidence to find).
 const CATEGORIES: [(u64, &str); 4] = [
@@ -28,6 +29,8 @@ pub struct LocomoReport {
     pub systems: BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>,
     /// Questions per group.
     pub counts: BTreeMap<String, usize>,
+    /// The embedding model behind Cairn's vector channel; `None` when recall ran lexical only.
+    pub embedding_model: Option<String>,
 }
 
 struct Turn {
@@ -70,7 +73,11 @@ impl Tally {
 }
 
 /// Runs the evaluation over the JSON text of a LoCoMo file for the cut-offs `ks`.
-pub fn evaluate(json: &str, ks: &[usize]) -> Result<LocomoReport, MemoryError> {
+pub fn evaluate(
+    json: &str,
+    ks: &[usize],
+    embedder: Option<Arc<dyn Embedder>>,
+) -> Result<LocomoReport, MemoryError> {
     let samples: Vec<Value> = serde_json::from_str(json)?;
     let max_k = ks.iter().copied().max().unwrap_or(10).max(1);
     let mut tallies: BTreeMap<(&str, &str), Tally> = BTreeMap::new();
@@ -96,6 +103,10 @@ pub fn evaluate(json: &str, ks: &[usize]) -> Result<LocomoReport, MemoryError> {
                 })
                 .collect(),
         )?;
+        if let Some(embedder) = &embedder {
+            store.set_embedder(embedder.clone());
+            store.embed_all_pending()?;
+        }
         let mut by_id: HashMap<i64, &Turn> = HashMap::new();
         for (id, turn) in ids.iter().zip(&turns) {
             baseline.add(*id, &turn.text)?;
@@ -166,6 +177,7 @@ pub fn evaluate(json: &str, ks: &[usize]) -> Result<LocomoReport, MemoryError> {
             .insert((*group).to_owned(), tally.percentages());
     }
     Ok(LocomoReport {
+        embedding_model: embedder.map(|e| e.model().to_owned()),
         questions: questions_scored,
         dropped_evidence,
         systems,
@@ -345,7 +357,7 @@ mod tests {
                 {"question": "Unanswerable?", "evidence": [], "category": 5}
             ]
         }]"#;
-        let report = evaluate(json, &[1, 5])?;
+        let report = evaluate(json, &[1, 5], None)?;
         assert_eq!(report.questions, 2);
         assert_eq!(report.dropped_evidence, 1);
         for system in ["cairn", "bm25"] {

@@ -23,6 +23,10 @@ const RELATIVE_THRESHOLD: f64 = 0.2;
 const MMR_LAMBDA: f64 = 0.7;
 const CONTEXT_WEIGHT: f64 = 0.35;
 const MAX_QUERY_TERMS: usize = 32;
+/// Vector hits below this cosine similarity are not candidates.
+const MIN_SIMILARITY: f32 = 0.25;
+/// How much a vector channel's normalised score counts against the lexical channels'.
+const VECTOR_WEIGHT: f64 = 0.5;
 /// Query planning: terms are taken rarest first while their postings add up to at most this many
 /// (the rarest always), so a query full of common words stays fast on a large memory. Common
 /// terms carry almost no BM25 weight, so leaving them out changes little.
@@ -127,9 +131,30 @@ impl MemoryStore {
             gather(&conn, &sql, values, "structural", &mut candidates)?;
         }
 
-        let ids: Vec<i64> = candidates.keys().copied().collect();
-        let records = fetch(&conn, &ids)?;
         drop(conn);
+
+        let similar = self.vector_candidates(&query.query, pool, MIN_SIMILARITY)?;
+        let top_similarity = similar.first().map_or(1.0, |s| s.1).max(f32::EPSILON);
+        for (rank, (id, similarity)) in similar.into_iter().enumerate() {
+            let entry = candidates.entry(id).or_insert(Candidate {
+                channels: Vec::new(),
+                best: 0.0,
+            });
+            entry.best = entry
+                .best
+                .max(f64::from(similarity / top_similarity) * VECTOR_WEIGHT);
+            entry.channels.push(Trace {
+                channel: "vec".to_owned(),
+                rank,
+                score: f64::from(similarity),
+            });
+        }
+
+        let ids: Vec<i64> = candidates.keys().copied().collect();
+        let records: Vec<MemoryRecord> = fetch(&*self.lock()?, &ids)?
+            .into_iter()
+            .filter(|m| matches_filters(m, query))
+            .collect();
 
         let now = self.now();
         let mut scored: Vec<(f64, MemoryRecord, Vec<Trace>)> = records
@@ -153,7 +178,11 @@ impl MemoryStore {
         let mut eligible = Vec::new();
         let mut dropped = Vec::new();
         for (score, memory, channels) in scored {
-            if score >= RELATIVE_THRESHOLD * top {
+            let lexical = channels.iter().any(|c| c.channel != "vec");
+            if !fragments.is_empty() && !lexical {
+                let reason = "dropped: the query names identifiers and no keyword channel confirmed this memory".to_owned();
+                dropped.push(hit(memory, score, channels, false, reason));
+            } else if score >= RELATIVE_THRESHOLD * top {
                 eligible.push((score, memory, channels, "above the relative threshold"));
             } else if channels.len() >= 2 {
                 eligible.push((
@@ -302,6 +331,25 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     }
     let common = a.intersection(b).count() as f64;
     common / (a.len() as f64 + b.len() as f64 - common)
+}
+
+/// Whether a fetched memory passes the query's filters (vector candidates are not filtered in SQL).
+fn matches_filters(m: &MemoryRecord, query: &SearchQuery) -> bool {
+    matches!(
+        m.status,
+        crate::Status::Activated | crate::Status::Resolving
+    ) && (query.layers.is_empty() || query.layers.contains(&m.layer))
+        && (query.sources.is_empty() || query.sources.contains(&m.source))
+        && query
+            .session
+            .as_ref()
+            .is_none_or(|s| m.session.as_ref() == Some(s))
+        && query
+            .exclude_session
+            .as_ref()
+            .is_none_or(|s| m.session.as_ref() != Some(s))
+        && query.after.is_none_or(|t| m.created_at >= t)
+        && query.before.is_none_or(|t| m.created_at < t)
 }
 
 /// Whether the query narrows the memories beyond "live ones".

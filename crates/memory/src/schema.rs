@@ -8,7 +8,8 @@ use rusqlite::Connection;
 use crate::MemoryError;
 
 /// Migrations in order; the index + 1 is the schema version it produces.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE sessions (
     id INTEGER PRIMARY KEY,
     key TEXT NOT NULL UNIQUE,
@@ -87,7 +88,16 @@ CREATE TABLE skipped_turns (
     reason TEXT NOT NULL,
     bytes INTEGER NOT NULL
 );
-"#];
+"#,
+    r#"
+CREATE TABLE memory_vectors (
+    memory_id INTEGER PRIMARY KEY REFERENCES memories(id),
+    model TEXT NOT NULL,
+    scale REAL NOT NULL,
+    vec BLOB NOT NULL
+);
+"#,
+];
 
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -2,13 +2,14 @@
 //! indexed), reading, editing, deleting, and the counts the memory panel shows.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
 use crate::model::{Analysis, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Status};
 use crate::text::{idents, Analyzer};
-use crate::{redact, schema, MemoryError};
+use crate::vectors::VectorIndex;
+use crate::{redact, schema, Embedder, MemoryError};
 
 /// How much of a neighbouring memory is indexed as a memory's context.
 const CONTEXT_CHARS: usize = 600;
@@ -19,6 +20,11 @@ pub struct MemoryStore {
     path: Option<PathBuf>,
     pub(crate) analyzer: Analyzer,
     clock: Box<dyn Fn() -> i64 + Send + Sync>,
+    pub(crate) embedder: RwLock<Option<Arc<dyn Embedder>>>,
+    /// Loaded on the first vector search; `None` until then.
+    pub(crate) vectors: Mutex<Option<VectorIndex>>,
+    /// Set when new memories wait for the embedding queue.
+    pub(crate) pending: Arc<(Mutex<bool>, Condvar)>,
 }
 
 pub(crate) fn now_ms() -> i64 {
@@ -55,6 +61,9 @@ impl MemoryStore {
             path,
             analyzer: Analyzer::default(),
             clock: Box::new(now_ms),
+            embedder: RwLock::new(None),
+            vectors: Mutex::new(None),
+            pending: Arc::new((Mutex::new(false), Condvar::new())),
         }
     }
 
@@ -81,6 +90,7 @@ impl MemoryStore {
         let tx = conn.transaction()?;
         let id = self.insert(&tx, memory, None, None)?;
         tx.commit()?;
+        self.wake_embedding();
         get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
     }
 
@@ -93,6 +103,7 @@ impl MemoryStore {
             ids.push(self.insert(&tx, memory, None, None)?);
         }
         tx.commit()?;
+        self.wake_embedding();
         Ok(ids)
     }
 
@@ -235,9 +246,11 @@ impl MemoryStore {
         if changed > 0 {
             tx.execute("DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
             tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+            tx.execute("DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
             log_change(&tx, self.now(), "delete", Some(id), &serde_json::json!({}))?;
         }
         tx.commit()?;
+        self.forget_vector(id);
         Ok(changed > 0)
     }
 
@@ -296,8 +309,11 @@ impl MemoryStore {
                 params![id, found.join(" ")],
             )?;
         }
+        tx.execute("DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
         log_change(&tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
         tx.commit()?;
+        self.forget_vector(id);
+        self.wake_embedding();
         get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
     }
 

@@ -5,5 +5,6 @@ mod capture;
 mod crash;
 mod recall;
 mod store;
+mod vectors;
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;

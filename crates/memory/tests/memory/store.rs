@@ -228,3 +228,32 @@ fn analysis_counts_days_sources_and_search_hits() -> TestResult {
     assert_eq!(analysis.recent_searches[0].query, "nothing matches this");
     Ok(())
 }
+
+#[test]
+fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("memory.sqlite");
+    let id = MemoryStore::open(&path)?
+        .add(memory("written by an older Cairn"))?
+        .id;
+    {
+        let conn = rusqlite::Connection::open(&path)?;
+        conn.execute_batch("DROP TABLE memory_vectors; PRAGMA user_version = 1;")?;
+    }
+    let store = MemoryStore::open(&path)?;
+    assert!(
+        dir.path().join("memory.v1.bak").exists(),
+        "a backup is taken before migrating"
+    );
+    assert_eq!(
+        store.get(id)?.map(|m| m.text),
+        Some("written by an older Cairn".into())
+    );
+    let conn = rusqlite::Connection::open(&path)?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    assert_eq!(version, 2);
+    conn.query_row("SELECT count(*) FROM memory_vectors", [], |r| {
+        r.get::<_, i64>(0)
+    })?;
+    Ok(())
+}

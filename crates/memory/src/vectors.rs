@@ -1,0 +1,318 @@
+//! Semantic recall: the `Embedder` trait, vectors stored int8-quantised beside each memory, an
+//! in-memory index over all of them (searched exhaustively, not just the newest rows), and the
+//! background queue that embeds new memories without holding up capture.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use rusqlite::params;
+
+use crate::{MemoryError, MemoryStore};
+
+/// Turns text into a unit-length vector. Implemented by local models (see `cairn-embed`).
+pub trait Embedder: Send + Sync {
+    /// Recorded with every vector, so vectors of another model are never compared.
+    fn model(&self) -> &str;
+    fn dim(&self) -> usize;
+    fn embed(&self, text: &str) -> Result<Vec<f32>, String>;
+}
+
+/// Every live memory's vector, int8 with one scale per vector (a quarter of the f32 size).
+#[derive(Default)]
+pub(crate) struct VectorIndex {
+    dim: usize,
+    ids: Vec<i64>,
+    codes: Vec<i8>,
+    scales: Vec<f32>,
+    position: HashMap<i64, usize>,
+}
+
+/// Quantises a vector to int8: `v ≈ code × scale / 127`.
+pub(crate) fn quantize(v: &[f32]) -> (f32, Vec<i8>) {
+    let scale = v
+        .iter()
+        .fold(0.0f32, |m, x| m.max(x.abs()))
+        .max(f32::MIN_POSITIVE);
+    let codes = v
+        .iter()
+        .map(|x| (x / scale * 127.0).round().clamp(-127.0, 127.0) as i8)
+        .collect();
+    (scale, codes)
+}
+
+impl VectorIndex {
+    pub(crate) fn new(dim: usize) -> Self {
+        Self {
+            dim,
+            ..Self::default()
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub(crate) fn insert(&mut self, id: i64, scale: f32, codes: &[i8]) {
+        if codes.len() != self.dim {
+            return;
+        }
+        if let Some(&at) = self.position.get(&id) {
+            self.scales[at] = scale;
+            self.codes[at * self.dim..(at + 1) * self.dim].copy_from_slice(codes);
+            return;
+        }
+        self.position.insert(id, self.ids.len());
+        self.ids.push(id);
+        self.scales.push(scale);
+        self.codes.extend_from_slice(codes);
+    }
+
+    pub(crate) fn remove(&mut self, id: i64) {
+        let Some(at) = self.position.remove(&id) else {
+            return;
+        };
+        let last = self.ids.len() - 1;
+        if at != last {
+            let moved = self.ids[last];
+            self.ids.swap(at, last);
+            self.scales.swap(at, last);
+            let (head, tail) = self.codes.split_at_mut(last * self.dim);
+            head[at * self.dim..(at + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
+            self.position.insert(moved, at);
+        }
+        self.ids.pop();
+        self.scales.pop();
+        self.codes.truncate(last * self.dim);
+    }
+
+    /// The `k` most similar (cosine) memories at or above `min_similarity`, best first.
+    pub(crate) fn top(&self, query: &[f32], k: usize, min_similarity: f32) -> Vec<(i64, f32)> {
+        if query.len() != self.dim || self.ids.is_empty() {
+            return Vec::new();
+        }
+        // The query is quantised too, so the scan is integer multiply-adds the compiler vectorises.
+        let (query_scale, query_codes) = quantize(query);
+        let unit = query_scale / (127.0 * 127.0);
+        let mut scored: Vec<(i64, f32)> = self
+            .codes
+            .chunks_exact(self.dim)
+            .zip(&self.scales)
+            .zip(&self.ids)
+            .map(|((codes, scale), id)| (*id, dot_i8(codes, &query_codes) as f32 * scale * unit))
+            .filter(|(_, s)| *s >= min_similarity)
+            .collect();
+        let k = k.min(scored.len());
+        if k == 0 {
+            return Vec::new();
+        }
+        scored.select_nth_unstable_by(k - 1, |a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored
+    }
+}
+
+/// Integer dot product of two int8 vectors.
+fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| i32::from(*x) * i32::from(*y))
+        .sum()
+}
+
+impl MemoryStore {
+    /// Uses `embedder` for the vector channel from now on.
+    pub fn set_embedder(&self, embedder: Arc<dyn Embedder>) {
+        if let Ok(mut slot) = self.embedder.write() {
+            *slot = Some(embedder);
+        }
+        if let Ok(mut index) = self.vectors.lock() {
+            *index = None;
+        }
+        self.wake_embedding();
+    }
+
+    pub(crate) fn embedder(&self) -> Option<Arc<dyn Embedder>> {
+        self.embedder.read().ok().and_then(|e| e.clone())
+    }
+
+    pub(crate) fn wake_embedding(&self) {
+        let (lock, signal) = &*self.pending;
+        if let Ok(mut pending) = lock.lock() {
+            *pending = true;
+            signal.notify_all();
+        }
+    }
+
+    /// Embeds up to `max` live memories that have no vector yet; returns how many it embedded.
+    pub fn embed_pending(&self, max: usize) -> Result<usize, MemoryError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(0);
+        };
+        let rows: Vec<(i64, String)> = {
+            let conn = self.lock()?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT m.id, m.text FROM memories m
+                 LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?1
+                 WHERE v.memory_id IS NULL AND m.status != 'deleted' ORDER BY m.id LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![embedder.model(), max as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let mut done = Vec::with_capacity(rows.len());
+        for (id, text) in rows {
+            let vector = embedder
+                .embed(&text)
+                .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
+            done.push((id, quantize(&vector)));
+        }
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        for (id, (scale, codes)) in &done {
+            let bytes: Vec<u8> = codes.iter().map(|c| *c as u8).collect();
+            tx.execute(
+                "INSERT INTO memory_vectors (memory_id, model, scale, vec) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(memory_id) DO UPDATE SET model = excluded.model, scale = excluded.scale, vec = excluded.vec",
+                params![id, embedder.model(), f64::from(*scale), bytes],
+            )?;
+        }
+        tx.commit()?;
+        drop(conn);
+        if let Ok(mut index) = self.vectors.lock() {
+            if let Some(index) = index.as_mut() {
+                for (id, (scale, codes)) in &done {
+                    index.insert(*id, *scale, codes);
+                }
+            }
+        }
+        Ok(done.len())
+    }
+
+    /// Embeds everything still pending, now (evaluation, tests, `cairn memory reindex`).
+    pub fn embed_all_pending(&self) -> Result<usize, MemoryError> {
+        let mut total = 0;
+        loop {
+            let n = self.embed_pending(64)?;
+            total += n;
+            if n == 0 {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Starts the background queue that embeds new memories; it stops when the store is dropped.
+    /// Failures are retried with a growing pause (1 s up to a minute); capture never waits on it.
+    pub fn spawn_embedding_worker(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+        let weak: Weak<Self> = Arc::downgrade(self);
+        std::thread::spawn(move || {
+            let mut backoff = Duration::from_secs(1);
+            loop {
+                let Some(store) = weak.upgrade() else { return };
+                match store.embed_pending(32) {
+                    Ok(0) => {
+                        let (lock, signal) = &*store.pending;
+                        if let Ok(mut pending) = lock.lock() {
+                            if !*pending {
+                                pending = signal
+                                    .wait_timeout(pending, Duration::from_secs(2))
+                                    .map(|(guard, _)| guard)
+                                    .unwrap_or_else(|e| e.into_inner().0);
+                            }
+                            *pending = false;
+                        }
+                        backoff = Duration::from_secs(1);
+                    }
+                    Ok(_) => backoff = Duration::from_secs(1),
+                    Err(e) => {
+                        tracing::warn!("embedding failed, retrying in {backoff:?}: {e}");
+                        drop(store);
+                        std::thread::sleep(backoff);
+                        backoff = (backoff * 2).min(Duration::from_secs(60));
+                    }
+                }
+            }
+        })
+    }
+
+    /// Nearest memories to `query` by vector, loading the index on first use.
+    pub(crate) fn vector_candidates(
+        &self,
+        query: &str,
+        k: usize,
+        min_similarity: f32,
+    ) -> Result<Vec<(i64, f32)>, MemoryError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(Vec::new());
+        };
+        let mut index = self
+            .vectors
+            .lock()
+            .map_err(|_| MemoryError::Invalid("the vector index was poisoned by a panic".into()))?;
+        if index.is_none() {
+            let mut loaded = VectorIndex::new(embedder.dim());
+            let conn = self.lock()?;
+            let mut stmt = conn.prepare(
+                "SELECT v.memory_id, v.scale, v.vec FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
+                 WHERE v.model = ?1 AND m.status != 'deleted'",
+            )?;
+            let rows = stmt.query_map([embedder.model()], |row| {
+                Ok((
+                    row.get::<_, i64>(0)?,
+                    row.get::<_, f64>(1)?,
+                    row.get::<_, Vec<u8>>(2)?,
+                ))
+            })?;
+            for row in rows {
+                let (id, scale, bytes) = row?;
+                let codes: Vec<i8> = bytes.iter().map(|b| *b as i8).collect();
+                loaded.insert(id, scale as f32, &codes);
+            }
+            *index = Some(loaded);
+        }
+        let Some(index) = index.as_ref().filter(|i| i.len() > 0) else {
+            return Ok(Vec::new());
+        };
+        let vector = embedder
+            .embed(query)
+            .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
+        Ok(index.top(&vector, k, min_similarity))
+    }
+
+    pub(crate) fn forget_vector(&self, id: i64) {
+        if let Ok(mut index) = self.vectors.lock() {
+            if let Some(index) = index.as_mut() {
+                index.remove(id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantised_vectors_keep_their_ranking() {
+        let mut index = VectorIndex::new(3);
+        for (id, v) in [
+            (1, [1.0, 0.0, 0.0]),
+            (2, [0.6, 0.8, 0.0]),
+            (3, [0.0, 0.0, 1.0]),
+        ] {
+            let (scale, codes) = quantize(&v);
+            index.insert(id, scale, &codes);
+        }
+        let top = index.top(&[0.8, 0.6, 0.0], 2, 0.1);
+        assert_eq!(top.iter().map(|t| t.0).collect::<Vec<_>>(), vec![2, 1]);
+        assert!((top[0].1 - 0.96).abs() < 0.02, "{top:?}");
+        index.remove(2);
+        assert_eq!(
+            index.top(&[0.8, 0.6, 0.0], 2, 0.1).first().map(|t| t.0),
+            Some(1)
+        );
+        assert!(index.top(&[0.0, 0.0, 1.0], 5, 0.5).iter().all(|t| t.0 == 3));
+    }
+}
