@@ -255,5 +255,48 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     switch_to_window_titled(client, "Cairn pet").await?;
     client.find(Locator::Css(".pet-stones")).await?;
     screenshot(client, "pet").await?;
+
+    // About 160×160, and the global shortcut hides and shows it.
+    let pet = pet_window()?.ok_or("the pet window is not visible")?;
+    let geometry = run("xdotool", &["getwindowgeometry", &pet])?;
+    assert!(geometry.contains("Geometry: 160x160"), "{geometry}");
+    run("xdotool", &["key", "ctrl+shift+space"])?;
+    wait_until(
+        || Ok(pet_window()?.is_none()),
+        "the shortcut to hide the pet",
+    )
+    .await?;
+    run("xdotool", &["key", "ctrl+shift+space"])?;
+    wait_until(
+        || Ok(pet_window()?.is_some()),
+        "the shortcut to show the pet",
+    )
+    .await?;
     Ok(())
+}
+
+/// Runs a command and returns its standard output.
+fn run(program: &str, args: &[&str]) -> TestResult<String> {
+    let output = Command::new(program).args(args).output()?;
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// The X window id of the visible pet, if it is visible.
+fn pet_window() -> TestResult<Option<String>> {
+    let found = run(
+        "xdotool",
+        &["search", "--onlyvisible", "--name", "^Cairn pet$"],
+    )?;
+    Ok(found.lines().next().map(str::to_owned))
+}
+
+async fn wait_until(mut check: impl FnMut() -> TestResult<bool>, what: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if check()? {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(format!("timed out waiting for {what}").into())
 }

@@ -1,0 +1,309 @@
+//! The OpenAI-compatible chat-completions dialect (OpenAI, DeepSeek, vLLM, llama.cpp, LM Studio,
+//! and Ollama's `/v1`): server-sent events with text, `reasoning_content`, tool calls streamed in
+//! pieces, and usage in the last chunk.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use tokio::sync::mpsc;
+
+use crate::{
+    ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
+};
+
+/// A server speaking OpenAI's chat-completions protocol.
+#[derive(Clone)]
+pub struct OpenAiCompatible {
+    base_url: String,
+    api_key: Option<String>,
+    http: reqwest::Client,
+    stall_timeout: Duration,
+    max_retries: u32,
+    backoff: Duration,
+}
+
+impl OpenAiCompatible {
+    /// `base_url` is the API root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434/v1`.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
+        Self {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            api_key,
+            http: reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(10))
+                .build()
+                .unwrap_or_default(),
+            stall_timeout: Duration::from_secs(90),
+            max_retries: 3,
+            backoff: Duration::from_millis(500),
+        }
+    }
+
+    /// How long the stream may stay silent before the watchdog cuts it.
+    pub fn with_stall_timeout(mut self, timeout: Duration) -> Self {
+        self.stall_timeout = timeout;
+        self
+    }
+
+    /// Retries for retryable failures before the first byte, and the first pause between them
+    /// (doubling each time; a server's Retry-After wins when longer).
+    pub fn with_retries(mut self, max_retries: u32, backoff: Duration) -> Self {
+        self.max_retries = max_retries;
+        self.backoff = backoff;
+        self
+    }
+
+    fn authorised(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+
+    /// The model ids the server offers (`GET /models`), for the settings screen.
+    pub async fn models(&self) -> Result<Vec<String>, ProviderError> {
+        let response = self
+            .authorised(self.http.get(format!("{}/models", self.base_url)))
+            .timeout(Duration::from_secs(15))
+            .send()
+            .await
+            .map_err(|e| ProviderError::Network(e.to_string()))?;
+        let status = response.status().as_u16();
+        let body = response
+            .text()
+            .await
+            .map_err(|e| ProviderError::Network(e.to_string()))?;
+        if !(200..300).contains(&status) {
+            return Err(ProviderError::from_status(status, None, &body));
+        }
+        let value: Value =
+            serde_json::from_str(&body).map_err(|e| ProviderError::BadResponse(e.to_string()))?;
+        Ok(value["data"]
+            .as_array()
+            .or_else(|| value["models"].as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|m| {
+                m["id"]
+                    .as_str()
+                    .or_else(|| m["name"].as_str())
+                    .map(str::to_owned)
+            })
+            .collect())
+    }
+
+    /// A one-token request to `model`: proves the address, the key and the model together.
+    pub async fn test_connection(&self, model: &str) -> Result<(), ProviderError> {
+        let request = ChatRequest {
+            model: model.to_owned(),
+            messages: vec![Message::new(Role::User, "Reply with OK.")],
+            tools: Vec::new(),
+            max_tokens: Some(1),
+        };
+        crate::collect(self.stream(request)).await.map(|_| ())
+    }
+
+    fn body(request: &ChatRequest) -> Value {
+        let messages: Vec<Value> = request.messages.iter().map(wire_message).collect();
+        let mut body = json!({
+            "model": request.model,
+            "messages": messages,
+            "stream": true,
+            "stream_options": { "include_usage": true },
+        });
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
+                .collect();
+        }
+        if let Some(max) = request.max_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        body
+    }
+
+    /// Sends the request, retrying retryable failures before any byte of the reply arrived.
+    async fn open(&self, body: &Value) -> Result<reqwest::Response, ProviderError> {
+        let mut attempt = 0;
+        loop {
+            let sent = self
+                .authorised(
+                    self.http
+                        .post(format!("{}/chat/completions", self.base_url)),
+                )
+                .json(body)
+                .send()
+                .await;
+            let error = match sent {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response) => {
+                    let status = response.status().as_u16();
+                    let retry_after = response
+                        .headers()
+                        .get("retry-after")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.trim().parse::<f64>().ok())
+                        .map(Duration::from_secs_f64);
+                    let text = response.text().await.unwrap_or_default();
+                    ProviderError::from_status(status, retry_after, &text)
+                }
+                Err(e) => ProviderError::Network(e.to_string()),
+            };
+            let Some(at_least) = error.retry_after().filter(|_| attempt < self.max_retries) else {
+                return Err(error);
+            };
+            let pause = match &error {
+                ProviderError::RateLimited {
+                    retry_after: Some(wait),
+                    ..
+                } => *wait,
+                _ => (self.backoff * 2u32.pow(attempt)).max(at_least.min(self.backoff)),
+            };
+            tracing::warn!("model request failed ({error}); retrying in {pause:?}");
+            tokio::time::sleep(pause).await;
+            attempt += 1;
+        }
+    }
+
+    async fn run(
+        &self,
+        request: ChatRequest,
+        tx: &mpsc::Sender<Result<StreamEvent, ProviderError>>,
+    ) -> Result<(), ProviderError> {
+        let response = self.open(&Self::body(&request)).await?;
+        let mut bytes = response.bytes_stream();
+        let mut buffer: Vec<u8> = Vec::new();
+        let mut finish: Option<FinishReason> = None;
+        loop {
+            let next = tokio::time::timeout(self.stall_timeout, bytes.next())
+                .await
+                .map_err(|_| ProviderError::Stalled(self.stall_timeout))?;
+            let chunk = match next {
+                Some(Ok(chunk)) => chunk,
+                Some(Err(e)) => {
+                    return Err(ProviderError::Network(format!("the stream broke: {e}")))
+                }
+                None => break,
+            };
+            buffer.extend_from_slice(&chunk);
+            while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = buffer.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                let Some(data) = line.trim().strip_prefix("data:").map(str::trim) else {
+                    continue;
+                };
+                if data == "[DONE]" {
+                    let _ = tx
+                        .send(Ok(StreamEvent::Done(finish.unwrap_or_default())))
+                        .await;
+                    return Ok(());
+                }
+                let value: Value = serde_json::from_str(data)
+                    .map_err(|e| ProviderError::BadResponse(format!("{e} in {data:.200}")))?;
+                if let Some(message) = value["error"]["message"].as_str() {
+                    return Err(ProviderError::Server {
+                        status: 200,
+                        message: message.to_owned(),
+                    });
+                }
+                for event in events(&value, &mut finish) {
+                    if tx.send(Ok(event)).await.is_err() {
+                        return Ok(()); // the caller stopped listening (the turn was cancelled)
+                    }
+                }
+            }
+        }
+        match finish {
+            Some(reason) => {
+                let _ = tx.send(Ok(StreamEvent::Done(reason))).await;
+                Ok(())
+            }
+            None => Err(ProviderError::Network(
+                "the stream ended before the reply was finished".into(),
+            )),
+        }
+    }
+}
+
+impl Provider for OpenAiCompatible {
+    fn stream(&self, request: ChatRequest) -> mpsc::Receiver<Result<StreamEvent, ProviderError>> {
+        let (tx, rx) = mpsc::channel(256);
+        let this = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = this.run(request, &tx).await {
+                let _ = tx.send(Err(e)).await;
+            }
+        });
+        rx
+    }
+}
+
+fn wire_message(m: &Message) -> Value {
+    let role = match m.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let mut out = json!({ "role": role, "content": m.content });
+    if !m.tool_calls.is_empty() {
+        out["tool_calls"] = m
+            .tool_calls
+            .iter()
+            .map(|c| json!({ "id": c.id, "type": "function", "function": { "name": c.name, "arguments": c.arguments } }))
+            .collect();
+    }
+    if let Some(id) = &m.tool_call_id {
+        out["tool_call_id"] = json!(id);
+    }
+    out
+}
+
+/// The events in one SSE chunk; remembers the finish reason, which the `[DONE]` line reports.
+fn events(chunk: &Value, finish: &mut Option<FinishReason>) -> Vec<StreamEvent> {
+    let mut out = Vec::new();
+    if let Some(choice) = chunk["choices"].get(0) {
+        let delta = &choice["delta"];
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(text) = delta[key].as_str().filter(|t| !t.is_empty()) {
+                out.push(StreamEvent::Reasoning(text.to_owned()));
+            }
+        }
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            out.push(StreamEvent::Text(text.to_owned()));
+        }
+        for (position, call) in delta["tool_calls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            out.push(StreamEvent::ToolCall {
+                index: call["index"].as_u64().map_or(position, |i| i as usize),
+                id: call["id"].as_str().map(str::to_owned),
+                name: call["function"]["name"].as_str().map(str::to_owned),
+                arguments: call["function"]["arguments"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            });
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            *finish = Some(match reason {
+                "tool_calls" | "function_call" => FinishReason::ToolCalls,
+                "length" => FinishReason::Length,
+                "content_filter" => FinishReason::Filtered,
+                _ => FinishReason::Stop,
+            });
+        }
+    }
+    if chunk["usage"].is_object() {
+        out.push(StreamEvent::Usage(Usage {
+            input_tokens: chunk["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
+            output_tokens: chunk["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+        }));
+    }
+    out
+}

@@ -1,0 +1,132 @@
+//! A mock chat-completions server: plays scripted replies in order and records each request body.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use futures_util::stream;
+use serde_json::Value;
+
+/// One scripted answer.
+pub enum Reply {
+    /// SSE `data:` payloads, sent in order with `pause` before each after the first.
+    Sse { data: Vec<String>, pause: Duration },
+    /// An HTTP error with an optional Retry-After.
+    Status {
+        status: u16,
+        retry_after: Option<&'static str>,
+        body: String,
+    },
+}
+
+impl Reply {
+    pub fn sse(chunks: &[Value]) -> Self {
+        let mut data: Vec<String> = chunks.iter().map(Value::to_string).collect();
+        data.push("[DONE]".into());
+        Self::Sse {
+            data,
+            pause: Duration::ZERO,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    replies: Mutex<VecDeque<Reply>>,
+    requests: Mutex<Vec<Value>>,
+}
+
+pub struct MockServer {
+    pub base_url: String,
+    script: Arc<Script>,
+}
+
+impl MockServer {
+    pub async fn start(replies: Vec<Reply>) -> Result<Self, Box<dyn std::error::Error>> {
+        let script = Arc::new(Script {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::default(),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(complete))
+            .route("/v1/models", get(models))
+            .with_state(script.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok(Self {
+            base_url: format!("http://{addr}/v1"),
+            script,
+        })
+    }
+
+    pub fn requests(&self) -> Vec<Value> {
+        self.script
+            .requests
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+}
+
+async fn models() -> Json<Value> {
+    Json(
+        serde_json::json!({ "object": "list", "data": [{ "id": "small-model" }, { "id": "big-model" }] }),
+    )
+}
+
+async fn complete(State(script): State<Arc<Script>>, Json(body): Json<Value>) -> Response {
+    if let Ok(mut requests) = script.requests.lock() {
+        requests.push(body);
+    }
+    let reply = script.replies.lock().ok().and_then(|mut r| r.pop_front());
+    match reply {
+        None => (StatusCode::INTERNAL_SERVER_ERROR, "no scripted reply left").into_response(),
+        Some(Reply::Status {
+            status,
+            retry_after,
+            body,
+        }) => {
+            let mut response = (
+                StatusCode::from_u16(status).unwrap_or(StatusCode::IM_A_TEAPOT),
+                body,
+            )
+                .into_response();
+            if let Some(value) = retry_after {
+                response
+                    .headers_mut()
+                    .insert("retry-after", HeaderValue::from_static(value));
+            }
+            response
+        }
+        Some(Reply::Sse { data, pause }) => {
+            let events = stream::unfold(
+                (data.into_iter(), true),
+                move |(mut rest, first)| async move {
+                    let item = rest.next()?;
+                    if !first {
+                        tokio::time::sleep(pause).await;
+                    }
+                    Some((
+                        Ok::<_, std::io::Error>(format!("data: {item}\n\n")),
+                        (rest, false),
+                    ))
+                },
+            );
+            let mut response = Response::new(Body::from_stream(events));
+            response.headers_mut().insert(
+                "content-type",
+                HeaderValue::from_static("text/event-stream"),
+            );
+            response
+        }
+    }
+}
