@@ -11,6 +11,9 @@ pub enum Error {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Memory(#[from] MemoryError),
+    /// No model to talk to: the message says how to configure one.
+    #[error("{0}")]
+    NoModel(String),
 }
 
 /// The class of failure, which front ends map to their own signals (HTTP status, exit code).
@@ -26,9 +29,9 @@ pub enum ErrorKind {
 impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Self::Memory(MemoryError::Invalid(_)) | Self::Config(ConfigError::Invalid { .. }) => {
-                ErrorKind::BadRequest
-            }
+            Self::Memory(MemoryError::Invalid(_))
+            | Self::Config(ConfigError::Invalid { .. })
+            | Self::NoModel(_) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) => ErrorKind::NotFound,
             _ => ErrorKind::Internal,
         }

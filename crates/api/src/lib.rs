@@ -2,6 +2,7 @@
 //! routes and the `cairn` CLI. Each operation is a method on [`Cairn`], which holds the data home and
 //! an injected environment.
 
+mod agent;
 mod error;
 mod memory;
 mod status;
@@ -12,6 +13,7 @@ use std::time::Duration;
 use cairn_config::{Config, ConfigError, Home};
 use cairn_memory::MemoryStore;
 
+pub use agent::ModelChoice;
 pub use error::{Error, ErrorKind};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use status::VERSION;

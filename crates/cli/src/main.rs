@@ -1,5 +1,6 @@
 //! The `cairn` command line: argument parsing and terminal output over `cairn-api`.
 
+mod agent;
 mod eval;
 mod memory;
 mod status;
@@ -33,6 +34,26 @@ enum Command {
         /// Print the report as JSON (the same document `GET /api/v1/status` returns).
         #[arg(long)]
         json: bool,
+    },
+    /// Run one turn of the agent: the task from --message or standard input, the answer streamed
+    /// to standard output. Recalls from memory first and captures the turn after.
+    Agent {
+        /// The task. Without it, standard input is read.
+        #[arg(long, short)]
+        message: Option<String>,
+        /// An OpenAI-compatible API root to use instead of the configured provider
+        /// (e.g. http://127.0.0.1:8080/v1); needs --model.
+        #[arg(long)]
+        base_url: Option<String>,
+        /// The model: an id, or provider/model for a configured provider.
+        #[arg(long)]
+        model: Option<String>,
+        /// Read the API key from this environment variable.
+        #[arg(long, value_name = "VAR")]
+        api_key_env: Option<String>,
+        /// Continue this conversation id (default: a new one).
+        #[arg(long)]
+        session: Option<String>,
     },
     /// Search, add, read and delete memories (through the running app when there is one).
     #[command(subcommand)]
@@ -128,6 +149,22 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
         match cli.command {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
+            Command::Agent {
+                message,
+                base_url,
+                model,
+                api_key_env,
+                session,
+            } => {
+                let args = agent::AgentArgs {
+                    message,
+                    base_url,
+                    model,
+                    api_key_env,
+                    session,
+                };
+                agent::run(&cairn, args).await
+            }
             Command::Memory(command) => memory::run(&cairn, command)
                 .await
                 .map(|()| std::process::ExitCode::SUCCESS),

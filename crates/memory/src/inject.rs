@@ -32,6 +32,11 @@ pub fn render_injection(hits: &[SearchHit]) -> String {
     out
 }
 
+/// Today's date (UTC) as `YYYY-MM-DD`.
+pub fn today() -> String {
+    date(crate::store::now_ms())
+}
+
 /// `YYYY-MM-DD` (UTC) of a unix-millisecond time.
 pub fn date(ms: i64) -> String {
     let days = ms.div_euclid(86_400_000);

@@ -1,5 +1,6 @@
 //! The `cairn` binary as a user runs it: status (text and JSON), config errors, serve.
 
+mod agent;
 mod eval;
 mod memory;
 mod serve;

@@ -1,4 +1,3 @@
 //! The OpenAI-compatible provider against a scripted mock server that records every request.
 
-mod mock;
 mod openai;

@@ -8,7 +8,7 @@ use cairn_llm::{
 };
 use serde_json::json;
 
-use crate::mock::{MockServer, Reply};
+use cairn_test_support::{MockServer, Reply};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 

@@ -1,4 +1,5 @@
-//! A mock chat-completions server: plays scripted replies in order and records each request body.
+//! Test helpers shared by the crates' tests: a mock chat-completions server that plays scripted
+//! replies (SSE streams or HTTP errors) in order and records each request body.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -26,6 +27,7 @@ pub enum Reply {
 }
 
 impl Reply {
+    /// An SSE stream of `chunks`, then `[DONE]`.
     pub fn sse(chunks: &[Value]) -> Self {
         let mut data: Vec<String> = chunks.iter().map(Value::to_string).collect();
         data.push("[DONE]".into());
@@ -48,6 +50,7 @@ pub struct MockServer {
 }
 
 impl MockServer {
+    /// Starts on a free loopback port; `base_url` ends in `/v1`.
     pub async fn start(replies: Vec<Reply>) -> Result<Self, Box<dyn std::error::Error>> {
         let script = Arc::new(Script {
             replies: Mutex::new(replies.into()),
@@ -68,6 +71,7 @@ impl MockServer {
         })
     }
 
+    /// Every request body received so far, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.script
             .requests
@@ -129,4 +133,22 @@ async fn complete(State(script): State<Arc<Script>>, Json(body): Json<Value>) ->
             response
         }
     }
+}
+
+/// A chunk carrying one delta (`{"content": …}`, `{"tool_calls": …}`…).
+pub fn delta(d: Value) -> Value {
+    serde_json::json!({ "choices": [{ "index": 0, "delta": d, "finish_reason": null }] })
+}
+
+/// The chunk that ends a reply with `reason` (`stop`, `length`, `tool_calls`).
+pub fn finish(reason: &str) -> Value {
+    serde_json::json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": reason }] })
+}
+
+/// A whole text reply.
+pub fn text_reply(text: &str) -> Reply {
+    Reply::sse(&[
+        delta(serde_json::json!({ "content": text })),
+        finish("stop"),
+    ])
 }

@@ -1,0 +1,3 @@
+//! The runtime against the scripted mock model server: events out, requests in, memory around.
+
+mod turns;

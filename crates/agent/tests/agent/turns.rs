@@ -1,0 +1,245 @@
+//! Turns: streaming, recall before the request, capture after, nudges, the step backstop.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_agent::{AgentSettings, Event, Op, Runtime, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY};
+use cairn_llm::OpenAiCompatible;
+use cairn_memory::{MemoryStore, NewMemory, SearchQuery};
+use cairn_test_support::{delta, finish, text_reply, MockServer, Reply};
+use serde_json::json;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn settings(server: &MockServer) -> AgentSettings {
+    let provider = Arc::new(OpenAiCompatible::new(&server.base_url, None));
+    let mut settings = AgentSettings::new(
+        provider,
+        "mock-model",
+        PathBuf::from("/home/ada/src/garden"),
+    );
+    settings.started_in = PathBuf::from("/home/ada/src/garden/app");
+    settings.today = Arc::new(|| "2026-11-29".to_owned());
+    settings
+}
+
+async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
+    let mut events = runtime.submit(Op::UserMessage {
+        session: session.into(),
+        text: text.into(),
+    });
+    let mut out = Vec::new();
+    while let Some(event) = events.recv().await {
+        out.push(event);
+    }
+    out
+}
+
+#[tokio::test]
+async fn a_turn_streams_text_then_completes() -> TestResult {
+    let server = MockServer::start(vec![Reply::sse(&[
+        delta(json!({ "reasoning_content": "short answer" })),
+        delta(json!({ "content": "Hello" })),
+        delta(json!({ "content": ", Ada." })),
+        finish("stop"),
+    ])])
+    .await?;
+    let runtime = Runtime::new(settings(&server), None);
+    let events = run(&runtime, "s1", "Say hello").await;
+    assert_eq!(events[0], Event::Reasoning("short answer".into()));
+    assert_eq!(events[1], Event::Text("Hello".into()));
+    assert_eq!(events[2], Event::Text(", Ada.".into()));
+    assert!(
+        matches!(&events[3], Event::TurnComplete { answer, steps: 1, .. } if answer == "Hello, Ada.")
+    );
+
+    let request = &server.requests()[0];
+    let system = request["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        system.contains("Project: garden (paths are relative to its root)"),
+        "{system}"
+    );
+    assert!(
+        system.contains("Started in: app (relative to the project root)"),
+        "{system}"
+    );
+    assert!(
+        !system.contains("/home/ada"),
+        "no absolute path reaches the model"
+    );
+    assert_eq!(
+        request["messages"][1]["content"],
+        "Say hello\n\nToday is 2026-11-29."
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_session_remembers_earlier_turns() -> TestResult {
+    let server = MockServer::start(vec![text_reply("Noted."), text_reply("You said 7.")]).await?;
+    let runtime = Runtime::new(settings(&server), None);
+    run(&runtime, "s", "My number is 7").await;
+    run(&runtime, "s", "What was my number?").await;
+    let second = &server.requests()[1]["messages"];
+    assert_eq!(second.as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        second[2],
+        json!({ "role": "assistant", "content": "Noted." })
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn memories_are_recalled_before_and_the_turn_captured_after() -> TestResult {
+    let server = MockServer::start(vec![text_reply("Use the night window, as before.")]).await?;
+    let memory = Arc::new(MemoryStore::open_in_memory()?);
+    memory.add(NewMemory {
+        text: "The database migration ran in the night window at 02:00 to avoid load".into(),
+        session: Some("old".into()),
+        ..NewMemory::default()
+    })?;
+    memory.add(NewMemory {
+        text: "In this very session: database migration chat".into(),
+        session: Some("now".into()),
+        ..NewMemory::default()
+    })?;
+    let runtime = Runtime::new(settings(&server), Some(memory.clone()));
+    let events = run(&runtime, "now", "When should the database migration run?").await;
+    assert!(
+        matches!(&events[0], Event::Recalled { hits: 1, .. }),
+        "{events:?}"
+    );
+
+    let sent = server.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        sent.starts_with("When should the database migration run?\n\nToday is 2026-11-29."),
+        "{sent}"
+    );
+    assert!(
+        sent.contains("## Recalled from memory (historical context)"),
+        "{sent}"
+    );
+    assert!(sent.contains("night window at 02:00"), "{sent}");
+    assert!(
+        !sent.contains("In this very session"),
+        "the current session is not recalled"
+    );
+
+    let hits = memory
+        .search(&SearchQuery::new("night window as before"))?
+        .hits;
+    let captured = hits.iter().find(|h| {
+        h.memory
+            .text
+            .starts_with("User: When should the database migration run?")
+    });
+    let captured = captured.ok_or("the turn was not captured")?;
+    assert!(captured
+        .memory
+        .text
+        .contains("Assistant: Use the night window, as before."));
+    assert!(
+        !captured.memory.text.contains("Recalled from memory"),
+        "only the person's words are captured"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn thinking_only_and_cut_off_replies_are_nudged_at_most_twice() -> TestResult {
+    let server = MockServer::start(vec![
+        Reply::sse(&[delta(json!({ "reasoning_content": "hmm" })), finish("stop")]),
+        Reply::sse(&[
+            delta(json!({ "content": "The answer is" })),
+            finish("length"),
+        ]),
+        Reply::sse(&[
+            delta(json!({ "reasoning_content": "still thinking" })),
+            finish("stop"),
+        ]),
+    ])
+    .await?;
+    let runtime = Runtime::new(settings(&server), None);
+    let events = run(&runtime, "s", "question").await;
+    let nudges: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::Nudged { .. }))
+        .collect();
+    assert_eq!(nudges.len(), 2);
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { steps: 3, .. })),
+        "{events:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let second = requests[1]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        second.last().map(|m| m["content"].clone()),
+        Some(json!(NUDGE_THINKING_ONLY))
+    );
+    let third = requests[2]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(third[third.len() - 2]["content"], "The answer is");
+    assert_eq!(
+        third.last().map(|m| m["content"].clone()),
+        Some(json!(NUDGE_CUT_OFF))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn past_the_step_backstop_the_model_is_told_to_wrap_up() -> TestResult {
+    let server = MockServer::start(vec![
+        Reply::sse(&[delta(json!({ "reasoning_content": "a" })), finish("stop")]),
+        text_reply("Done: nothing; not done: everything."),
+    ])
+    .await?;
+    let mut settings = settings(&server);
+    settings.max_steps = 1;
+    settings.max_nudges = 5;
+    let runtime = Runtime::new(settings, None);
+    let events = run(&runtime, "s", "big task").await;
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Event::WrappedUp { limit } if limit == "step limit")));
+    let last = server.requests()[1]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        last.last().map(|m| m["content"].clone()),
+        Some(json!("The step limit for this prompt has been reached and the tools have been withdrawn. Answer now from what you have: what is done, what is not, and what would come next."))
+    );
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { answer, .. }) if answer.starts_with("Done:"))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_dead_model_server_ends_the_turn_with_a_clear_error() -> TestResult {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let provider = Arc::new(
+        OpenAiCompatible::new(format!("http://127.0.0.1:{port}/v1"), None)
+            .with_retries(0, std::time::Duration::ZERO),
+    );
+    let runtime = Runtime::new(AgentSettings::new(provider, "m", PathBuf::from("/p")), None);
+    let events = run(&runtime, "s", "hi").await;
+    assert!(
+        matches!(&events[..], [Event::Error { message }] if message.contains("cannot reach the model server")),
+        "{events:?}"
+    );
+    Ok(())
+}

@@ -1,0 +1,92 @@
+//! Building the agent runtime from the config file or from explicit flags.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_agent::{AgentSettings, Runtime};
+use cairn_config::ProviderKind;
+use cairn_llm::{OpenAiCompatible, Provider};
+
+use crate::{Cairn, Error};
+
+/// A model picked on the command line; anything left out comes from the config file.
+#[derive(Debug, Clone, Default)]
+pub struct ModelChoice {
+    /// An OpenAI-compatible API root, e.g. `http://127.0.0.1:8080/v1`.
+    pub base_url: Option<String>,
+    /// A model id, or `provider/model` to pick a configured provider.
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+}
+
+impl Cairn {
+    /// The agent runtime for `choice`, recalling from and capturing into the memory.
+    pub fn agent_runtime(
+        &self,
+        choice: ModelChoice,
+        project_root: PathBuf,
+    ) -> Result<Runtime, Error> {
+        let (provider, model) = self.provider(choice)?;
+        let memory = match self.memory() {
+            Ok(memory) => Some(memory),
+            Err(e) => {
+                tracing::warn!("memory is unavailable, the agent runs without it: {e}");
+                None
+            }
+        };
+        Ok(Runtime::new(
+            AgentSettings::new(provider, model, project_root),
+            memory,
+        ))
+    }
+
+    fn provider(&self, choice: ModelChoice) -> Result<(Arc<dyn Provider>, String), Error> {
+        if let Some(base_url) = choice.base_url {
+            let model = choice
+                .model
+                .ok_or_else(|| Error::NoModel("--base-url needs --model NAME too".into()))?;
+            return Ok((
+                Arc::new(OpenAiCompatible::new(base_url, choice.api_key)),
+                model,
+            ));
+        }
+        let config = self.load_config()?;
+        let (name, model) = match choice.model {
+            Some(model) => match model.split_once('/') {
+                Some((provider, id)) if config.providers.contains_key(provider) => {
+                    (provider.to_owned(), id.to_owned())
+                }
+                _ => match &config.default_model {
+                    Some((provider, _)) => (provider.clone(), model),
+                    None => return Err(self.no_model()),
+                },
+            },
+            None => config
+                .default_model
+                .clone()
+                .ok_or_else(|| self.no_model())?,
+        };
+        let provider = config.providers.get(&name).ok_or_else(|| self.no_model())?;
+        let key = choice
+            .api_key
+            .or_else(|| provider.api_key.as_ref().map(|k| k.expose().to_owned()));
+        let base = match provider.kind {
+            ProviderKind::Openai => provider.base_url.clone(),
+            ProviderKind::Ollama => format!("{}/v1", provider.base_url),
+            ProviderKind::Anthropic => {
+                return Err(Error::NoModel(format!(
+                    "provider {name:?} speaks the Anthropic protocol, which this build cannot use yet; \
+                     configure an OpenAI-compatible or Ollama provider"
+                )))
+            }
+        };
+        Ok((Arc::new(OpenAiCompatible::new(base, key)), model))
+    }
+
+    fn no_model(&self) -> Error {
+        Error::NoModel(format!(
+            "no model is configured. Add to {}:\n\n[agent]\nmodel = \"local/NAME\"\n\n[providers.local]\nkind = \"openai\"   # or ollama\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key = \"${{API_KEY}}\"   # if the server needs one\n\nor pass --base-url URL --model NAME [--api-key-env VAR].",
+            self.home().config_file().display()
+        ))
+    }
+}

@@ -1,0 +1,98 @@
+//! `cairn agent` against a scripted OpenAI-compatible server, with no config file.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use cairn_test_support::{text_reply, MockServer};
+
+use crate::{cairn, stdout};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_piped_task_is_answered_and_remembered() -> Result<(), Box<dyn std::error::Error>> {
+    let server = MockServer::start(vec![text_reply("2 + 2 = 4.")]).await?;
+    let dir = tempfile::tempdir()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--base-url",
+            &server.base_url,
+            "--model",
+            "tiny",
+            "--api-key-env",
+            "CAIRN_TEST_KEY",
+        ])
+        .env("CAIRN_HOME", dir.path())
+        .env("CAIRN_TEST_KEY", "sk-test-123")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(b"What is 2 + 2?\n")?;
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await??;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout(&output), "2 + 2 = 4.\n");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("1 step(s)"));
+    let request = &server.requests()[0];
+    assert_eq!(request["model"], "tiny");
+    assert!(request["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("What is 2 + 2?"));
+
+    let found = cairn(dir.path(), &["memory", "search", "what is 2 + 2", "--json"])?;
+    let found: serde_json::Value = serde_json::from_str(&stdout(&found))?;
+    let text = found["hits"][0]["memory"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        text.contains("User: What is 2 + 2?") && text.contains("Assistant: 2 + 2 = 4."),
+        "{found}"
+    );
+    Ok(())
+}
+
+#[test]
+fn without_a_model_it_says_how_to_configure_one() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let output = cairn(dir.path(), &["agent", "--message", "hello"])?;
+    assert_eq!(output.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(err.contains("no model is configured"), "{err}");
+    assert!(
+        err.contains("[providers.local]") && err.contains("--base-url URL --model NAME"),
+        "{err}"
+    );
+    Ok(())
+}
+
+#[test]
+fn a_dead_model_server_is_reported_plainly() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let url = format!("http://127.0.0.1:{port}/v1");
+    let output = cairn(
+        dir.path(),
+        &[
+            "agent",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--message",
+            "hi",
+        ],
+    )?;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("cannot reach the model server"));
+    Ok(())
+}
