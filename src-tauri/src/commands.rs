@@ -1,6 +1,8 @@
 //! Typed Tauri commands: thin adapters from the webviews to `cairn-api` and the window helpers.
 
-use cairn_protocol::{ApiError, StatusReport};
+use cairn_agent::{Event, Op};
+use cairn_protocol::{ApiError, ChatEvent, StatusReport};
+use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
 use crate::{windows, Desktop};
@@ -24,4 +26,39 @@ pub fn toggle_pet(app: AppHandle) -> Result<bool, ApiError> {
 
 fn window_error(e: tauri::Error) -> ApiError {
     ApiError::new("window", e.to_string())
+}
+
+/// Runs one turn of `session` and streams its events to the page.
+#[tauri::command]
+pub async fn send_message(
+    desktop: State<'_, Desktop>,
+    session: String,
+    text: String,
+    on_event: Channel<ChatEvent>,
+) -> Result<(), ApiError> {
+    let runtime = desktop.runtime()?;
+    let mut events = runtime.submit(Op::UserMessage { session, text });
+    while let Some(event) = events.recv().await {
+        let event = match event {
+            Event::Recalled { hits, .. } => ChatEvent::Recalled { hits },
+            Event::Text(text) => ChatEvent::Text { text },
+            Event::Reasoning(_) => continue,
+            Event::Nudged { reason } => ChatEvent::Notice {
+                text: format!("The reply was {reason}; Cairn asked the model again."),
+            },
+            Event::WrappedUp { limit } => ChatEvent::Notice {
+                text: format!("The {limit} was reached; the model was asked for a final answer."),
+            },
+            Event::TurnComplete { usage, steps, .. } => ChatEvent::Done {
+                steps,
+                input_tokens: usage.input_tokens,
+                output_tokens: usage.output_tokens,
+            },
+            Event::Error { message } => ChatEvent::Failed { message },
+        };
+        if on_event.send(event).is_err() {
+            break;
+        }
+    }
+    Ok(())
 }

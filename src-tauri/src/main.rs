@@ -22,6 +22,28 @@ pub struct Desktop {
     /// The running API's address, when it started.
     pub serving: Option<RuntimeInfo>,
     api: Mutex<Option<RunningApi>>,
+    /// Built on the first message that finds a model configured; kept for the session history.
+    runtime: Mutex<Option<cairn_agent::Runtime>>,
+}
+
+impl Desktop {
+    /// The agent runtime, built from the config file on first use. Until a model is configured
+    /// every call explains how to configure one, and the next call reads the config again.
+    pub fn runtime(&self) -> Result<cairn_agent::Runtime, cairn_protocol::ApiError> {
+        let mut slot = self.runtime.lock().map_err(|_| {
+            cairn_protocol::ApiError::new("internal", "the runtime lock was poisoned")
+        })?;
+        if let Some(runtime) = slot.as_ref() {
+            return Ok(runtime.clone());
+        }
+        let root = std::env::current_dir().unwrap_or_else(|_| self.cairn.home().root().to_owned());
+        let runtime = self
+            .cairn
+            .agent_runtime(cairn_api::ModelChoice::default(), root)
+            .map_err(|e| e.to_api_error())?;
+        *slot = Some(runtime.clone());
+        Ok(runtime)
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -93,11 +115,13 @@ fn run() -> anyhow::Result<()> {
             cairn,
             serving,
             api: Mutex::new(api),
+            runtime: Mutex::new(None),
         })
         .invoke_handler(tauri::generate_handler![
             commands::app_status,
             commands::show_workbench,
             commands::toggle_pet,
+            commands::send_message,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {

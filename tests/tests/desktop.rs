@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use cairn_config::read_runtime;
 use cairn_protocol::{RuntimeInfo, StatusReport};
+use cairn_test_support::{delta, finish, MockServer, Reply};
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
@@ -203,7 +204,39 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     input.send_keys("Summarise yesterday's notes").await?;
     input.send_keys("\u{E007}").await?;
     wait_for_text(client, "#task-list", "Summarise yesterday's notes").await?;
-    wait_for_text(client, "#messages", "No model is configured yet").await?;
+    wait_for_text(client, "#messages", "no model is configured").await?;
+    screenshot(client, "workbench-no-model").await?;
+
+    // Configure a model (a scripted OpenAI-compatible server) and ask again: the answer streams in,
+    // with no restart.
+    let model = MockServer::start(vec![Reply::sse(&[
+        delta(json!({ "content": "Start with tomatoes" })),
+        delta(json!({ "content": " and basil." })),
+        finish("stop"),
+    ])])
+    .await?;
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/garden-model\"\n\n[providers.mock]\nbase_url = \"{}\"\nmodels = [\"garden-model\"]\n",
+            model.base_url
+        ),
+    )?;
+    input.send_keys("Plan my vegetable garden").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#messages", "Start with tomatoes and basil.").await?;
+    let sent = model.requests();
+    let asked = sent.first().ok_or("the model was never asked")?;
+    assert_eq!(asked["model"], "garden-model");
+    let last = asked["messages"]
+        .as_array()
+        .and_then(|m| m.last().cloned())
+        .unwrap_or_default();
+    assert!(last["content"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("Plan my vegetable garden"));
+    wait_for_text(client, "#model-pill", "mock/garden-model").await?;
     screenshot(client, "workbench-task").await?;
 
     // A typed Tauri command, called the way the UI calls it.

@@ -1,8 +1,9 @@
 //! The one typed bridge to the backend: Tauri commands invoked through the webview's IPC.
 
-use cairn_protocol::{ApiError, StatusReport};
+use cairn_protocol::{ApiError, ChatEvent, StatusReport};
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 #[wasm_bindgen]
 extern "C" {
@@ -35,4 +36,45 @@ pub async fn app_status() -> Result<StatusReport, ApiError> {
 
 pub async fn show_workbench() -> Result<(), ApiError> {
     invoke("show_workbench").await
+}
+
+#[wasm_bindgen(js_namespace = ["window", "__TAURI__", "core"])]
+extern "C" {
+    /// Tauri's ordered message channel (`@tauri-apps/api/core` `Channel`).
+    type Channel;
+    #[wasm_bindgen(constructor)]
+    fn new() -> Channel;
+    #[wasm_bindgen(method, setter)]
+    fn set_onmessage(this: &Channel, handler: &js_sys::Function);
+}
+
+/// Sends a message in `session`; `on_event` sees the turn's events as they stream in. Returns when
+/// the turn has ended.
+pub async fn send_message(
+    session: &str,
+    text: &str,
+    on_event: impl FnMut(ChatEvent) + 'static,
+) -> Result<(), ApiError> {
+    let mut on_event = on_event;
+    let handler = Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
+        if let Ok(event) = serde_wasm_bindgen::from_value::<ChatEvent>(value) {
+            on_event(event);
+        }
+    });
+    let channel = Channel::new();
+    channel.set_onmessage(handler.as_ref().unchecked_ref());
+    let args = js_sys::Object::new();
+    let set =
+        |key: &str, value: &JsValue| js_sys::Reflect::set(&args, &JsValue::from_str(key), value);
+    set("session", &JsValue::from_str(session))
+        .and_then(|_| set("text", &JsValue::from_str(text)))
+        .and_then(|_| set("onEvent", &channel))
+        .map_err(to_api_error)?;
+    let outcome = tauri_invoke("send_message", args.into())
+        .await
+        .map(|_| ())
+        .map_err(to_api_error);
+    // The channel may still deliver its last events after the command returns; keep the handler.
+    handler.forget();
+    outcome
 }

@@ -1,6 +1,6 @@
 //! The workbench window: the task list, the message stream and the composer.
 
-use cairn_protocol::{ApiError, StatusReport};
+use cairn_protocol::{ApiError, ChatEvent, StatusReport};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -12,17 +12,76 @@ enum Author {
     Cairn,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Progress {
+    Streaming,
+    Done,
+    Failed,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 struct Message {
     author: Author,
     text: String,
+    progress: Progress,
+    /// Memories recalled before this reply.
+    recalled: usize,
+}
+
+impl Message {
+    fn person(text: String) -> Self {
+        Self {
+            author: Author::Person,
+            text,
+            progress: Progress::Done,
+            recalled: 0,
+        }
+    }
+
+    fn reply() -> Self {
+        Self {
+            author: Author::Cairn,
+            text: String::new(),
+            progress: Progress::Streaming,
+            recalled: 0,
+        }
+    }
+
+    /// Applies one streamed event to this reply.
+    fn apply(&mut self, event: ChatEvent) {
+        match event {
+            ChatEvent::Recalled { hits } => self.recalled = hits,
+            ChatEvent::Text { text } => self.text.push_str(&text),
+            ChatEvent::Notice { .. } => {}
+            ChatEvent::Done { .. } => self.progress = Progress::Done,
+            ChatEvent::Failed { message } => {
+                self.text = message;
+                self.progress = Progress::Failed;
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct Task {
     id: usize,
+    /// The conversation id the runtime and the memory know this task by.
+    session: String,
     title: String,
     messages: Vec<Message>,
+}
+
+/// Runs `f` on the last message of task `id`.
+fn update_reply(tasks: RwSignal<Vec<Task>>, id: usize, f: impl FnOnce(&mut Message)) {
+    tasks.update(|all| {
+        if let Some(message) = all
+            .iter_mut()
+            .find(|t| t.id == id)
+            .and_then(|t| t.messages.last_mut())
+        {
+            f(message);
+        }
+    });
 }
 
 type StatusState = Option<Result<StatusReport, ApiError>>;
@@ -49,37 +108,55 @@ pub fn Workbench() -> impl IntoView {
         if text.is_empty() {
             return;
         }
-        let notice = reply_notice(&status.get_untracked());
-        let person = Message {
-            author: Author::Person,
-            text: text.clone(),
-        };
-        let reply = Message {
-            author: Author::Cairn,
-            text: notice,
-        };
-        match current.get_untracked() {
-            Some(id) => tasks.update(|all| {
-                if let Some(task) = all.iter_mut().find(|t| t.id == id) {
-                    task.messages.push(person);
-                    task.messages.push(reply);
-                }
-            }),
+        let id = match current.get_untracked() {
+            Some(id) => {
+                tasks.update(|all| {
+                    if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                        task.messages.push(Message::person(text.clone()));
+                        task.messages.push(Message::reply());
+                    }
+                });
+                id
+            }
             None => {
                 let id = tasks.with_untracked(|all| all.len()) + 1;
+                let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
                 tasks.update(|all| {
                     all.insert(
                         0,
                         Task {
                             id,
+                            session,
                             title: present::task_title(&text),
-                            messages: vec![person, reply],
+                            messages: vec![Message::person(text.clone()), Message::reply()],
                         },
                     )
                 });
                 current.set(Some(id));
+                id
             }
-        }
+        };
+        let session = tasks
+            .with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+            .unwrap_or_default();
+        spawn_local(async move {
+            let outcome = ipc::send_message(&session, &text, move |event| {
+                update_reply(tasks, id, |reply| reply.apply(event));
+            })
+            .await;
+            match outcome {
+                Ok(()) => update_reply(tasks, id, |reply| {
+                    if reply.progress == Progress::Streaming && !reply.text.is_empty() {
+                        reply.progress = Progress::Done;
+                    }
+                }),
+                Err(e) => update_reply(tasks, id, |reply| {
+                    reply.apply(ChatEvent::Failed { message: e.message })
+                }),
+            }
+            // The config may have changed since the last look (a model added): show it.
+            refresh();
+        });
     };
 
     view! {
@@ -153,23 +230,6 @@ pub fn Workbench() -> impl IntoView {
                 <Composer on_send=send />
             </main>
         </div>
-    }
-}
-
-/// What Cairn answers to a message while it cannot run tasks.
-fn reply_notice(status: &StatusState) -> String {
-    match status {
-        Some(Ok(report)) if !report.config.valid => format!(
-            "Your config file has an error, so no model can be used: {}",
-            report.config.error.clone().unwrap_or_default()
-        ),
-        Some(Ok(report)) if report.default_model.is_none() => format!(
-            "No model is configured yet. Add a provider and a model to {} (see “Connect a model” on the New task page), then press Check again.",
-            report.paths.config
-        ),
-        Some(Ok(_)) => "This build of Cairn cannot run tasks yet: the agent runtime is not part of it. Your message is kept in this task.".to_owned(),
-        Some(Err(e)) => format!("Cairn's backend did not answer: {}", e.message),
-        None => "Cairn is still starting; try again in a moment.".to_owned(),
     }
 }
 
@@ -278,14 +338,21 @@ fn MessageList(messages: Vec<Message>) -> impl IntoView {
             {messages
                 .into_iter()
                 .map(|m| {
-                    let (class, who) = match m.author {
-                        Author::Person => ("message from-person", "You"),
-                        Author::Cairn => ("message from-cairn", "Cairn"),
+                    let (class, who) = match (m.author.clone(), m.progress) {
+                        (Author::Person, _) => ("message from-person", "You"),
+                        (Author::Cairn, Progress::Failed) => ("message from-cairn failed", "Cairn"),
+                        (Author::Cairn, Progress::Streaming) => ("message from-cairn streaming", "Cairn"),
+                        (Author::Cairn, Progress::Done) => ("message from-cairn", "Cairn"),
                     };
+                    let recalled = (m.recalled > 0).then(|| {
+                        let label = if m.recalled == 1 { "1 memory recalled".to_owned() } else { format!("{} memories recalled", m.recalled) };
+                        view! { <span class="recalled">{label}</span> }
+                    });
+                    let text = if m.text.is_empty() && m.progress == Progress::Streaming { "…".to_owned() } else { m.text };
                     view! {
                         <li class=class>
-                            <span class="who">{who}</span>
-                            <p class="text">{m.text}</p>
+                            <span class="who">{who} {recalled}</span>
+                            <p class="text">{text}</p>
                         </li>
                     }
                 })

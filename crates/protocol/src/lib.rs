@@ -156,3 +156,23 @@ mod tests {
         assert_eq!(json["pid"], 7);
     }
 }
+
+/// What the desktop's chat stream carries, one event at a time (over a Tauri channel).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ChatEvent {
+    /// Memories recalled before the request.
+    Recalled { hits: usize },
+    /// A piece of the answer.
+    Text { text: String },
+    /// Something the person should know that is not the answer (a retry, a wrap-up).
+    Notice { text: String },
+    /// The turn ended.
+    Done {
+        steps: usize,
+        input_tokens: u64,
+        output_tokens: u64,
+    },
+    /// The turn failed; `message` says why.
+    Failed { message: String },
+}
