@@ -191,13 +191,7 @@ impl MemoryStore {
             )?;
         }
         self.index_terms(tx, id, &text, &context)?;
-        let found = idents(&text);
-        if !found.is_empty() {
-            tx.execute(
-                "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
-                params![id, found.join(" ")],
-            )?;
-        }
+        index_idents(tx, id, &text)?;
         log_change(
             tx,
             now,
@@ -301,14 +295,7 @@ impl MemoryStore {
             params![id, text, self.now()],
         )?;
         self.index_terms(&tx, id, &text, &context)?;
-        tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
-        let found = idents(&text);
-        if !found.is_empty() {
-            tx.execute(
-                "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
-                params![id, found.join(" ")],
-            )?;
-        }
+        index_idents(&tx, id, &text)?;
         tx.execute("DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
         log_change(&tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
         tx.commit()?;
@@ -459,6 +446,19 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, Me
             record,
         )
         .optional()?)
+}
+
+/// (Re)indexes the structural fragments of a memory's text.
+fn index_idents(tx: &Connection, id: i64, text: &str) -> Result<(), MemoryError> {
+    tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+    let found = idents(text);
+    if !found.is_empty() {
+        tx.execute(
+            "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
+            params![id, found.join(" ")],
+        )?;
+    }
+    Ok(())
 }
 
 pub(crate) fn log_change(

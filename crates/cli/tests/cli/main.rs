@@ -7,7 +7,11 @@ mod serve;
 mod status;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use cairn_config::read_runtime;
+use cairn_protocol::RuntimeInfo;
 
 pub fn cairn(home: &Path, args: &[&str]) -> std::io::Result<Output> {
     Command::new(env!("CARGO_BIN_EXE_cairn"))
@@ -19,4 +23,24 @@ pub fn cairn(home: &Path, args: &[&str]) -> std::io::Result<Output> {
 
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Starts `cairn serve` in `home` and waits for its runtime.json.
+pub fn start_server(home: &Path) -> Result<(Child, RuntimeInfo), Box<dyn std::error::Error>> {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .env("CAIRN_HOME", home)
+        .stdout(Stdio::null())
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(Some(info)) = read_runtime(&home.join("runtime.json")) {
+            return Ok((server, info));
+        }
+        if Instant::now() > deadline {
+            let _ = server.kill();
+            return Err("the server never wrote runtime.json".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -1,11 +1,8 @@
 //! `cairn memory …`, straight on the database and through a running API.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use cairn_config::read_runtime;
-
-use crate::{cairn, stdout};
+use crate::{cairn, start_server, stdout};
 
 #[test]
 fn add_search_get_delete_without_a_running_app() -> Result<(), Box<dyn std::error::Error>> {
@@ -65,22 +62,7 @@ fn add_search_get_delete_without_a_running_app() -> Result<(), Box<dyn std::erro
 #[test]
 fn commands_go_through_the_running_api() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let mut server = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .env("CAIRN_HOME", dir.path())
-        .stdout(Stdio::null())
-        .spawn()?;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let info = loop {
-        if let Ok(Some(info)) = read_runtime(&dir.path().join("runtime.json")) {
-            break info;
-        }
-        if Instant::now() > deadline {
-            let _ = server.kill();
-            return Err("the server never started".into());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (mut server, info) = start_server(dir.path())?;
     let outcome = (|| -> Result<(), Box<dyn std::error::Error>> {
         let health = cairn(dir.path(), &["memory", "health"])?;
         assert!(

@@ -1,33 +1,16 @@
 //! `cairn serve`: publishes runtime.json, `cairn status` sees it, SIGTERM removes it.
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-use cairn_config::read_runtime;
 use cairn_protocol::StatusReport;
 
-use crate::{cairn, stdout};
+use crate::{cairn, start_server, stdout};
 
 #[test]
 fn serve_publishes_runtime_json_and_status_sees_it() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let runtime = dir.path().join("runtime.json");
-    let mut server = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .env("CAIRN_HOME", dir.path())
-        .stdout(Stdio::null())
-        .spawn()?;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let info = loop {
-        if let Ok(Some(info)) = read_runtime(&runtime) {
-            break info;
-        }
-        if Instant::now() > deadline {
-            let _ = server.kill();
-            return Err("runtime.json never appeared".into());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (mut server, info) = start_server(dir.path())?;
     assert_eq!(info.pid, server.id());
 
     let output = cairn(dir.path(), &["status", "--json"])?;
