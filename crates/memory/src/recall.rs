@@ -23,6 +23,9 @@ const RELATIVE_THRESHOLD: f64 = 0.2;
 const MMR_LAMBDA: f64 = 0.7;
 const CONTEXT_WEIGHT: f64 = 0.35;
 const MAX_QUERY_TERMS: usize = 32;
+/// Steps an episode rollup holds, and how much of each.
+const ROLLUP_STEPS: usize = 6;
+const ROLLUP_STEP_CHARS: usize = 200;
 /// Vector hits below this cosine similarity are not candidates.
 const MIN_SIMILARITY: f32 = 0.25;
 /// How much a vector channel's normalised score counts against the lexical channels'.
@@ -202,6 +205,8 @@ impl MemoryStore {
 
         let (hits, not_selected) = self.select_diverse(eligible, limit);
         dropped.extend(not_selected);
+        let (hits, rolled_up) = self.roll_up_episodes(hits)?;
+        dropped.extend(rolled_up);
         let took_ms = started.elapsed().as_secs_f64() * 1000.0;
         self.log_search(&query.query, &hits, took_ms)?;
         Ok(SearchResult {
@@ -209,6 +214,81 @@ impl MemoryStore {
             dropped: if query.verbose { dropped } else { Vec::new() },
             took_ms,
         })
+    }
+
+    /// Episode rollups: when two or more kept traces belong to one episode, they become one hit
+    /// holding the episode's steps (up to six, in order), and the single traces are dropped as
+    /// covered by it.
+    fn roll_up_episodes(
+        &self,
+        hits: Vec<SearchHit>,
+    ) -> Result<(Vec<SearchHit>, Vec<SearchHit>), MemoryError> {
+        let mut members: HashMap<i64, usize> = HashMap::new();
+        for hit in &hits {
+            if let (Some(episode), Layer::Trace) = (hit.memory.episode_id, hit.memory.layer) {
+                *members.entry(episode).or_default() += 1;
+            }
+        }
+        if members.values().all(|n| *n < 2) {
+            return Ok((hits, Vec::new()));
+        }
+        let mut kept: Vec<SearchHit> = Vec::with_capacity(hits.len());
+        let mut covered = Vec::new();
+        let mut rolled: HashMap<i64, usize> = HashMap::new();
+        for hit in hits {
+            let episode = hit.memory.episode_id.filter(|e| {
+                members.get(e).copied().unwrap_or(0) >= 2 && hit.memory.layer == Layer::Trace
+            });
+            let Some(episode) = episode else {
+                kept.push(hit);
+                continue;
+            };
+            if let Some(&at) = rolled.get(&episode) {
+                let rollup = &mut kept[at];
+                for channel in &hit.channels {
+                    rollup.channels.push(channel.clone());
+                }
+                let reason = format!(
+                    "dropped: covered by the episode rollup of memory {}",
+                    rollup.memory.id
+                );
+                covered.push(SearchHit {
+                    kept: false,
+                    reason,
+                    ..hit
+                });
+                continue;
+            }
+            let steps = self.episode_steps(episode)?;
+            let mut rollup = hit.clone();
+            rollup.memory.text = steps
+                .iter()
+                .map(|m| crate::store::snippet(m.text.trim(), ROLLUP_STEP_CHARS))
+                .collect::<Vec<_>>()
+                .join("\n---\n");
+            let ids: Vec<i64> = steps.iter().map(|m| m.id).collect();
+            if let serde_json::Value::Object(map) = &mut rollup.memory.metadata {
+                map.insert("rollup_of".into(), serde_json::json!(ids));
+            }
+            rollup.reason = format!(
+                "kept: episode rollup of {} steps, {} of them matched",
+                steps.len(),
+                members[&episode]
+            );
+            rolled.insert(episode, kept.len());
+            kept.push(rollup);
+        }
+        Ok((kept, covered))
+    }
+
+    fn episode_steps(&self, episode: i64) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let conn = self.lock()?;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE episode_id = ?1 AND layer = 'L1'
+             AND status IN ('activated', 'resolving') ORDER BY created_at, id LIMIT {ROLLUP_STEPS}"
+        ))?;
+        let rows = stmt.query_map([episode], record)?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
     /// Maximal marginal relevance: each pick trades relevance against overlap with the picks before.

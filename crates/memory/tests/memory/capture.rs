@@ -152,3 +152,80 @@ fn completing_an_unknown_turn_is_not_found() -> TestResult {
     assert_eq!(err, "turn 42 not found");
     Ok(())
 }
+
+#[test]
+fn turns_of_one_episode_are_recalled_as_one_rollup() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let minute = 60_000;
+    for (i, (request, answer)) in [
+        ("the deploy to staging fails", "Checking the deploy logs."),
+        (
+            "what do the deploy logs say?",
+            "The deploy health check times out.",
+        ),
+        (
+            "fix the deploy health check",
+            "Raised the deploy health check timeout to 30 s.",
+        ),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let turn = store.start_turn(start("ops", request, i as i64 * minute))?;
+        store.complete_turn(
+            turn,
+            TurnCompletion {
+                answer: (*answer).into(),
+                ..TurnCompletion::default()
+            },
+        )?;
+    }
+    let turn = store.start_turn(start("other", "plan the team offsite", 0))?;
+    store.complete_turn(
+        turn,
+        TurnCompletion {
+            answer: "Booked a deploy-free week.".into(),
+            ..TurnCompletion::default()
+        },
+    )?;
+
+    let mut query = SearchQuery::new("why did the deploy health check fail");
+    query.verbose = true;
+    let result = store.search(&query)?;
+    let rollups: Vec<_> = result
+        .hits
+        .iter()
+        .filter(|h| h.memory.metadata.get("rollup_of").is_some())
+        .collect();
+    assert_eq!(rollups.len(), 1, "{:?}", result.hits);
+    let rollup = rollups[0];
+    assert_eq!(
+        rollup.memory.metadata["rollup_of"].as_array().map(Vec::len),
+        Some(3)
+    );
+    let text = &rollup.memory.text;
+    let first = text
+        .find("the deploy to staging fails")
+        .ok_or("step 1 missing")?;
+    let last = text
+        .find("Raised the deploy health check timeout")
+        .ok_or("step 3 missing")?;
+    assert!(first < last, "steps in order: {text}");
+    assert!(
+        rollup.reason.starts_with("kept: episode rollup of 3 steps"),
+        "{}",
+        rollup.reason
+    );
+    assert!(result.dropped.iter().any(|h| h
+        .reason
+        .starts_with("dropped: covered by the episode rollup")));
+    assert_eq!(
+        result
+            .hits
+            .iter()
+            .filter(|h| h.memory.session.as_deref() == Some("ops"))
+            .count(),
+        1
+    );
+    Ok(())
+}
