@@ -19,7 +19,49 @@ pub struct ModelChoice {
     pub api_key: Option<String>,
 }
 
+/// Memory summaries written by the default chat model.
+struct ModelSummarizer {
+    provider: Arc<dyn Provider>,
+    model: String,
+}
+
+const SUMMARY_PROMPT: &str = "Summarise this exchange from a person's history with an AI agent in one or two \
+sentences for a memory index: what was asked, what was done or found, and any names, paths or numbers \
+that matter. Reply with the summary only.";
+
+impl cairn_memory::Summarizer for ModelSummarizer {
+    fn summarize(&self, text: &str) -> Result<String, String> {
+        let request = cairn_llm::ChatRequest {
+            model: self.model.clone(),
+            messages: vec![
+                cairn_llm::Message::new(cairn_llm::Role::System, SUMMARY_PROMPT),
+                cairn_llm::Message::new(cairn_llm::Role::User, text),
+            ],
+            tools: Vec::new(),
+            max_tokens: Some(160),
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let completion = runtime
+            .block_on(async { cairn_llm::collect(self.provider.stream(request)).await })
+            .map_err(|e| e.to_string())?;
+        Ok(completion.text)
+    }
+}
+
 impl Cairn {
+    /// The summary model, when `[memory] summaries = true` and a default model is configured.
+    pub(crate) fn summarizer(&self) -> Option<Arc<dyn cairn_memory::Summarizer>> {
+        let config = self.load_config().ok()?;
+        if !config.memory_summaries {
+            return None;
+        }
+        let (provider, model) = self.provider(ModelChoice::default()).ok()?;
+        Some(Arc::new(ModelSummarizer { provider, model }))
+    }
+
     /// The agent runtime for `choice`, recalling from and capturing into the memory.
     pub fn agent_runtime(
         &self,

@@ -57,8 +57,16 @@ impl Cairn {
             return Ok(store.clone());
         }
         let store = Arc::new(MemoryStore::open(&self.memory_path())?);
-        if let Some(embedder) = self.load_embedder() {
+        let embedder = self.load_embedder();
+        let summarizer = self.summarizer();
+        let background = embedder.is_some() || summarizer.is_some();
+        if let Some(embedder) = embedder {
             store.set_embedder(embedder);
+        }
+        if let Some(summarizer) = summarizer {
+            store.set_summarizer(summarizer);
+        }
+        if background {
             store.spawn_embedding_worker();
         }
         Ok(self.memory.get_or_init(|| store).clone())

@@ -25,6 +25,9 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     pub pet_shortcut: String,
     pub log_level: LogLevel,
+    /// Whether the default model rewrites memory summaries in the background (off by default: it
+    /// spends the person's tokens).
+    pub memory_summaries: bool,
 }
 
 /// A model provider as configured.
@@ -119,6 +122,13 @@ struct RawConfig {
     providers: BTreeMap<String, RawProvider>,
     pet: Option<RawPet>,
     log: Option<RawLog>,
+    memory: Option<RawMemory>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    summaries: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -235,6 +245,7 @@ impl Config {
             providers,
             pet_shortcut,
             log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
+            memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
         })
     }
 
@@ -401,6 +412,9 @@ shortcut = "Alt+Space"
 
 [log]
 level = "debug"
+
+[memory]
+summaries = true
 "#;
         let env = |name: &str| match name {
             "PORT" => Some("8080".to_owned()),
@@ -422,6 +436,7 @@ level = "debug"
         assert_eq!(claude.base_url, "https://api.anthropic.com");
         assert_eq!(config.pet_shortcut, "Alt+Space");
         assert_eq!(config.log_level, LogLevel::Debug);
+        assert!(config.memory_summaries);
         Ok(())
     }
 

@@ -11,6 +11,7 @@ mod recall;
 mod redact;
 mod schema;
 mod store;
+mod summaries;
 mod text;
 mod vectors;
 
@@ -26,4 +27,5 @@ pub use model::{
 pub use recall::Baseline;
 pub use redact::redact;
 pub use store::MemoryStore;
+pub use summaries::Summarizer;
 pub use vectors::Embedder;

@@ -110,6 +110,11 @@ pub struct MemoryRecord {
     pub created_at: i64,
     pub updated_at: i64,
     pub metadata: serde_json::Value,
+    /// One or two sentences about the memory: a heuristic at first, rewritten by the summary model
+    /// in the background when one is configured.
+    pub summary: String,
+    /// `heuristic` or `model`.
+    pub summary_source: String,
 }
 
 /// A recall request.

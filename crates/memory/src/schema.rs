@@ -97,6 +97,11 @@ CREATE TABLE memory_vectors (
     vec BLOB NOT NULL
 );
 "#,
+    r#"
+ALTER TABLE memories ADD COLUMN summary TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN summary_source TEXT NOT NULL DEFAULT 'heuristic';
+CREATE INDEX memories_summary_source ON memories(summary_source);
+"#,
 ];
 
 /// The schema version this build writes.

@@ -21,6 +21,7 @@ pub struct MemoryStore {
     pub(crate) analyzer: Analyzer,
     clock: Box<dyn Fn() -> i64 + Send + Sync>,
     pub(crate) embedder: RwLock<Option<Arc<dyn Embedder>>>,
+    pub(crate) summarizer: RwLock<Option<Arc<dyn crate::Summarizer>>>,
     /// Loaded on the first vector search; `None` until then.
     pub(crate) vectors: Mutex<Option<VectorIndex>>,
     /// Set when new memories wait for the embedding queue.
@@ -62,6 +63,7 @@ impl MemoryStore {
             analyzer: Analyzer::default(),
             clock: Box::new(now_ms),
             embedder: RwLock::new(None),
+            summarizer: RwLock::new(None),
             vectors: Mutex::new(None),
             pending: Arc::new((Mutex::new(false), Condvar::new())),
         }
@@ -140,8 +142,8 @@ impl MemoryStore {
         let metadata = redact(&metadata.to_string()).into_owned();
         tx.execute(
             "INSERT INTO memories (layer, status, text, source, external_id, session_key, episode_id,
-                                   turn_id, created_at, updated_at, metadata)
-             VALUES (?1, 'activated', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                                   turn_id, created_at, updated_at, metadata, summary)
+             VALUES (?1, 'activated', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 layer.as_str(),
                 text,
@@ -152,7 +154,8 @@ impl MemoryStore {
                 turn_id,
                 created_at,
                 now,
-                metadata
+                metadata,
+                heuristic_summary(&text)
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -291,8 +294,9 @@ impl MemoryStore {
             return Err(MemoryError::NotFound(format!("memory {id}")));
         };
         tx.execute(
-            "UPDATE memories SET text = ?2, updated_at = ?3 WHERE id = ?1",
-            params![id, text, self.now()],
+            "UPDATE memories SET text = ?2, updated_at = ?3, summary = ?4, summary_source = 'heuristic'
+             WHERE id = ?1",
+            params![id, text, self.now(), heuristic_summary(&text)],
         )?;
         self.index_terms(&tx, id, &text, &context)?;
         index_idents(&tx, id, &text)?;
@@ -416,7 +420,8 @@ impl MemoryStore {
 }
 
 pub(crate) const COLUMNS: &str = "id, layer, status, text, source, external_id, session_key, \
-                                  episode_id, turn_id, created_at, updated_at, metadata";
+                                  episode_id, turn_id, created_at, updated_at, metadata, summary, \
+                                  summary_source";
 
 pub(crate) fn record(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     let layer: String = row.get(1)?;
@@ -435,6 +440,8 @@ pub(crate) fn record(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
         created_at: row.get(9)?,
         updated_at: row.get(10)?,
         metadata: serde_json::from_str(&metadata).unwrap_or_default(),
+        summary: row.get(12)?,
+        summary_source: row.get(13)?,
     })
 }
 
@@ -473,6 +480,36 @@ pub(crate) fn log_change(
         params![at, op, memory_id, detail.to_string()],
     )?;
     Ok(())
+}
+
+/// A first summary without a model: the first sentence of each part of a trace (its "User:" and
+/// "Assistant:" lines), or of its first line, at most 240 characters.
+pub fn heuristic_summary(text: &str) -> String {
+    let parts: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("User:") || l.starts_with("Assistant:"))
+        .map(first_sentence)
+        .collect();
+    let summary = if parts.is_empty() {
+        first_sentence(text.lines().next().unwrap_or_default()).to_owned()
+    } else {
+        parts.join(" ")
+    };
+    snippet(summary.trim(), 240)
+}
+
+/// Up to the first sentence end (`.`, `?`, `!` before a space or the end; `。？！` anywhere).
+fn first_sentence(line: &str) -> &str {
+    let mut chars = line.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let cjk = matches!(c, '。' | '？' | '！');
+        let latin = matches!(c, '.' | '?' | '!')
+            && chars.peek().is_none_or(|(_, next)| next.is_whitespace());
+        if cjk || latin {
+            return &line[..i + c.len_utf8()];
+        }
+    }
+    line
 }
 
 /// At most `max` characters of `text`, cut at a character boundary, with an ellipsis when cut.

@@ -203,7 +203,8 @@ impl MemoryStore {
         }
     }
 
-    /// Starts the background queue that embeds new memories; it stops when the store is dropped.
+    /// Starts the background queue that embeds new memories (and rewrites summaries when a summary
+    /// model is set); it stops when the store is dropped.
     /// Failures are retried with a growing pause (1 s up to a minute); capture never waits on it.
     pub fn spawn_embedding_worker(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
         let weak: Weak<Self> = Arc::downgrade(self);
@@ -211,7 +212,10 @@ impl MemoryStore {
             let mut backoff = Duration::from_secs(1);
             loop {
                 let Some(store) = weak.upgrade() else { return };
-                match store.embed_pending(32) {
+                let work = store
+                    .embed_pending(32)
+                    .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?));
+                match work {
                     Ok(0) => {
                         let (lock, signal) = &*store.pending;
                         if let Ok(mut pending) = lock.lock() {

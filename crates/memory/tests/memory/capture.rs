@@ -229,3 +229,56 @@ fn turns_of_one_episode_are_recalled_as_one_rollup() -> TestResult {
     );
     Ok(())
 }
+
+struct FixedSummary(Result<String, String>);
+
+impl cairn_memory::Summarizer for FixedSummary {
+    fn summarize(&self, _text: &str) -> Result<String, String> {
+        self.0.clone()
+    }
+}
+
+#[test]
+fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    let turn = store.start_turn(start("s", "Why is CI red? It was green yesterday.", 0))?;
+    let CaptureOutcome::Captured { memory_id } = store.complete_turn(
+        turn,
+        TurnCompletion {
+            answer: "The linter failed on an unused import. I removed it.".into(),
+            ..TurnCompletion::default()
+        },
+    )?
+    else {
+        return Err("not captured".into());
+    };
+    let memory = store.get(memory_id)?.ok_or("missing")?;
+    assert_eq!(
+        memory.summary,
+        "User: Why is CI red? Assistant: The linter failed on an unused import."
+    );
+    assert_eq!(memory.summary_source, "heuristic");
+
+    store.set_summarizer(std::sync::Arc::new(FixedSummary(Err("model down".into()))));
+    let err = store
+        .summarize_pending(4)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(err.contains("model down"), "{err}");
+    assert_eq!(
+        store.get(memory_id)?.map(|m| m.summary_source),
+        Some("heuristic".into()),
+        "a failure changes nothing"
+    );
+
+    store.set_summarizer(std::sync::Arc::new(FixedSummary(Ok(
+        "CI failed on an unused import; removed it.".into(),
+    ))));
+    assert_eq!(store.summarize_pending(4)?, 1);
+    let memory = store.get(memory_id)?.ok_or("missing")?;
+    assert_eq!(memory.summary, "CI failed on an unused import; removed it.");
+    assert_eq!(memory.summary_source, "model");
+    assert_eq!(store.summarize_pending(4)?, 0, "nothing left to rewrite");
+    Ok(())
+}

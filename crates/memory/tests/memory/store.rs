@@ -238,7 +238,11 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
         .id;
     {
         let conn = rusqlite::Connection::open(&path)?;
-        conn.execute_batch("DROP TABLE memory_vectors; PRAGMA user_version = 1;")?;
+        conn.execute_batch(
+            "DROP INDEX memories_summary_source; ALTER TABLE memories DROP COLUMN summary;
+             ALTER TABLE memories DROP COLUMN summary_source; DROP TABLE memory_vectors;
+             PRAGMA user_version = 1;",
+        )?;
     }
     let store = MemoryStore::open(&path)?;
     assert!(
@@ -251,7 +255,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
     );
     let conn = rusqlite::Connection::open(&path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     conn.query_row("SELECT count(*) FROM memory_vectors", [], |r| {
         r.get::<_, i64>(0)
     })?;
