@@ -171,7 +171,10 @@ impl MemoryStore {
                     .sum();
                 let age_days = ((now - memory.created_at).max(0) as f64) / 86_400_000.0;
                 let recency = 0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
-                let score = candidate.best + RRF_WEIGHT * rrf + RECENCY_WEIGHT * recency;
+                let score = candidate.best
+                    + RRF_WEIGHT * rrf
+                    + RECENCY_WEIGHT * recency
+                    + layer_bonus(&memory, recency);
                 Some((score, memory, candidate.channels))
             })
             .collect();
@@ -361,6 +364,24 @@ impl MemoryStore {
             ],
         )?;
         Ok(())
+    }
+}
+
+/// The layer-quality bonus of the reference product's fusion, from the quality signals a memory
+/// carries in its metadata (`value` for traces, `gain` or `confidence` for policies, `eta` for
+/// skills); absent signals count as zero.
+fn layer_bonus(memory: &MemoryRecord, decay: f64) -> f64 {
+    let signal = |key: &str| memory.metadata.get(key).and_then(serde_json::Value::as_f64);
+    match memory.layer {
+        Layer::Trace => 0.3 * signal("value").unwrap_or(0.0).max(0.0) * decay,
+        Layer::Policy => {
+            0.2 * signal("gain")
+                .or_else(|| signal("confidence"))
+                .unwrap_or(0.0)
+                .clamp(0.0, 1.0)
+        }
+        Layer::Skill => 0.15 * signal("eta").unwrap_or(0.0).max(0.0),
+        Layer::WorldModel => 0.0,
     }
 }
 

@@ -204,3 +204,24 @@ fn the_injection_block_is_labelled_and_capped() -> TestResult {
     assert!(cairn_memory::render_injection(&[]).is_empty());
     Ok(())
 }
+
+#[test]
+fn quality_signals_lift_a_memory_among_equals() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    for (text, gain) in [
+        ("always run the linter before pushing", 0.0),
+        ("always run the tests before pushing", 1.0),
+    ] {
+        store.add(NewMemory {
+            text: text.into(),
+            layer: Some(Layer::Policy),
+            metadata: Some(serde_json::json!({ "gain": gain })),
+            ..NewMemory::default()
+        })?;
+    }
+    let top = store
+        .search(&SearchQuery::new("what to run before pushing"))?
+        .hits;
+    assert_eq!(top[0].memory.text, "always run the tests before pushing");
+    Ok(())
+}
