@@ -171,8 +171,26 @@ async fn the_desktop_app_starts_and_answers() -> TestResult {
         }
     };
     let outcome = drive(&client, home.path()).await;
-    let _ = client.close().await;
-    outcome
+    if outcome.is_err() {
+        let _ = client.close().await;
+        return outcome;
+    }
+    // A polite stop (SIGTERM, as a session logout sends) exits cleanly and removes runtime.json.
+    let runtime = home.path().join("runtime.json");
+    let pid = read_runtime(&runtime)?
+        .ok_or("runtime.json is missing")?
+        .pid;
+    Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while runtime.exists() {
+        if Instant::now() > deadline {
+            return Err("runtime.json is still there after the app closed".into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
 }
 
 async fn drive(client: &Client, home: &Path) -> TestResult {
