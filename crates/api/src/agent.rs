@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use cairn_agent::{AgentSettings, Runtime};
 use cairn_config::ProviderKind;
-use cairn_llm::{OpenAiCompatible, Provider};
+use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
 
 use crate::{Cairn, Error};
 
@@ -112,22 +112,20 @@ impl Cairn {
         let key = choice
             .api_key
             .or_else(|| provider.api_key.as_ref().map(|k| k.expose().to_owned()));
-        let base = match provider.kind {
-            ProviderKind::Openai => provider.base_url.clone(),
-            ProviderKind::Ollama => format!("{}/v1", provider.base_url),
-            ProviderKind::Anthropic => {
-                return Err(Error::NoModel(format!(
-                    "provider {name:?} speaks the Anthropic protocol, which this build cannot use yet; \
-                     configure an OpenAI-compatible or Ollama provider"
-                )))
-            }
+        let provider: Arc<dyn Provider> = match provider.kind {
+            ProviderKind::Openai => Arc::new(OpenAiCompatible::new(provider.base_url.clone(), key)),
+            ProviderKind::Ollama => Arc::new(OpenAiCompatible::new(
+                format!("{}/v1", provider.base_url),
+                key,
+            )),
+            ProviderKind::Anthropic => Arc::new(Anthropic::new(provider.base_url.clone(), key)),
         };
-        Ok((Arc::new(OpenAiCompatible::new(base, key)), model))
+        Ok((provider, model))
     }
 
     fn no_model(&self) -> Error {
         Error::NoModel(format!(
-            "no model is configured. Add to {}:\n\n[agent]\nmodel = \"local/NAME\"\n\n[providers.local]\nkind = \"openai\"   # or ollama\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key = \"${{API_KEY}}\"   # if the server needs one\n\nor pass --base-url URL --model NAME [--api-key-env VAR].",
+            "no model is configured. Add to {}:\n\n[agent]\nmodel = \"local/NAME\"\n\n[providers.local]\nkind = \"openai\"   # or ollama, anthropic\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key = \"${{API_KEY}}\"   # if the server needs one\n\nor pass --base-url URL --model NAME [--api-key-env VAR].",
             self.home().config_file().display()
         ))
     }

@@ -3,10 +3,13 @@
 //! connection failures are retried with backoff before the first byte, and a stream that stops
 //! sending is cut by a watchdog instead of being waited on forever.
 
+mod anthropic;
 mod error;
 mod openai;
+mod transport;
 mod types;
 
+pub use anthropic::Anthropic;
 pub use error::ProviderError;
 pub use openai::OpenAiCompatible;
 pub use types::{

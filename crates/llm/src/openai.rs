@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
+use crate::transport::{SseData, Transport};
 use crate::{
     ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
 };
@@ -17,10 +17,7 @@ use crate::{
 pub struct OpenAiCompatible {
     base_url: String,
     api_key: Option<String>,
-    http: reqwest::Client,
-    stall_timeout: Duration,
-    max_retries: u32,
-    backoff: Duration,
+    transport: Transport,
 }
 
 impl OpenAiCompatible {
@@ -29,27 +26,21 @@ impl OpenAiCompatible {
         Self {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             api_key,
-            http: reqwest::Client::builder()
-                .connect_timeout(Duration::from_secs(10))
-                .build()
-                .unwrap_or_default(),
-            stall_timeout: Duration::from_secs(90),
-            max_retries: 3,
-            backoff: Duration::from_millis(500),
+            transport: Transport::default(),
         }
     }
 
     /// How long the stream may stay silent before the watchdog cuts it.
     pub fn with_stall_timeout(mut self, timeout: Duration) -> Self {
-        self.stall_timeout = timeout;
+        self.transport.stall_timeout = timeout;
         self
     }
 
     /// Retries for retryable failures before the first byte, and the first pause between them
     /// (doubling each time; a server's Retry-After wins when longer).
     pub fn with_retries(mut self, max_retries: u32, backoff: Duration) -> Self {
-        self.max_retries = max_retries;
-        self.backoff = backoff;
+        self.transport.max_retries = max_retries;
+        self.transport.backoff = backoff;
         self
     }
 
@@ -63,7 +54,7 @@ impl OpenAiCompatible {
     /// The model ids the server offers (`GET /models`), for the settings screen.
     pub async fn models(&self) -> Result<Vec<String>, ProviderError> {
         let response = self
-            .authorised(self.http.get(format!("{}/models", self.base_url)))
+            .authorised(self.transport.http.get(format!("{}/models", self.base_url)))
             .timeout(Duration::from_secs(15))
             .send()
             .await
@@ -124,94 +115,37 @@ impl OpenAiCompatible {
         body
     }
 
-    /// Sends the request, retrying retryable failures before any byte of the reply arrived.
-    async fn open(&self, body: &Value) -> Result<reqwest::Response, ProviderError> {
-        let mut attempt = 0;
-        loop {
-            let sent = self
-                .authorised(
-                    self.http
-                        .post(format!("{}/chat/completions", self.base_url)),
-                )
-                .json(body)
-                .send()
-                .await;
-            let error = match sent {
-                Ok(response) if response.status().is_success() => return Ok(response),
-                Ok(response) => {
-                    let status = response.status().as_u16();
-                    let retry_after = response
-                        .headers()
-                        .get("retry-after")
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.trim().parse::<f64>().ok())
-                        .map(Duration::from_secs_f64);
-                    let text = response.text().await.unwrap_or_default();
-                    ProviderError::from_status(status, retry_after, &text)
-                }
-                Err(e) => ProviderError::Network(e.to_string()),
-            };
-            let Some(at_least) = error.retry_after().filter(|_| attempt < self.max_retries) else {
-                return Err(error);
-            };
-            let pause = match &error {
-                ProviderError::RateLimited {
-                    retry_after: Some(wait),
-                    ..
-                } => *wait,
-                _ => (self.backoff * 2u32.pow(attempt)).max(at_least.min(self.backoff)),
-            };
-            tracing::warn!("model request failed ({error}); retrying in {pause:?}");
-            tokio::time::sleep(pause).await;
-            attempt += 1;
-        }
-    }
-
     async fn run(
         &self,
         request: ChatRequest,
         tx: &mpsc::Sender<Result<StreamEvent, ProviderError>>,
     ) -> Result<(), ProviderError> {
-        let response = self.open(&Self::body(&request)).await?;
-        let mut bytes = response.bytes_stream();
-        let mut buffer: Vec<u8> = Vec::new();
+        let body = Self::body(&request);
+        let url = format!("{}/chat/completions", self.base_url);
+        let response = self
+            .transport
+            .open(|| self.authorised(self.transport.http.post(&url)).json(&body))
+            .await?;
+        let mut sse = SseData::new(response, self.transport.stall_timeout);
         let mut finish: Option<FinishReason> = None;
-        loop {
-            let next = tokio::time::timeout(self.stall_timeout, bytes.next())
-                .await
-                .map_err(|_| ProviderError::Stalled(self.stall_timeout))?;
-            let chunk = match next {
-                Some(Ok(chunk)) => chunk,
-                Some(Err(e)) => {
-                    return Err(ProviderError::Network(format!("the stream broke: {e}")))
-                }
-                None => break,
-            };
-            buffer.extend_from_slice(&chunk);
-            while let Some(end) = buffer.iter().position(|b| *b == b'\n') {
-                let line: Vec<u8> = buffer.drain(..=end).collect();
-                let line = String::from_utf8_lossy(&line);
-                let Some(data) = line.trim().strip_prefix("data:").map(str::trim) else {
-                    continue;
-                };
-                if data == "[DONE]" {
-                    let _ = tx
-                        .send(Ok(StreamEvent::Done(finish.unwrap_or_default())))
-                        .await;
-                    return Ok(());
-                }
-                let value: Value = serde_json::from_str(data)
-                    .map_err(|e| ProviderError::BadResponse(format!("{e} in {data:.200}")))?;
-                if let Some(message) = value["error"]["message"].as_str() {
-                    return Err(ProviderError::Server {
-                        status: 200,
-                        message: message.to_owned(),
-                    });
-                }
-                for event in events(&value, &mut finish) {
-                    if tx.send(Ok(event)).await.is_err() {
-                        return Ok(()); // the caller stopped listening (the turn was cancelled)
-                    }
+        while let Some(data) = sse.next().await? {
+            if data == "[DONE]" {
+                let _ = tx
+                    .send(Ok(StreamEvent::Done(finish.unwrap_or_default())))
+                    .await;
+                return Ok(());
+            }
+            let value: Value = serde_json::from_str(&data)
+                .map_err(|e| ProviderError::BadResponse(format!("{e} in {data:.200}")))?;
+            if let Some(message) = value["error"]["message"].as_str() {
+                return Err(ProviderError::Server {
+                    status: 200,
+                    message: message.to_owned(),
+                });
+            }
+            for event in events(&value, &mut finish) {
+                if tx.send(Ok(event)).await.is_err() {
+                    return Ok(()); // the caller stopped listening (the turn was cancelled)
                 }
             }
         }

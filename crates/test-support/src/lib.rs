@@ -1,5 +1,6 @@
-//! Test helpers shared by the crates' tests: a mock chat-completions server that plays scripted
-//! replies (SSE streams or HTTP errors) in order and records each request body.
+//! Test helpers shared by the crates' tests: a mock model server (OpenAI chat completions and
+//! Anthropic messages, on one script) that plays scripted replies (SSE streams or HTTP errors) in
+//! order and records each request body.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -58,6 +59,7 @@ impl MockServer {
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(complete))
+            .route("/v1/messages", post(complete))
             .route("/v1/models", get(models))
             .with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

@@ -96,3 +96,46 @@ fn a_dead_model_server_is_reported_plainly() -> Result<(), Box<dyn std::error::E
     assert!(String::from_utf8_lossy(&output.stderr).contains("cannot reach the model server"));
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_configured_anthropic_provider_answers() -> Result<(), Box<dyn std::error::Error>> {
+    use cairn_test_support::Reply;
+    use serde_json::json;
+    let server = MockServer::start(vec![Reply::sse(&[
+        json!({ "type": "message_start", "message": { "usage": { "input_tokens": 9 } } }),
+        json!({ "type": "content_block_delta", "index": 0, "delta": { "type": "text_delta", "text": "Bonjour." } }),
+        json!({ "type": "message_delta", "delta": { "stop_reason": "end_turn" }, "usage": { "output_tokens": 2 } }),
+        json!({ "type": "message_stop" }),
+    ])])
+    .await?;
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"claude/claude-test\"\n\n[providers.claude]\nkind = \"anthropic\"\nbase_url = \"{}\"\napi_key = \"${{CAIRN_TEST_ANTHROPIC}}\"\n",
+            server.base_url
+        ),
+    )?;
+    let home = dir.path().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["agent", "--message", "Say hello in French"])
+            .env("CAIRN_HOME", &home)
+            .env("CAIRN_TEST_ANTHROPIC", "sk-ant-test")
+            .output()
+    })
+    .await??;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout(&output), "Bonjour.\n");
+    let sent = &server.requests()[0];
+    assert_eq!(sent["model"], "claude-test");
+    assert!(sent["system"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("You are Cairn"));
+    Ok(())
+}
