@@ -23,7 +23,7 @@ struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -35,26 +35,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run one turn of the agent: the task from --message or standard input, the answer streamed
-    /// to standard output. Recalls from memory first and captures the turn after.
-    Agent {
-        /// The task. Without it, standard input is read.
-        #[arg(long, short)]
-        message: Option<String>,
-        /// An OpenAI-compatible API root to use instead of the configured provider
-        /// (e.g. http://127.0.0.1:8080/v1); needs --model.
-        #[arg(long)]
-        base_url: Option<String>,
-        /// The model: an id, or provider/model for a configured provider.
-        #[arg(long)]
-        model: Option<String>,
-        /// Read the API key from this environment variable.
-        #[arg(long, value_name = "VAR")]
-        api_key_env: Option<String>,
-        /// Continue this conversation id (default: a new one).
-        #[arg(long)]
-        session: Option<String>,
-    },
+    /// Talk to the agent: one turn from --message or piped standard input, or a conversation line
+    /// by line at a terminal (`cairn` alone does the same). Recalls from memory before each request
+    /// and captures each turn after.
+    Agent(agent::AgentArgs),
     /// Search, add, read and delete memories (through the running app when there is one).
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
@@ -146,25 +130,13 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
     let cairn = Cairn::new(home);
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        match cli.command {
+        let command = cli
+            .command
+            .unwrap_or(Command::Agent(agent::AgentArgs::default()));
+        match command {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
-            Command::Agent {
-                message,
-                base_url,
-                model,
-                api_key_env,
-                session,
-            } => {
-                let args = agent::AgentArgs {
-                    message,
-                    base_url,
-                    model,
-                    api_key_env,
-                    session,
-                };
-                agent::run(&cairn, args).await
-            }
+            Command::Agent(args) => agent::run(&cairn, args).await,
             Command::Memory(command) => memory::run(&cairn, command)
                 .await
                 .map(|()| std::process::ExitCode::SUCCESS),

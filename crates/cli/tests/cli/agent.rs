@@ -139,3 +139,53 @@ async fn a_configured_anthropic_provider_answers() -> Result<(), Box<dyn std::er
         .starts_with("You are Cairn"));
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_line_mode_keeps_a_conversation_until_new_or_exit(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = MockServer::start(vec![
+        text_reply("Noted: 7."),
+        text_reply("It is 7."),
+        text_reply("I don't know yet."),
+    ])
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--interactive",
+            "--base-url",
+            &server.base_url,
+            "--model",
+            "tiny",
+        ])
+        .env("CAIRN_HOME", dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child.stdin.take().ok_or("no stdin")?.write_all(
+        b"My number is 7\nWhat is my number?\n/bogus\n/new\nAnd now?\n/exit\nnever sent\n",
+    )?;
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await??;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(stdout(&output), "Noted: 7.\nIt is 7.\nI don't know yet.\n");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown command /bogus"));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "the line after /exit is not sent");
+    assert_eq!(
+        requests[1]["messages"].as_array().map(Vec::len),
+        Some(4),
+        "the second turn carries the first"
+    );
+    assert_eq!(
+        requests[2]["messages"].as_array().map(Vec::len),
+        Some(2),
+        "/new starts afresh"
+    );
+    Ok(())
+}
