@@ -5,7 +5,9 @@
 
 mod prompt;
 mod runtime;
+mod sessions;
 mod texts;
 
 pub use runtime::{AgentSettings, Event, Op, Runtime};
+pub use sessions::{title_of, Session, SessionError, SessionStore};
 pub use texts::{NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, WRAP_UP};

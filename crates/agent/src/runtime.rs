@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::prompt::{system_prompt, user_message};
+use crate::sessions::{title_of, Session, SessionError, SessionStore};
 use crate::texts::{NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, STEP_LIMIT, WRAP_UP};
 
 /// What the runtime is asked to do.
@@ -67,6 +68,8 @@ pub struct AgentSettings {
     pub recall_limit: usize,
     /// Today's date as `YYYY-MM-DD` (injected for tests).
     pub today: Arc<dyn Fn() -> String + Send + Sync>,
+    /// Where sessions are kept between runs; in memory only when `None`.
+    pub sessions: Option<SessionStore>,
 }
 
 impl AgentSettings {
@@ -84,6 +87,7 @@ impl AgentSettings {
             max_nudges: 2,
             recall_limit: 6,
             today: Arc::new(cairn_memory::today),
+            sessions: None,
         }
     }
 }
@@ -114,6 +118,7 @@ impl Runtime {
             match op {
                 Op::UserMessage { session, text } => {
                     if let Err(message) = this.turn(&session, &text, &tx).await {
+                        this.remember_error(&session, &text, &message);
                         let _ = tx.send(Event::Error { message }).await;
                     }
                 }
@@ -206,7 +211,7 @@ impl Runtime {
         };
 
         messages.push(Message::new(Role::Assistant, answer.clone()));
-        self.store_history(session, messages);
+        self.store_history(session, text, messages);
         if let (Some(memory), Some(turn_id)) = (&self.memory, turn_id) {
             let done = TurnCompletion {
                 answer: answer.clone(),
@@ -277,12 +282,19 @@ impl Runtime {
     }
 
     fn history(&self, session: &str) -> Vec<Message> {
-        let stored = self
+        let cached = self
             .sessions
             .lock()
             .ok()
             .and_then(|s| s.get(session).cloned());
-        stored.unwrap_or_else(|| {
+        let stored = || {
+            self.settings
+                .sessions
+                .as_ref()?
+                .load(session)
+                .map(|s| s.messages)
+        };
+        cached.or_else(stored).unwrap_or_else(|| {
             vec![Message::new(
                 Role::System,
                 system_prompt(&self.settings.project_root, &self.settings.started_in),
@@ -290,9 +302,51 @@ impl Runtime {
         })
     }
 
-    fn store_history(&self, session: &str, messages: Vec<Message>) {
+    fn store_history(&self, session: &str, first_text: &str, messages: Vec<Message>) {
+        if let Some(store) = &self.settings.sessions {
+            let now = cairn_memory::now_ms();
+            let mut record = store.load(session).unwrap_or_else(|| Session {
+                id: session.to_owned(),
+                title: title_of(first_text),
+                created_at: now,
+                updated_at: now,
+                archived: false,
+                messages: Vec::new(),
+                errors: Vec::new(),
+            });
+            record.messages = messages.clone();
+            record.updated_at = now;
+            if let Err(e) = store.save(&record) {
+                tracing::warn!("the session was not saved: {e}");
+            }
+        }
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.insert(session.to_owned(), messages);
+        }
+    }
+
+    /// Keeps a failed turn's error with the session (the person's message is kept too).
+    fn remember_error(&self, session: &str, text: &str, message: &str) {
+        let Some(store) = &self.settings.sessions else {
+            return;
+        };
+        let now = cairn_memory::now_ms();
+        let mut record = store.load(session).unwrap_or_else(|| Session {
+            id: session.to_owned(),
+            title: title_of(text),
+            created_at: now,
+            updated_at: now,
+            archived: false,
+            messages: self.history(session),
+            errors: Vec::new(),
+        });
+        record.errors.push(SessionError {
+            at: now,
+            message: message.to_owned(),
+        });
+        record.updated_at = now;
+        if let Err(e) = store.save(&record) {
+            tracing::warn!("the session was not saved: {e}");
         }
     }
 }

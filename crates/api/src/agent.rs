@@ -76,10 +76,14 @@ impl Cairn {
                 None
             }
         };
-        Ok(Runtime::new(
-            AgentSettings::new(provider, model, project_root),
-            memory,
-        ))
+        let mut settings = AgentSettings::new(provider, model, project_root);
+        settings.sessions = Some(self.session_store());
+        Ok(Runtime::new(settings, memory))
+    }
+
+    /// The agent's conversations on disk.
+    pub fn session_store(&self) -> cairn_agent::SessionStore {
+        cairn_agent::SessionStore::new(self.home().data_dir().join("sessions"))
     }
 
     fn provider(&self, choice: ModelChoice) -> Result<(Arc<dyn Provider>, String), Error> {

@@ -3,6 +3,7 @@
 mod agent;
 mod eval;
 mod memory;
+mod sessions;
 mod status;
 
 use std::path::PathBuf;
@@ -39,6 +40,9 @@ enum Command {
     /// by line at a terminal (`cairn` alone does the same). Recalls from memory before each request
     /// and captures each turn after.
     Agent(agent::AgentArgs),
+    /// The agent's conversations: list, rename, archive, restore, delete.
+    #[command(subcommand)]
+    Sessions(sessions::SessionsCommand),
     /// Search, add, read and delete memories (through the running app when there is one).
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
@@ -137,6 +141,9 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
             Command::Agent(args) => agent::run(&cairn, args).await,
+            Command::Sessions(command) => {
+                sessions::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)
+            }
             Command::Memory(command) => memory::run(&cairn, command)
                 .await
                 .map(|()| std::process::ExitCode::SUCCESS),

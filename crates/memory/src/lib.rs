@@ -26,6 +26,6 @@ pub use model::{
 };
 pub use recall::Baseline;
 pub use redact::redact;
-pub use store::MemoryStore;
+pub use store::{now_ms, MemoryStore};
 pub use summaries::Summarizer;
 pub use vectors::Embedder;

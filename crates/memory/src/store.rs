@@ -28,7 +28,8 @@ pub struct MemoryStore {
     pub(crate) pending: Arc<(Mutex<bool>, Condvar)>,
 }
 
-pub(crate) fn now_ms() -> i64 {
+/// The current time in unix milliseconds.
+pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)

@@ -243,3 +243,55 @@ async fn a_dead_model_server_ends_the_turn_with_a_clear_error() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_session_survives_a_restart_with_its_errors() -> TestResult {
+    let server = MockServer::start(vec![text_reply("Noted: blue."), text_reply("Blue.")]).await?;
+    let dir = tempfile::tempdir()?;
+    let with_store = |server: &MockServer| {
+        let mut s = settings(server);
+        s.sessions = Some(cairn_agent::SessionStore::new(dir.path()));
+        s
+    };
+    run(
+        &Runtime::new(with_store(&server), None),
+        "chat-1",
+        "My favourite colour is blue",
+    )
+    .await;
+    // A new runtime, as after a restart, continues the conversation from disk.
+    run(
+        &Runtime::new(with_store(&server), None),
+        "chat-1",
+        "What is my favourite colour?",
+    )
+    .await;
+    let second = server.requests()[1]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(second.len(), 4);
+    assert_eq!(second[2]["content"], "Noted: blue.");
+
+    // A failed turn is kept with the session's errors.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port();
+    let dead = Arc::new(
+        OpenAiCompatible::new(format!("http://127.0.0.1:{port}/v1"), None)
+            .with_retries(0, std::time::Duration::ZERO),
+    );
+    let mut broken = AgentSettings::new(dead, "m", PathBuf::from("/p"));
+    broken.sessions = Some(cairn_agent::SessionStore::new(dir.path()));
+    run(&Runtime::new(broken, None), "chat-1", "still there?").await;
+    let stored = cairn_agent::SessionStore::new(dir.path())
+        .load("chat-1")
+        .ok_or("the session is not on disk")?;
+    assert_eq!(stored.title, "My favourite colour is blue");
+    assert_eq!(stored.messages.len(), 5);
+    assert_eq!(stored.errors.len(), 1);
+    assert!(stored.errors[0]
+        .message
+        .contains("cannot reach the model server"));
+    Ok(())
+}

@@ -189,3 +189,60 @@ async fn the_line_mode_keeps_a_conversation_until_new_or_exit(
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_listed_renamed_archived_and_deleted() -> Result<(), Box<dyn std::error::Error>>
+{
+    let server = MockServer::start(vec![text_reply("Sure.")]).await?;
+    let dir = tempfile::tempdir()?;
+    let home = dir.path().to_owned();
+    let url = server.base_url.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        cairn(
+            &home,
+            &[
+                "agent",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--session",
+                "plan-1",
+                "--message",
+                "Plan the release",
+            ],
+        )
+    })
+    .await??;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let list = |args: &[&str]| -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+        let mut full = vec!["sessions", "list", "--json"];
+        full.extend_from_slice(args);
+        Ok(serde_json::from_str(&stdout(&cairn(dir.path(), &full)?))?)
+    };
+    let sessions = list(&[])?;
+    assert_eq!(sessions[0]["id"], "plan-1");
+    assert_eq!(sessions[0]["title"], "Plan the release");
+    assert!(
+        cairn(dir.path(), &["sessions", "rename", "plan-1", "Release 2.0"])?
+            .status
+            .success()
+    );
+    assert!(cairn(dir.path(), &["sessions", "archive", "plan-1"])?
+        .status
+        .success());
+    assert_eq!(list(&[])?.as_array().map(Vec::len), Some(0));
+    assert_eq!(list(&["--all"])?[0]["title"], "Release 2.0");
+    assert!(cairn(dir.path(), &["sessions", "delete", "plan-1"])?
+        .status
+        .success());
+    let missing = cairn(dir.path(), &["sessions", "delete", "plan-1"])?;
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no conversation \"plan-1\""));
+    Ok(())
+}

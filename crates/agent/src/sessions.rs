@@ -1,0 +1,139 @@
+//! Sessions on disk: one JSON file per conversation under `<data>/sessions/`, written atomically
+//! after every turn, so a conversation survives a restart with its errors.
+
+use std::path::{Path, PathBuf};
+
+use cairn_llm::Message;
+use serde::{Deserialize, Serialize};
+
+/// A failure remembered with the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionError {
+    pub at: i64,
+    pub message: String,
+}
+
+/// A conversation as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Session {
+    pub id: String,
+    pub title: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(default)]
+    pub archived: bool,
+    pub messages: Vec<Message>,
+    #[serde(default)]
+    pub errors: Vec<SessionError>,
+}
+
+/// The folder of session files.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    dir: PathBuf,
+}
+
+/// Session ids become file names: letters, digits, `-`, `_` and `.` only.
+fn valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl SessionStore {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    fn path(&self, id: &str) -> Option<PathBuf> {
+        valid_id(id).then(|| self.dir.join(format!("{id}.json")))
+    }
+
+    /// The stored session, if any (a damaged file is reported and treated as absent).
+    pub fn load(&self, id: &str) -> Option<Session> {
+        let path = self.path(id)?;
+        let bytes = std::fs::read(&path).ok()?;
+        match serde_json::from_slice(&bytes) {
+            Ok(session) => Some(session),
+            Err(e) => {
+                tracing::warn!("{} is damaged and was not loaded: {e}", path.display());
+                None
+            }
+        }
+    }
+
+    /// Writes the session atomically (a crash leaves the old file or the new one, never half).
+    pub fn save(&self, session: &Session) -> Result<(), String> {
+        let path = self
+            .path(&session.id)
+            .ok_or_else(|| format!("{:?} is not a valid session id", session.id))?;
+        let json = serde_json::to_vec_pretty(session).map_err(|e| e.to_string())?;
+        cairn_config::write_private_atomically(&path, &json).map_err(|e| e.to_string())
+    }
+
+    /// Every stored session, most recently updated first.
+    pub fn list(&self) -> Vec<Session> {
+        let mut sessions: Vec<Session> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                self.load(name.strip_suffix(".json")?)
+            })
+            .collect();
+        sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        sessions
+    }
+
+    /// Changes a stored session with `change`; false when there is no such session.
+    pub fn update(&self, id: &str, change: impl FnOnce(&mut Session)) -> Result<bool, String> {
+        let Some(mut session) = self.load(id) else {
+            return Ok(false);
+        };
+        change(&mut session);
+        self.save(&session).map(|()| true)
+    }
+
+    /// Deletes a session's file; false when there was none.
+    pub fn delete(&self, id: &str) -> Result<bool, String> {
+        let Some(path) = self.path(id) else {
+            return Ok(false);
+        };
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+/// A title from the first message: its first line, at most 60 characters.
+pub fn title_of(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    let mut title: String = line.chars().take(60).collect();
+    if line.chars().count() > 60 {
+        title.push('…');
+    }
+    title
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_cannot_escape_the_folder() {
+        assert!(valid_id("cli-123-456"));
+        for bad in ["", "../x", "a/b", ".hidden", "x y"] {
+            assert!(!valid_id(bad), "{bad}");
+        }
+    }
+}
