@@ -305,15 +305,7 @@ impl Runtime {
     fn store_history(&self, session: &str, first_text: &str, messages: Vec<Message>) {
         if let Some(store) = &self.settings.sessions {
             let now = cairn_memory::now_ms();
-            let mut record = store.load(session).unwrap_or_else(|| Session {
-                id: session.to_owned(),
-                title: title_of(first_text),
-                created_at: now,
-                updated_at: now,
-                archived: false,
-                messages: Vec::new(),
-                errors: Vec::new(),
-            });
+            let mut record = stored_or_new(store, session, first_text, now);
             record.messages = messages.clone();
             record.updated_at = now;
             if let Err(e) = store.save(&record) {
@@ -331,15 +323,10 @@ impl Runtime {
             return;
         };
         let now = cairn_memory::now_ms();
-        let mut record = store.load(session).unwrap_or_else(|| Session {
-            id: session.to_owned(),
-            title: title_of(text),
-            created_at: now,
-            updated_at: now,
-            archived: false,
-            messages: self.history(session),
-            errors: Vec::new(),
-        });
+        let mut record = stored_or_new(store, session, text, now);
+        if record.messages.is_empty() {
+            record.messages = self.history(session);
+        }
         record.errors.push(SessionError {
             at: now,
             message: message.to_owned(),
@@ -349,6 +336,19 @@ impl Runtime {
             tracing::warn!("the session was not saved: {e}");
         }
     }
+}
+
+/// The stored session, or a new one titled after `first_text`.
+fn stored_or_new(store: &SessionStore, id: &str, first_text: &str, now: i64) -> Session {
+    store.load(id).unwrap_or_else(|| Session {
+        id: id.to_owned(),
+        title: title_of(first_text),
+        created_at: now,
+        updated_at: now,
+        archived: false,
+        messages: Vec::new(),
+        errors: Vec::new(),
+    })
 }
 
 fn add_usage(total: &mut Usage, more: Usage) {

@@ -3,12 +3,11 @@
 //! events (`content_block_start/delta`, thinking, `input_json_delta`, `message_delta`).
 
 use std::collections::HashMap;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::transport::{SseData, Transport};
+use crate::transport::{transport_settings, SseData, Transport};
 use crate::{
     ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
 };
@@ -40,16 +39,7 @@ impl Anthropic {
         }
     }
 
-    pub fn with_stall_timeout(mut self, timeout: Duration) -> Self {
-        self.transport.stall_timeout = timeout;
-        self
-    }
-
-    pub fn with_retries(mut self, max_retries: u32, backoff: Duration) -> Self {
-        self.transport.max_retries = max_retries;
-        self.transport.backoff = backoff;
-        self
-    }
+    transport_settings!();
 
     fn body(request: &ChatRequest) -> Value {
         let system: Vec<&str> = request

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::transport::{SseData, Transport};
+use crate::transport::{transport_settings, SseData, Transport};
 use crate::{
     ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
 };
@@ -30,19 +30,7 @@ impl OpenAiCompatible {
         }
     }
 
-    /// How long the stream may stay silent before the watchdog cuts it.
-    pub fn with_stall_timeout(mut self, timeout: Duration) -> Self {
-        self.transport.stall_timeout = timeout;
-        self
-    }
-
-    /// Retries for retryable failures before the first byte, and the first pause between them
-    /// (doubling each time; a server's Retry-After wins when longer).
-    pub fn with_retries(mut self, max_retries: u32, backoff: Duration) -> Self {
-        self.transport.max_retries = max_retries;
-        self.transport.backoff = backoff;
-        self
-    }
+    transport_settings!();
 
     fn authorised(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         match &self.api_key {

@@ -72,6 +72,26 @@ impl Transport {
     }
 }
 
+/// The builder methods every dialect offers over its `transport` field.
+macro_rules! transport_settings {
+    () => {
+        /// How long the stream may stay silent before the watchdog cuts it.
+        pub fn with_stall_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.transport.stall_timeout = timeout;
+            self
+        }
+
+        /// Retries for retryable failures before the first byte, and the first pause between
+        /// them (doubling each time; a server's Retry-After wins when longer).
+        pub fn with_retries(mut self, max_retries: u32, backoff: std::time::Duration) -> Self {
+            self.transport.max_retries = max_retries;
+            self.transport.backoff = backoff;
+            self
+        }
+    };
+}
+pub(crate) use transport_settings;
+
 type Bytes = Pin<Box<dyn Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 /// The `data:` payloads of a server-sent-event stream, one at a time.
