@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::transport::{transport_settings, SseData, Transport};
+use crate::transport::{spawn_stream, transport_settings, SseData, Transport};
 use crate::{
     ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
 };
@@ -109,14 +109,8 @@ impl Anthropic {
 
 impl Provider for Anthropic {
     fn stream(&self, request: ChatRequest) -> mpsc::Receiver<Result<StreamEvent, ProviderError>> {
-        let (tx, rx) = mpsc::channel(256);
         let this = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = this.run(request, &tx).await {
-                let _ = tx.send(Err(e)).await;
-            }
-        });
-        rx
+        spawn_stream(move |tx| async move { this.run(request, &tx).await })
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use crate::transport::{transport_settings, SseData, Transport};
+use crate::transport::{spawn_stream, transport_settings, SseData, Transport};
 use crate::{
     ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
 };
@@ -151,14 +151,8 @@ impl OpenAiCompatible {
 
 impl Provider for OpenAiCompatible {
     fn stream(&self, request: ChatRequest) -> mpsc::Receiver<Result<StreamEvent, ProviderError>> {
-        let (tx, rx) = mpsc::channel(256);
         let this = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = this.run(request, &tx).await {
-                let _ = tx.send(Err(e)).await;
-            }
-        });
-        rx
+        spawn_stream(move |tx| async move { this.run(request, &tx).await })
     }
 }
 

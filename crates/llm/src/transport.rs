@@ -1,12 +1,15 @@
 //! What every dialect shares: sending with bounded retries before the first byte, and reading
 //! server-sent events under a stall watchdog.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
 use futures_util::{Stream, StreamExt};
 
-use crate::ProviderError;
+use tokio::sync::mpsc;
+
+use crate::{ProviderError, StreamEvent};
 
 /// Retry and watchdog settings with the HTTP client.
 #[derive(Clone)]
@@ -70,6 +73,23 @@ impl Transport {
             attempt += 1;
         }
     }
+}
+
+/// Runs a dialect's streaming future on the runtime, passing its events on; an error ends the
+/// stream as its last item.
+pub(crate) fn spawn_stream<F, Fut>(run: F) -> mpsc::Receiver<Result<StreamEvent, ProviderError>>
+where
+    F: FnOnce(mpsc::Sender<Result<StreamEvent, ProviderError>>) -> Fut,
+    Fut: Future<Output = Result<(), ProviderError>> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(256);
+    let work = run(tx.clone());
+    tokio::spawn(async move {
+        if let Err(e) = work.await {
+            let _ = tx.send(Err(e)).await;
+        }
+    });
+    rx
 }
 
 /// The builder methods every dialect offers over its `transport` field.
