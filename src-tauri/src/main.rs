@@ -74,10 +74,7 @@ fn run() -> anyhow::Result<()> {
         .init();
     let config = config.unwrap_or_else(|e| {
         tracing::error!("the config file is invalid, using defaults: {e}");
-        cairn_config::Config {
-            pet_shortcut: cairn_config::DEFAULT_PET_SHORTCUT.to_owned(),
-            ..Default::default()
-        }
+        cairn_config::Config::default()
     });
     cairn.home().ensure_dirs()?;
 

@@ -109,9 +109,6 @@ impl Cairn {
     pub fn load_config(&self) -> Result<Config, ConfigError> {
         let env = self.env.clone();
         let config = Config::load(self.home.config_file(), move |name| env(name))?;
-        Ok(config.unwrap_or_else(|| Config {
-            pet_shortcut: cairn_config::DEFAULT_PET_SHORTCUT.to_owned(),
-            ..Config::default()
-        }))
+        Ok(config.unwrap_or_default())
     }
 }

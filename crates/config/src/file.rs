@@ -15,7 +15,7 @@ use crate::ConfigError;
 pub const DEFAULT_PET_SHORTCUT: &str = "CommandOrControl+Shift+Space";
 
 /// A resolved configuration: defaults applied, `${ENV}` references expanded, everything validated.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
     /// Port of the local API; `None` picks a free port each run.
     pub api_port: Option<u16>,
@@ -28,6 +28,20 @@ pub struct Config {
     /// Whether the default model rewrites memory summaries in the background (off by default: it
     /// spends the person's tokens).
     pub memory_summaries: bool,
+}
+
+/// The configuration of a home without a config file.
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            api_port: None,
+            default_model: None,
+            providers: BTreeMap::new(),
+            pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
+            log_level: LogLevel::default(),
+            memory_summaries: false,
+        }
+    }
 }
 
 /// A model provider as configured.
@@ -386,6 +400,11 @@ mod tests {
         assert_eq!(config.default_model, None);
         assert_eq!(config.pet_shortcut, DEFAULT_PET_SHORTCUT);
         assert_eq!(config.log_level, LogLevel::Info);
+        assert_eq!(
+            config,
+            Config::default(),
+            "no file and an empty file mean the same"
+        );
         Ok(())
     }
 
