@@ -31,13 +31,14 @@ impl Cairn {
                 Config::default(),
             ),
         };
-        let api = match serving {
-            Some(info) => ApiStatus {
-                running: true,
-                url: Some(info.api_url.clone()),
-                pid: Some(info.pid),
-            },
-            None => self.probe_api().await,
+        let running = match serving {
+            Some(info) => Some(info.clone()),
+            None => self.running_api().await,
+        };
+        let api = ApiStatus {
+            running: running.is_some(),
+            url: running.as_ref().map(|info| info.api_url.clone()),
+            pid: running.as_ref().map(|info| info.pid),
         };
         StatusReport {
             version: VERSION.to_owned(),
@@ -49,19 +50,13 @@ impl Cairn {
         }
     }
 
-    /// Whether the API named in `runtime.json` answers its health check.
-    async fn probe_api(&self) -> ApiStatus {
-        let stopped = ApiStatus {
-            running: false,
-            url: None,
-            pid: None,
-        };
+    /// The API named in `runtime.json`, when it answers its health check.
+    pub async fn running_api(&self) -> Option<RuntimeInfo> {
         let info = match read_runtime(&self.home.runtime_file()) {
-            Ok(Some(info)) => info,
-            Ok(None) => return stopped,
+            Ok(info) => info?,
             Err(e) => {
                 tracing::warn!("ignoring the runtime file: {e}");
-                return stopped;
+                return None;
             }
         };
         let url = format!("{}/api/v1/health", info.api_url);
@@ -69,19 +64,10 @@ impl Cairn {
             Ok(response) if response.status().is_success() => response
                 .json::<Health>()
                 .await
-                .map(|h| h.status == "ok")
-                .unwrap_or(false),
+                .is_ok_and(|h| h.status == "ok"),
             _ => false,
         };
-        if healthy {
-            ApiStatus {
-                running: true,
-                url: Some(info.api_url),
-                pid: Some(info.pid),
-            }
-        } else {
-            stopped
-        }
+        healthy.then_some(info)
     }
 }
 

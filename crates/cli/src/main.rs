@@ -166,12 +166,11 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
 
 async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::ExitCode> {
     let config = cairn.load_config()?;
-    let running = cairn.status(None).await.api;
-    if running.running {
+    if let Some(running) = cairn.running_api().await {
         anyhow::bail!(
             "Cairn is already serving at {} (pid {}); stop it first",
-            running.url.unwrap_or_default(),
-            running.pid.unwrap_or_default()
+            running.api_url,
+            running.pid
         );
     }
     let api = cairn_http::serve(cairn.clone(), port.or(config.api_port)).await?;

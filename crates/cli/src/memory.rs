@@ -5,10 +5,10 @@ use std::fmt::Write;
 
 use anyhow::{bail, Context};
 use cairn_api::{Cairn, MemoryHealth, SearchAnswer};
-use cairn_config::read_runtime;
 use cairn_memory::{Layer, MemoryRecord, NewMemory, SearchQuery};
 use cairn_protocol::{ApiError, RuntimeInfo};
 use clap::Subcommand;
+use reqwest::Method;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -70,13 +70,26 @@ enum Backend {
 
 impl Backend {
     async fn connect(cairn: &Cairn) -> Self {
-        let running = cairn.status(None).await.api.running;
-        match read_runtime(&cairn.home().runtime_file()) {
-            Ok(Some(info)) if running => match reqwest::Client::builder().no_proxy().build() {
-                Ok(http) => Self::Remote { info, http },
-                Err(_) => Self::Local(cairn.clone()),
-            },
+        match (
+            cairn.running_api().await,
+            reqwest::Client::builder().no_proxy().build(),
+        ) {
+            (Some(info), Ok(http)) => Self::Remote { info, http },
             _ => Self::Local(cairn.clone()),
+        }
+    }
+
+    /// One operation: over HTTP to the running app, or `local` straight on the database.
+    async fn op<T: DeserializeOwned>(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&impl Serialize>,
+        local: impl FnOnce(&Cairn) -> Result<T, cairn_api::Error>,
+    ) -> anyhow::Result<T> {
+        match self {
+            Self::Remote { info, http } => Self::call(info, http, method, path, body).await,
+            Self::Local(cairn) => Ok(local(cairn)?),
         }
     }
 
@@ -115,14 +128,9 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
         MemoryCommand::Health { json } => {
             let health: MemoryHealth = match &backend {
                 Backend::Remote { info, http } => {
-                    let overview = Backend::call(
-                        info,
-                        http,
-                        reqwest::Method::GET,
-                        "/api/v1/panel/overview",
-                        none,
-                    )
-                    .await?;
+                    let overview =
+                        Backend::call(info, http, Method::GET, "/api/v1/panel/overview", none)
+                            .await?;
                     MemoryHealth {
                         status: "ok".into(),
                         database: format!("served by {}", info.api_url),
@@ -162,19 +170,11 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             q.layers = parse_layers(&layer)?;
             q.sources = source;
             q.verbose = verbose;
-            let answer: SearchAnswer = match &backend {
-                Backend::Remote { info, http } => {
-                    Backend::call(
-                        info,
-                        http,
-                        reqwest::Method::POST,
-                        "/api/v1/memory/search",
-                        Some(&q),
-                    )
-                    .await?
-                }
-                Backend::Local(cairn) => cairn.search_memory(q)?,
-            };
+            let answer: SearchAnswer = backend
+                .op(Method::POST, "/api/v1/memory/search", Some(&q), |c| {
+                    c.search_memory(q.clone())
+                })
+                .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&answer)?);
             } else {
@@ -197,19 +197,11 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
                 external_id,
                 ..NewMemory::default()
             };
-            let added: MemoryRecord = match &backend {
-                Backend::Remote { info, http } => {
-                    Backend::call(
-                        info,
-                        http,
-                        reqwest::Method::POST,
-                        "/api/v1/memory/add",
-                        Some(&memory),
-                    )
-                    .await?
-                }
-                Backend::Local(cairn) => cairn.add_memory(memory)?,
-            };
+            let added: MemoryRecord = backend
+                .op(Method::POST, "/api/v1/memory/add", Some(&memory), |c| {
+                    c.add_memory(memory.clone())
+                })
+                .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&added)?);
             } else {
@@ -217,19 +209,10 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             }
         }
         MemoryCommand::Get { id, json } => {
-            let memory: MemoryRecord = match &backend {
-                Backend::Remote { info, http } => {
-                    Backend::call(
-                        info,
-                        http,
-                        reqwest::Method::GET,
-                        &format!("/api/v1/memory/{id}"),
-                        none,
-                    )
-                    .await?
-                }
-                Backend::Local(cairn) => cairn.get_memory(id)?,
-            };
+            let path = format!("/api/v1/memory/{id}");
+            let memory: MemoryRecord = backend
+                .op(Method::GET, &path, none, |c| c.get_memory(id))
+                .await?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&memory)?);
             } else {
@@ -244,20 +227,12 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             }
         }
         MemoryCommand::Delete { id } => {
-            let deleted = match &backend {
-                Backend::Remote { info, http } => {
-                    let answer: serde_json::Value = Backend::call(
-                        info,
-                        http,
-                        reqwest::Method::DELETE,
-                        &format!("/api/v1/memory/{id}"),
-                        none,
-                    )
-                    .await?;
-                    answer["deleted"].as_bool().unwrap_or(false)
-                }
-                Backend::Local(cairn) => cairn.delete_memory(id)?,
-            };
+            let path = format!("/api/v1/memory/{id}");
+            let Deleted { deleted } = backend
+                .op(Method::DELETE, &path, none, |c| {
+                    c.delete_memory(id).map(|deleted| Deleted { deleted })
+                })
+                .await?;
             if !deleted {
                 bail!("memory {id} not found");
             }
@@ -265,6 +240,12 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The answer of `DELETE /api/v1/memory/{id}`.
+#[derive(serde::Deserialize)]
+struct Deleted {
+    deleted: bool,
 }
 
 fn parse_layers(names: &[String]) -> anyhow::Result<Vec<Layer>> {
