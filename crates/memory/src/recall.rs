@@ -154,10 +154,7 @@ impl MemoryStore {
         }
 
         let ids: Vec<i64> = candidates.keys().copied().collect();
-        let records: Vec<MemoryRecord> = fetch(&*self.lock()?, &ids)?
-            .into_iter()
-            .filter(|m| matches_filters(m, query))
-            .collect();
+        let records = fetch(&*self.lock()?, &ids, &filter_sql, &filter_values)?;
 
         let now = self.now();
         let mut scored: Vec<(f64, MemoryRecord, Vec<Trace>)> = records
@@ -434,25 +431,6 @@ fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     common / (a.len() as f64 + b.len() as f64 - common)
 }
 
-/// Whether a fetched memory passes the query's filters (vector candidates are not filtered in SQL).
-fn matches_filters(m: &MemoryRecord, query: &SearchQuery) -> bool {
-    matches!(
-        m.status,
-        crate::Status::Activated | crate::Status::Resolving
-    ) && (query.layers.is_empty() || query.layers.contains(&m.layer))
-        && (query.sources.is_empty() || query.sources.contains(&m.source))
-        && query
-            .session
-            .as_ref()
-            .is_none_or(|s| m.session.as_ref() == Some(s))
-        && query
-            .exclude_session
-            .as_ref()
-            .is_none_or(|s| m.session.as_ref() != Some(s))
-        && query.after.is_none_or(|t| m.created_at >= t)
-        && query.before.is_none_or(|t| m.created_at < t)
-}
-
 /// Whether the query narrows the memories beyond "live ones".
 fn narrowed(query: &SearchQuery) -> bool {
     !query.layers.is_empty()
@@ -531,15 +509,26 @@ fn gather(
     Ok(())
 }
 
-fn fetch(conn: &rusqlite::Connection, ids: &[i64]) -> Result<Vec<MemoryRecord>, MemoryError> {
+/// The candidates' records that pass the query's filters (the same SQL the lexical channels use, so
+/// vector candidates are held to it too).
+fn fetch(
+    conn: &rusqlite::Connection,
+    ids: &[i64],
+    filter_sql: &str,
+    filter_values: &[Value],
+) -> Result<Vec<MemoryRecord>, MemoryError> {
     let mut out = Vec::with_capacity(ids.len());
     for chunk in ids.chunks(500) {
         let sql = format!(
-            "SELECT {COLUMNS} FROM memories WHERE id IN ({})",
+            "SELECT {COLUMNS} FROM memories m WHERE m.id IN ({}) {filter_sql}",
             vec!["?"; chunk.len()].join(",")
         );
         let mut stmt = conn.prepare(&sql)?;
-        let rows = stmt.query_map(params_from_iter(chunk.iter()), record)?;
+        let values = chunk
+            .iter()
+            .map(|id| Value::Integer(*id))
+            .chain(filter_values.iter().cloned());
+        let rows = stmt.query_map(params_from_iter(values), record)?;
         for row in rows {
             out.push(row?);
         }
