@@ -1,7 +1,7 @@
 //! Sessions on disk: one JSON file per conversation under `<data>/sessions/`, written atomically
 //! after every turn, so a conversation survives a restart with its errors.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cairn_llm::Message;
 use serde::{Deserialize, Serialize};
@@ -108,10 +108,6 @@ impl SessionStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(format!("{}: {e}", path.display())),
         }
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 }
 

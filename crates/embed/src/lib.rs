@@ -64,10 +64,6 @@ impl MiniLm {
         let ids = self.tokenizer.encode(text, MAX_TOKENS);
         self.bert.embed(&ids)
     }
-
-    pub fn dim(&self) -> usize {
-        self.bert.hidden()
-    }
 }
 
 impl cairn_memory::Embedder for MiniLm {
