@@ -8,7 +8,7 @@ use cairn_llm::{
 };
 use serde_json::json;
 
-use cairn_test_support::{MockServer, Reply};
+use cairn_test_support::{delta, finish, text_reply, MockServer, Reply};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -28,10 +28,6 @@ fn request() -> ChatRequest {
     }
 }
 
-fn delta(d: serde_json::Value) -> serde_json::Value {
-    json!({ "choices": [{ "index": 0, "delta": d, "finish_reason": null }] })
-}
-
 fn provider(server: &MockServer) -> OpenAiCompatible {
     OpenAiCompatible::new(&server.base_url, Some("sk-test".into()))
         .with_retries(2, Duration::from_millis(10))
@@ -43,7 +39,7 @@ async fn text_streams_in_order_with_usage() -> TestResult {
         delta(json!({ "role": "assistant", "content": "" })),
         delta(json!({ "content": "Hel" })),
         delta(json!({ "content": "lo!" })),
-        json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] }),
+        finish("stop"),
         json!({ "choices": [], "usage": { "prompt_tokens": 12, "completion_tokens": 3 } }),
     ])])
     .await?;
@@ -78,7 +74,7 @@ async fn tool_calls_assemble_from_pieces_with_reasoning() -> TestResult {
         delta(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "{\"path\":" } }] })),
         delta(json!({ "tool_calls": [{ "index": 0, "function": { "arguments": "\"a.txt\"}" } }] })),
         delta(json!({ "tool_calls": [{ "index": 1, "id": "call_2", "function": { "name": "read_file", "arguments": "{\"path\":\"b.txt\"}" } }] })),
-        json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "tool_calls" }] }),
+        finish("tool_calls"),
     ])])
     .await?;
     let completion = collect(provider(&server).stream(request())).await?;
@@ -95,7 +91,7 @@ async fn tool_calls_assemble_from_pieces_with_reasoning() -> TestResult {
 async fn a_cut_off_reply_reports_length() -> TestResult {
     let server = MockServer::start(vec![Reply::sse(&[
         delta(json!({ "content": "The answer is" })),
-        json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "length" }] }),
+        finish("length"),
     ])])
     .await?;
     let completion = collect(provider(&server).stream(request())).await?;
@@ -140,10 +136,7 @@ async fn rate_limits_and_server_errors_are_retried() -> TestResult {
             retry_after: None,
             body: "overloaded".into(),
         },
-        Reply::sse(&[
-            delta(json!({ "content": "ok" })),
-            json!({ "choices": [{ "index": 0, "delta": {}, "finish_reason": "stop" }] }),
-        ]),
+        Reply::sse(&[delta(json!({ "content": "ok" })), finish("stop")]),
     ])
     .await?;
     let completion = collect(provider(&server).stream(request())).await?;
@@ -227,6 +220,28 @@ async fn models_are_listed_for_settings() -> TestResult {
     assert_eq!(
         provider(&server).models().await?,
         vec!["small-model", "big-model"]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_connection_test_proves_address_key_and_model() -> TestResult {
+    let server = MockServer::start(vec![
+        text_reply("OK"),
+        Reply::Status {
+            status: 401,
+            retry_after: None,
+            body: json!({ "error": { "message": "bad key" } }).to_string(),
+        },
+    ])
+    .await?;
+    provider(&server).test_connection("small-model").await?;
+    let sent = &server.requests()[0];
+    assert_eq!(sent["model"], "small-model");
+    assert_eq!(sent["max_tokens"], 1);
+    assert_eq!(
+        provider(&server).test_connection("small-model").await,
+        Err(ProviderError::Auth("bad key".into()))
     );
     Ok(())
 }
