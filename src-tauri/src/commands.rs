@@ -49,6 +49,31 @@ pub async fn send_message(
             Event::WrappedUp { limit } => ChatEvent::Notice {
                 text: format!("The {limit} was reached; the model was asked for a final answer."),
             },
+            Event::ToolCall {
+                call_id,
+                name,
+                display,
+                ..
+            } => ChatEvent::Tool {
+                call_id,
+                name,
+                display,
+            },
+            Event::ToolResult {
+                call_id,
+                output,
+                failed,
+                ..
+            } => ChatEvent::ToolDone {
+                call_id,
+                output,
+                failed,
+            },
+            // The desktop runtime is built where nobody is asked (see Desktop::runtime).
+            Event::ApprovalRequest { .. } | Event::Question { .. } | Event::Compacted { .. } => {
+                continue
+            }
+            Event::Stopped { .. } => ChatEvent::Stopped,
             Event::TurnComplete { usage, steps, .. } => ChatEvent::Done {
                 steps,
                 input_tokens: usage.input_tokens,

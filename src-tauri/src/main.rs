@@ -40,7 +40,10 @@ impl Desktop {
         let runtime = self
             .cairn
             .agent_runtime(cairn_api::ModelChoice::default(), root)
-            .map_err(|e| e.to_api_error())?;
+            .map_err(|e| e.to_api_error())?
+            // Until the workbench answers approvals and questions, nobody is asked: calls that
+            // would ask are refused and ask_user says so, rather than a turn waiting forever.
+            .one_shot();
         *slot = Some(runtime.clone());
         Ok(runtime)
     }

@@ -26,6 +26,16 @@ struct Message {
     progress: Progress,
     /// Memories recalled before this reply.
     recalled: usize,
+    /// The tool calls this reply made, in order.
+    tools: Vec<ToolLine>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct ToolLine {
+    call_id: String,
+    display: String,
+    /// `None` while it runs.
+    failed: Option<bool>,
 }
 
 impl Message {
@@ -35,6 +45,7 @@ impl Message {
             text,
             progress: Progress::Done,
             recalled: 0,
+            tools: Vec::new(),
         }
     }
 
@@ -44,6 +55,7 @@ impl Message {
             text: String::new(),
             progress: Progress::Streaming,
             recalled: 0,
+            tools: Vec::new(),
         }
     }
 
@@ -53,7 +65,21 @@ impl Message {
             ChatEvent::Recalled { hits } => self.recalled = hits,
             ChatEvent::Text { text } => self.text.push_str(&text),
             ChatEvent::Notice { .. } => {}
-            ChatEvent::Done { .. } => self.progress = Progress::Done,
+            ChatEvent::Tool {
+                call_id, display, ..
+            } => self.tools.push(ToolLine {
+                call_id,
+                display,
+                failed: None,
+            }),
+            ChatEvent::ToolDone {
+                call_id, failed, ..
+            } => {
+                if let Some(line) = self.tools.iter_mut().find(|t| t.call_id == call_id) {
+                    line.failed = Some(failed);
+                }
+            }
+            ChatEvent::Done { .. } | ChatEvent::Stopped => self.progress = Progress::Done,
             ChatEvent::Failed { message } => {
                 self.text = message;
                 self.progress = Progress::Failed;
@@ -349,9 +375,18 @@ fn MessageList(messages: Vec<Message>) -> impl IntoView {
                         view! { <span class="recalled">{label}</span> }
                     });
                     let text = if m.text.is_empty() && m.progress == Progress::Streaming { "…".to_owned() } else { m.text };
+                    let tools = m.tools.into_iter().map(|t| {
+                        let state = match t.failed {
+                            None => "tool running",
+                            Some(false) => "tool ok",
+                            Some(true) => "tool failed",
+                        };
+                        view! { <li class=state>{t.display}</li> }
+                    }).collect_view();
                     view! {
                         <li class=class>
                             <span class="who">{who} {recalled}</span>
+                            <ul class="tools">{tools}</ul>
                             <p class="text">{text}</p>
                         </li>
                     }

@@ -1,13 +1,17 @@
 //! The agent runtime. [`Runtime::submit`] takes an [`Op`] and returns a stream of [`Event`]s; it
 //! knows nothing of Tauri or HTTP. Each turn recalls relevant memories before the request, runs the
-//! model step by step (with the spec's step backstop, wrap-up and nudges), and captures the turn
-//! into memory when it ends.
+//! model step by step with its tools (agent-loop.json: backstop, budgets, wrap-up, nudges,
+//! parallel calls, context hygiene), and captures the turn into memory when it ends.
 
+mod context;
+mod execute;
 mod prompt;
 mod runtime;
 mod sessions;
 mod texts;
+mod turn;
 
-pub use runtime::{AgentSettings, Event, Op, Runtime};
-pub use sessions::{title_of, Session, SessionError, SessionStore};
+pub use context::{cap, result_id, ContextState};
+pub use runtime::{AgentSettings, Budgets, Event, Op, Runtime};
+pub use sessions::{title_of, Session, SessionError, SessionMark, SessionStore};
 pub use texts::{NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, WRAP_UP};

@@ -26,9 +26,13 @@ pub fn system_prompt(root: &Path, cwd: &Path) -> String {
     prompt
 }
 
-/// The person's words, then the note (today's date), then the recalled memories, if any.
-pub fn user_message(text: &str, date: &str, recalled: &str) -> String {
+/// The person's words, then the note (today's date, what changed), then the recalled memories.
+pub fn user_message(text: &str, date: &str, note: &str, recalled: &str) -> String {
     let mut message = format!("{text}\n\n{}", NOTE_DATE.replace("{{date}}", date));
+    if !note.is_empty() {
+        message.push('\n');
+        message.push_str(note);
+    }
     if !recalled.is_empty() {
         message.push_str("\n\n");
         message.push_str(recalled);
@@ -56,7 +60,7 @@ mod tests {
     #[test]
     fn the_note_follows_the_words() {
         assert_eq!(
-            user_message("hi", "2026-11-29", ""),
+            user_message("hi", "2026-11-29", "", ""),
             "hi\n\nToday is 2026-11-29."
         );
     }

@@ -1,25 +1,36 @@
-//! The runtime: sessions held in memory, one turn at a time per `submit`, streamed as events.
+//! The runtime: settings, sessions held in memory, and `submit(Op)` → a stream of `Event`s. A turn
+//! runs in its own task; stop, answers and approvals reach it through the same `submit`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use cairn_llm::{
-    ChatRequest, Completion, FinishReason, Message, Provider, Role, StreamEvent, Usage,
-};
-use cairn_memory::{render_injection, MemoryStore, SearchQuery, TurnCompletion, TurnStart};
+use cairn_llm::{Message, Provider, Role, Usage};
+use cairn_memory::MemoryStore;
+use cairn_tools::{Answer, CancellationToken, Counters, LoopDetector, Question, Toolbox};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
-use crate::prompt::{system_prompt, user_message};
-use crate::sessions::{title_of, Session, SessionError, SessionStore};
-use crate::texts::{NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, STEP_LIMIT, WRAP_UP};
+use crate::context::ContextState;
+use crate::prompt::system_prompt;
+use crate::sessions::{title_of, Session, SessionError, SessionMark, SessionStore};
 
 /// What the runtime is asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Op {
-    /// A person's message in a session (created on first use).
+    /// A person's message in a session (created on first use). A turn already running in the
+    /// session is stopped first.
     UserMessage { session: String, text: String },
+    /// Stop the session's running turn: commands are killed, questions cancelled.
+    Stop { session: String },
+    /// The answer to a `Question` event.
+    Answer { request: u64, answer: Answer },
+    /// The decision on an `ApprovalRequest` event.
+    Approve { request: u64, allow: bool },
+    /// Replace the session's history by a summary (`/compact`).
+    Compact { session: String },
 }
 
 /// What happens, in order.
@@ -32,24 +43,68 @@ pub enum Event {
     },
     Text(String),
     Reasoning(String),
+    /// A tool call is about to run; `display` is the terminal line announcing it.
+    ToolCall {
+        call_id: String,
+        name: String,
+        arguments: String,
+        display: String,
+    },
+    /// A call waits for the person's approval (answer with `Op::Approve`).
+    ApprovalRequest {
+        request: u64,
+        call_id: String,
+        tool: String,
+        display: String,
+    },
+    /// ask_user waits for the person (answer with `Op::Answer`).
+    Question {
+        request: u64,
+        call_id: String,
+        questions: Vec<Question>,
+    },
+    /// A call's result, as the model reads it.
+    ToolResult {
+        call_id: String,
+        name: String,
+        output: String,
+        failed: bool,
+    },
     /// The model was asked again (a thinking-only or cut-off reply).
     Nudged {
         reason: String,
     },
-    /// The step backstop was reached; the tools were withdrawn for a last answer.
+    /// A limit was reached; the tools were withdrawn for a last answer.
     WrappedUp {
         limit: String,
+    },
+    /// The history was replaced by a summary.
+    Compacted {
+        summary: String,
     },
     /// The turn ended with this answer.
     TurnComplete {
         answer: String,
         usage: Usage,
         steps: usize,
+        counters: Counters,
     },
-    /// The turn failed; the session keeps the person's message.
+    /// The turn was stopped (`Op::Stop`, or a new message in the session).
+    Stopped {
+        counters: Counters,
+    },
+    /// The turn failed; the session keeps the person's message and what ran.
     Error {
         message: String,
     },
+}
+
+/// What one prompt may spend (agent-loop.json `budgets`; unset by default).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Budgets {
+    pub wall_seconds: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub completion_tokens: Option<u64>,
 }
 
 /// How the runtime works.
@@ -57,19 +112,32 @@ pub enum Event {
 pub struct AgentSettings {
     pub provider: Arc<dyn Provider>,
     pub model: String,
-    /// The project root and the directory the session started in (for the environment block).
+    /// The project root and the directory the session started in (for the environment block,
+    /// and where tools work).
     pub project_root: PathBuf,
     pub started_in: PathBuf,
     /// agent-loop.json `steps.default`: a runaway backstop.
     pub max_steps: usize,
     /// agent-loop.json `nudges.max`: asks in a row.
     pub max_nudges: usize,
+    /// agent-loop.json `parallel.max`.
+    pub max_parallel: usize,
+    pub budgets: Budgets,
     /// Memories recalled before each request.
     pub recall_limit: usize,
     /// Today's date as `YYYY-MM-DD` (injected for tests).
     pub today: Arc<dyn Fn() -> String + Send + Sync>,
     /// Where sessions are kept between runs; in memory only when `None`.
     pub sessions: Option<SessionStore>,
+    /// The built-in tools declared to the model (`recall` is added by the runtime).
+    pub tools: Toolbox,
+    /// `yolo: true` (the default): calls run without asking.
+    pub yolo: bool,
+    /// Whether someone can answer (approvals, ask_user); a one-shot run cannot.
+    pub interactive: bool,
+    /// `maxOutput` for tools.
+    pub max_output: usize,
+    pub bash_timeout: Duration,
 }
 
 impl AgentSettings {
@@ -85,19 +153,44 @@ impl AgentSettings {
             project_root,
             max_steps: 200,
             max_nudges: 2,
+            max_parallel: 4,
+            budgets: Budgets::default(),
             recall_limit: 6,
             today: Arc::new(cairn_memory::today),
             sessions: None,
+            tools: Toolbox::default(),
+            yolo: true,
+            interactive: true,
+            max_output: cairn_tools::DEFAULT_MAX_OUTPUT,
+            bash_timeout: Duration::from_secs(30),
         }
     }
+}
+
+/// A session's live state.
+pub(crate) struct SessionState {
+    pub messages: Vec<Message>,
+    pub context: ContextState,
+    pub detector: LoopDetector,
+    /// The permission mode the model was last told of.
+    pub told_yolo: Option<bool>,
+}
+
+/// A reply the person gives while a turn waits.
+pub(crate) enum Reply {
+    Answer(Answer),
+    Approve(bool),
 }
 
 /// The agent runtime.
 #[derive(Clone)]
 pub struct Runtime {
-    settings: AgentSettings,
-    memory: Option<Arc<MemoryStore>>,
-    sessions: Arc<Mutex<HashMap<String, Vec<Message>>>>,
+    pub(crate) settings: AgentSettings,
+    pub(crate) memory: Option<Arc<MemoryStore>>,
+    sessions: Arc<Mutex<HashMap<String, Arc<tokio::sync::Mutex<SessionState>>>>>,
+    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
+    pub(crate) pending: Arc<Mutex<HashMap<u64, oneshot::Sender<Reply>>>>,
+    pub(crate) next_request: Arc<AtomicU64>,
 }
 
 impl Runtime {
@@ -107,251 +200,193 @@ impl Runtime {
             settings,
             memory,
             sessions: Arc::default(),
+            running: Arc::default(),
+            pending: Arc::default(),
+            next_request: Arc::new(AtomicU64::new(1)),
         }
     }
 
-    /// Runs `op`; the events end with `TurnComplete` or `Error`.
+    /// The same runtime where nobody can be asked: calls that would ask are rejected and
+    /// ask_user answers that nobody can be asked (a one-shot run).
+    pub fn one_shot(mut self) -> Self {
+        self.settings.interactive = false;
+        self
+    }
+
+    pub fn settings(&self) -> &AgentSettings {
+        &self.settings
+    }
+
+    /// Runs `op`. A message's events end with `TurnComplete`, `Stopped` or `Error`; a compaction's
+    /// with `Compacted` or `Error`; the other ops close their stream at once.
     pub fn submit(&self, op: Op) -> mpsc::Receiver<Event> {
         let (tx, rx) = mpsc::channel(256);
-        let this = self.clone();
-        tokio::spawn(async move {
-            match op {
-                Op::UserMessage { session, text } => {
-                    if let Err(message) = this.turn(&session, &text, &tx).await {
-                        this.remember_error(&session, &text, &message);
-                        let _ = tx.send(Event::Error { message }).await;
-                    }
-                }
+        match op {
+            Op::UserMessage { session, text } => {
+                let this = self.clone();
+                tokio::spawn(async move { this.user_message(session, text, tx).await });
             }
-        });
+            Op::Compact { session } => {
+                let this = self.clone();
+                tokio::spawn(async move {
+                    let state = this.state(&session);
+                    let mut state = state.lock().await;
+                    match this.compact(&session, &mut state).await {
+                        Ok(summary) => {
+                            let _ = tx.send(Event::Compacted { summary }).await;
+                        }
+                        Err(message) => {
+                            let _ = tx.send(Event::Error { message }).await;
+                        }
+                    }
+                });
+            }
+            Op::Stop { session } => self.stop(&session),
+            Op::Answer { request, answer } => self.reply(request, Reply::Answer(answer)),
+            Op::Approve { request, allow } => self.reply(request, Reply::Approve(allow)),
+        }
         rx
     }
 
-    async fn turn(
-        &self,
-        session: &str,
-        text: &str,
-        tx: &mpsc::Sender<Event>,
-    ) -> Result<(), String> {
-        let recalled = self.recall(session, text);
-        if let Some((hits, injection)) = &recalled {
-            let _ = tx
-                .send(Event::Recalled {
-                    hits: *hits,
-                    injection: injection.clone(),
-                })
-                .await;
-        }
-        let turn_id = self.memory.as_ref().and_then(|memory| {
-            memory
-                .start_turn(TurnStart {
-                    session: session.to_owned(),
-                    request: text.to_owned(),
-                    source: Some("cairn".into()),
-                    idempotency_key: None,
-                    started_at: None,
-                    workspace: Some(self.settings.project_root.display().to_string()),
-                })
-                .map_err(|e| tracing::warn!("the turn was not captured: {e}"))
-                .ok()
-        });
-
-        let mut messages = self.history(session);
-        let injection = recalled.map(|(_, i)| i).unwrap_or_default();
-        messages.push(Message::new(
-            Role::User,
-            user_message(text, &(self.settings.today)(), &injection),
-        ));
-
-        let mut usage = Usage::default();
-        let mut nudges = 0;
-        let mut steps = 0;
-        let mut reasoning = String::new();
-        let answer = loop {
-            if steps >= self.settings.max_steps {
-                let _ = tx
-                    .send(Event::WrappedUp {
-                        limit: STEP_LIMIT.into(),
-                    })
-                    .await;
-                messages.push(Message::new(
-                    Role::User,
-                    WRAP_UP.replace("{{limit}}", STEP_LIMIT),
-                ));
-                let last = self.step(&messages, tx).await?;
-                add_usage(&mut usage, last.usage);
-                break last.text;
-            }
-            steps += 1;
-            let completion = self.step(&messages, tx).await?;
-            add_usage(&mut usage, completion.usage);
-            reasoning.push_str(&completion.reasoning);
-            let thinking_only =
-                completion.text.trim().is_empty() && completion.tool_calls.is_empty();
-            let cut_off = completion.finish == FinishReason::Length;
-            if (thinking_only || cut_off) && nudges < self.settings.max_nudges {
-                nudges += 1;
-                let (reason, nudge) = if cut_off {
-                    ("cut off", NUDGE_CUT_OFF)
-                } else {
-                    ("thinking only", NUDGE_THINKING_ONLY)
-                };
-                let _ = tx
-                    .send(Event::Nudged {
-                        reason: reason.into(),
-                    })
-                    .await;
-                if !completion.text.is_empty() {
-                    messages.push(Message::new(Role::Assistant, completion.text.clone()));
-                }
-                messages.push(Message::new(Role::User, nudge));
-                continue;
-            }
-            break completion.text;
-        };
-
-        messages.push(Message::new(Role::Assistant, answer.clone()));
-        self.store_history(session, text, messages);
-        if let (Some(memory), Some(turn_id)) = (&self.memory, turn_id) {
-            let done = TurnCompletion {
-                answer: answer.clone(),
-                reasoning: (!reasoning.is_empty()).then_some(reasoning),
-                ..TurnCompletion::default()
-            };
-            if let Err(e) = memory.complete_turn(turn_id, done) {
-                tracing::warn!("the turn was not captured: {e}");
-            }
-        }
-        let _ = tx
-            .send(Event::TurnComplete {
-                answer,
-                usage,
-                steps,
-            })
-            .await;
-        Ok(())
-    }
-
-    /// One model request, streaming its text and reasoning out as it comes.
-    async fn step(
-        &self,
-        messages: &[Message],
-        tx: &mpsc::Sender<Event>,
-    ) -> Result<Completion, String> {
-        let request = ChatRequest {
-            model: self.settings.model.clone(),
-            messages: messages.to_vec(),
-            tools: Vec::new(),
-            max_tokens: None,
-        };
-        let mut stream = self.settings.provider.stream(request);
-        let mut completion = Completion::default();
-        while let Some(event) = stream.recv().await {
-            let event = event.map_err(|e| e.to_string())?;
-            match &event {
-                StreamEvent::Text(t) => {
-                    let _ = tx.send(Event::Text(t.clone())).await;
-                }
-                StreamEvent::Reasoning(t) => {
-                    let _ = tx.send(Event::Reasoning(t.clone())).await;
-                }
-                _ => {}
-            }
-            if completion.apply(event) {
-                return Ok(completion);
-            }
-        }
-        Err("the model stream ended without finishing".into())
-    }
-
-    /// Relevant memories from other sessions, rendered for the model.
-    fn recall(&self, session: &str, text: &str) -> Option<(usize, String)> {
-        let memory = self.memory.as_ref()?;
-        let mut query = SearchQuery::new(text).limit(self.settings.recall_limit);
-        query.exclude_session = Some(session.to_owned());
-        match memory.search(&query) {
-            Ok(result) if !result.hits.is_empty() => {
-                Some((result.hits.len(), render_injection(&result.hits)))
-            }
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!("recall failed, continuing without it: {e}");
-                None
-            }
-        }
-    }
-
-    fn history(&self, session: &str) -> Vec<Message> {
-        let cached = self
-            .sessions
+    fn stop(&self, session: &str) {
+        if let Some(token) = self
+            .running
             .lock()
             .ok()
-            .and_then(|s| s.get(session).cloned());
-        let stored = || {
-            self.settings
-                .sessions
-                .as_ref()?
-                .load(session)
-                .map(|s| s.messages)
+            .and_then(|r| r.get(session).cloned())
+        {
+            token.cancel();
+        }
+    }
+
+    fn reply(&self, request: u64, reply: Reply) {
+        let waiting = self
+            .pending
+            .lock()
+            .ok()
+            .and_then(|mut p| p.remove(&request));
+        if let Some(waiting) = waiting {
+            let _ = waiting.send(reply);
+        }
+    }
+
+    /// A request id for an approval or a question.
+    pub(crate) fn request_id(&self) -> u64 {
+        self.next_request.fetch_add(1, Ordering::Relaxed)
+    }
+
+    async fn user_message(&self, session: String, text: String, tx: mpsc::Sender<Event>) {
+        // A new message stops the turn running in the session, then waits for it to let go.
+        self.stop(&session);
+        let state = self.state(&session);
+        let mut state = state.lock().await;
+        let cancel = CancellationToken::new();
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(session.clone(), cancel.clone());
+        }
+        let outcome = self.turn(&session, &text, &mut state, &cancel, &tx).await;
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(&session);
+        }
+        if let Err(message) = outcome {
+            self.save(
+                &session,
+                &text,
+                &state,
+                Some(("generation", message.as_str())),
+                None,
+            );
+            let _ = tx.send(Event::Error { message }).await;
+        }
+    }
+
+    /// The session's live state, loaded from disk (or started) on first use.
+    fn state(&self, session: &str) -> Arc<tokio::sync::Mutex<SessionState>> {
+        let Ok(mut sessions) = self.sessions.lock() else {
+            return Arc::new(tokio::sync::Mutex::new(self.fresh_state(None)));
         };
-        cached.or_else(stored).unwrap_or_else(|| {
-            vec![Message::new(
-                Role::System,
-                system_prompt(&self.settings.project_root, &self.settings.started_in),
-            )]
-        })
+        sessions
+            .entry(session.to_owned())
+            .or_insert_with(|| {
+                let stored = self
+                    .settings
+                    .sessions
+                    .as_ref()
+                    .and_then(|s| s.load(session));
+                Arc::new(tokio::sync::Mutex::new(self.fresh_state(stored)))
+            })
+            .clone()
     }
 
-    fn store_history(&self, session: &str, first_text: &str, messages: Vec<Message>) {
-        if let Some(store) = &self.settings.sessions {
-            let now = cairn_memory::now_ms();
-            let mut record = stored_or_new(store, session, first_text, now);
-            record.messages = messages.clone();
-            record.updated_at = now;
-            if let Err(e) = store.save(&record) {
-                tracing::warn!("the session was not saved: {e}");
-            }
-        }
-        if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.insert(session.to_owned(), messages);
+    fn fresh_state(&self, stored: Option<Session>) -> SessionState {
+        match stored {
+            Some(s) if !s.messages.is_empty() => SessionState {
+                messages: s.messages,
+                context: s.context,
+                detector: LoopDetector::default(),
+                told_yolo: Some(s.yolo),
+            },
+            _ => SessionState {
+                messages: vec![self.system_message()],
+                context: ContextState::default(),
+                detector: LoopDetector::default(),
+                told_yolo: None,
+            },
         }
     }
 
-    /// Keeps a failed turn's error with the session (the person's message is kept too).
-    fn remember_error(&self, session: &str, text: &str, message: &str) {
+    pub(crate) fn system_message(&self) -> Message {
+        Message::new(
+            Role::System,
+            system_prompt(&self.settings.project_root, &self.settings.started_in),
+        )
+    }
+
+    /// Writes the session to disk: after every step, so a killed process loses at most one.
+    pub(crate) fn save(
+        &self,
+        session: &str,
+        first_text: &str,
+        state: &SessionState,
+        error: Option<(&str, &str)>,
+        mark: Option<String>,
+    ) {
         let Some(store) = &self.settings.sessions else {
             return;
         };
         let now = cairn_memory::now_ms();
-        let mut record = stored_or_new(store, session, text, now);
-        if record.messages.is_empty() {
-            record.messages = self.history(session);
-        }
-        record.errors.push(SessionError {
-            at: now,
-            message: message.to_owned(),
+        let mut record = store.load(session).unwrap_or_else(|| Session {
+            id: session.to_owned(),
+            title: title_of(first_text),
+            created_at: now,
+            updated_at: now,
+            archived: false,
+            messages: Vec::new(),
+            errors: Vec::new(),
+            marks: Vec::new(),
+            context: ContextState::default(),
+            yolo: self.settings.yolo,
         });
+        record.messages = state.messages.clone();
+        record.context = state.context.clone();
+        record.yolo = self.settings.yolo;
         record.updated_at = now;
+        if let Some((place, message)) = error {
+            record.errors.push(SessionError {
+                at: now,
+                place: place.to_owned(),
+                message: message.to_owned(),
+            });
+        }
+        if let Some(text) = mark {
+            record.marks.push(SessionMark {
+                at: now,
+                message_index: state.messages.len(),
+                text,
+            });
+        }
         if let Err(e) = store.save(&record) {
             tracing::warn!("the session was not saved: {e}");
         }
     }
-}
-
-/// The stored session, or a new one titled after `first_text`.
-fn stored_or_new(store: &SessionStore, id: &str, first_text: &str, now: i64) -> Session {
-    store.load(id).unwrap_or_else(|| Session {
-        id: id.to_owned(),
-        title: title_of(first_text),
-        created_at: now,
-        updated_at: now,
-        archived: false,
-        messages: Vec::new(),
-        errors: Vec::new(),
-    })
-}
-
-fn add_usage(total: &mut Usage, more: Usage) {
-    total.input_tokens += more.input_tokens;
-    total.output_tokens += more.output_tokens;
 }

@@ -4,13 +4,31 @@
 use std::path::PathBuf;
 
 use cairn_llm::Message;
+
+use crate::context::ContextState;
 use serde::{Deserialize, Serialize};
 
 /// A failure remembered with the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionError {
     pub at: i64,
+    /// Where it happened (`generation`, …).
+    #[serde(rename = "where", default = "generation")]
+    pub place: String,
     pub message: String,
+}
+
+fn generation() -> String {
+    "generation".into()
+}
+
+/// A note in the transcript: a turn stopped, a prompt wrapped up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionMark {
+    pub at: i64,
+    /// How many messages the session had when it was made.
+    pub message_index: usize,
+    pub text: String,
 }
 
 /// A conversation as stored.
@@ -25,6 +43,18 @@ pub struct Session {
     pub messages: Vec<Message>,
     #[serde(default)]
     pub errors: Vec<SessionError>,
+    #[serde(default)]
+    pub marks: Vec<SessionMark>,
+    /// Result ids, stored full outputs and the dedupe table.
+    #[serde(default)]
+    pub context: ContextState,
+    /// The permission mode the session last ran in.
+    #[serde(default = "yes")]
+    pub yolo: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The folder of session files.

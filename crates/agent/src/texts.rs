@@ -22,3 +22,48 @@ pub const NOTE_DATE: &str = "Today is {{date}}.";
 
 /// The limit named in the wrap-up when the step backstop is reached.
 pub const STEP_LIMIT: &str = "step limit";
+
+/// The limits named in the wrap-up when a budget is spent.
+pub const TIME_LIMIT: &str = "time limit";
+pub const OUTPUT_LIMIT: &str = "tool-output limit";
+pub const TOKEN_LIMIT: &str = "token limit";
+
+/// agent-loop.json `context`: result headers and stubs.
+pub const READ_HEADER: &str = "[{{id}} {{path}} lines {{from}}-{{to}} of {{of}} sha {{sha}}]";
+pub const READ_HEADER_EMPTY: &str = "[{{id}} {{path}} empty sha {{sha}}]";
+pub const EDIT_HEADER: &str = "[{{id}} {{path}} sha {{sha}}]";
+pub const HEADER: &str = "[{{id}}]";
+pub const UNCHANGED: &str =
+    "Unchanged since {{earlier}}, which already shows lines {{from}}-{{to}}.";
+pub const SAME_RESULT: &str = "Same result as {{earlier}}.";
+pub const CAP_ELIDED: &str = "[{{n}} lines elided, full output {{id}}]";
+pub const NO_RESULT: &str = "No stored result {{target}} in this session.";
+pub const RECALL_HEADER: &str = "[{{id}} recall {{target}} lines {{from}}-{{to}} of {{of}}]";
+pub const COMPACTION_HEADING: &str = "## Files read before this summary";
+pub const COMPACTION_LINE: &str =
+    "Read a file again for its content; recall shows a result by its id.";
+
+/// agent-loop.json `context.note.mode`.
+pub const NOTE_MODE: &str = "The permission mode is now {{mode}}:\n{{mode_text}}";
+pub const MODE_YOLO: &str = "Tool calls run without asking the person.";
+pub const MODE_ASK: &str = "Calls that change files or run commands wait for the person's approval; a refused call answers that it was rejected.";
+
+/// Asked of the model to compact a conversation.
+pub const COMPACT_REQUEST: &str = "Summarise this conversation so far for yourself, to continue the work from the summary alone: the person's goal and requests, decisions taken, what was done (files changed, commands run, results), what remains to do, and any names, paths, numbers or errors that matter. Reply with the summary only.";
+/// The user message that carries a compaction summary.
+pub const COMPACT_SUMMARY: &str =
+    "[Summary of the conversation so far, written when it was compacted:]";
+/// The assistant's acknowledgement after a summary.
+pub const COMPACT_ACK: &str = "Understood: I continue from this summary.";
+/// A tool call not run because the turn was stopped, or because the wrap-up withdrew the tools.
+pub const NOT_RUN_STOPPED: &str = "[error: cancelled]";
+pub const NOT_RUN_WRAP_UP: &str = "[not run: the tools have been withdrawn]";
+/// The transcript's mark of a turn ended early.
+pub const MARK_WRAPPED: &str =
+    "[the prompt was stopped: the {{limit}} was reached; the answer was given from what was done]";
+pub const MARK_STOPPED: &str = "[the turn was stopped by the person]";
+/// An unknown tool.
+pub const UNKNOWN_TOOL: &str = "[unknown tool \"{{name}}\" — tools: {{names}}]";
+/// Arguments that are not JSON.
+pub const BAD_ARGUMENTS: &str =
+    "[{{name}}: the arguments are not valid JSON ({{error}}) — call {{name}} again with a JSON object]";

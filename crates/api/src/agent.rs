@@ -3,9 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_agent::{AgentSettings, Runtime};
+use cairn_agent::{AgentSettings, Budgets, Runtime};
 use cairn_config::ProviderKind;
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
+use cairn_tools::{Toolbox, ToolboxOptions};
 
 use crate::{Cairn, Error};
 
@@ -76,8 +77,28 @@ impl Cairn {
                 None
             }
         };
+        let config = self.load_config().unwrap_or_default();
+        let agent = &config.agent;
         let mut settings = AgentSettings::new(provider, model, project_root);
         settings.sessions = Some(self.session_store());
+        settings.yolo = agent.yolo;
+        settings.max_steps = agent.max_steps;
+        settings.budgets = Budgets {
+            wall_seconds: agent.wall_seconds,
+            output_bytes: agent.output_bytes,
+            completion_tokens: agent.completion_tokens,
+        };
+        let skills_dir = match &agent.skills_dir {
+            Some(dir) => PathBuf::from(dir),
+            None => self.home().root().join("skills"),
+        };
+        settings.tools = Toolbox::new(&ToolboxOptions {
+            bash: agent.bash_tool,
+            edit_tools: agent.edit_tools,
+            ask_user: agent.ask_user_tool,
+            save_answer: agent.save_answer_tool,
+            skills_dir: Some(skills_dir),
+        });
         Ok(Runtime::new(settings, memory))
     }
 

@@ -6,6 +6,8 @@ use std::io::{BufRead, IsTerminal, Read, Write};
 use anyhow::{bail, Context};
 use cairn_agent::{Event, Op, Runtime};
 use cairn_api::{Cairn, ModelChoice};
+use cairn_tools::ask::{hint, read_line_answer, LineAnswer};
+use cairn_tools::{Answer, Question};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct AgentArgs {
@@ -30,7 +32,9 @@ pub struct AgentArgs {
     pub interactive: bool,
 }
 
-const HELP: &str = "Type a message and press Enter. /new starts a new conversation, /exit leaves.";
+const HELP: &str =
+    "Type a message and press Enter. Ctrl-C stops a running turn. /new starts a new \
+conversation, /compact replaces this one's history by a summary, /exit leaves.";
 
 pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process::ExitCode> {
     let terminal = std::io::stdin().is_terminal();
@@ -69,7 +73,8 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     if message.trim().is_empty() {
         bail!("the message is empty");
     }
-    turn(&runtime, &session, message.trim()).await?;
+    let runtime = runtime.one_shot();
+    turn(&runtime, &session, message.trim(), None).await?;
     Ok(std::process::ExitCode::SUCCESS)
 }
 
@@ -108,9 +113,16 @@ async fn converse(
                 eprintln!("(a new conversation)");
             }
             "/help" => eprintln!("{HELP}"),
+            "/compact" => match compact(runtime, session).await {
+                Ok(chars) => {
+                    eprintln!("(compacted: the history is now a summary of {chars} characters)")
+                }
+                Err(e) => eprintln!("cairn: {e:#}"),
+            },
             command if command.starts_with('/') => eprintln!("unknown command {command}: {HELP}"),
             _ => {
-                if let Err(e) = turn(runtime, session, text).await {
+                let mut read = || lines.next().and_then(Result::ok);
+                if let Err(e) = turn(runtime, session, text, Some(&mut read)).await {
                     eprintln!("cairn: {e:#}");
                 }
             }
@@ -119,34 +131,117 @@ async fn converse(
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// One turn, its answer streamed to standard output and a recap to standard error.
-async fn turn(runtime: &Runtime, session: &str, text: &str) -> anyhow::Result<()> {
+/// `/compact`: the session's history replaced by the model's summary of it.
+async fn compact(runtime: &Runtime, session: &str) -> anyhow::Result<usize> {
+    let mut events = runtime.submit(Op::Compact {
+        session: session.to_owned(),
+    });
+    match events.recv().await {
+        Some(Event::Compacted { summary }) => Ok(summary.chars().count()),
+        Some(Event::Error { message }) => bail!("{message}"),
+        _ => bail!("the compaction did not finish"),
+    }
+}
+
+/// Lines of a tool's output shown under its display line (`previewLines`).
+const PREVIEW_LINES: usize = 5;
+
+/// Reads one line from the person (approvals, questions); `None` when input has ended.
+type ReadLine<'a> = &'a mut dyn FnMut() -> Option<String>;
+
+/// One turn, its answer streamed to standard output; tool lines, questions and the recap go to
+/// standard error. Ctrl-C stops the turn (its commands are killed), not the program.
+async fn turn(
+    runtime: &Runtime,
+    session: &str,
+    text: &str,
+    mut read_line: Option<ReadLine<'_>>,
+) -> anyhow::Result<()> {
     let mut events = runtime.submit(Op::UserMessage {
         session: session.to_owned(),
         text: text.to_owned(),
     });
     let mut stdout = std::io::stdout();
     let mut recalled = 0;
-    while let Some(event) = events.recv().await {
+    let mut at_line_start = true;
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            _ = tokio::signal::ctrl_c() => {
+                runtime.submit(Op::Stop { session: session.to_owned() });
+                continue;
+            }
+        };
+        let Some(event) = event else { break };
         match event {
             Event::Recalled { hits, .. } => recalled = hits,
             Event::Text(text) => {
                 print!("{text}");
+                at_line_start = text.ends_with('\n');
                 let _ = stdout.flush();
             }
             Event::Reasoning(_) => {}
+            Event::ToolCall { display, .. } => {
+                if !at_line_start {
+                    println!();
+                    at_line_start = true;
+                }
+                eprintln!("{display}");
+            }
+            Event::ApprovalRequest { request, .. } => {
+                let allow = match read_line.as_mut() {
+                    Some(read) => {
+                        eprint!("🔐 run it? [y/N] ");
+                        let _ = std::io::stderr().flush();
+                        read().is_some_and(|l| cairn_tools::ask::yes_no(&l) == Some(true))
+                    }
+                    None => false,
+                };
+                runtime.submit(Op::Approve { request, allow });
+            }
+            Event::Question {
+                request, questions, ..
+            } => {
+                let answer = match read_line.as_mut() {
+                    Some(read) => ask(&questions, *read),
+                    None => Answer::Cancelled,
+                };
+                runtime.submit(Op::Answer { request, answer });
+            }
+            Event::ToolResult { output, .. } => eprint!("{}", preview(&output)),
             Event::Nudged { reason } => eprintln!("\n[asked again: the reply was {reason}]"),
             Event::WrappedUp { limit } => {
-                eprintln!("\n[the {limit} was reached: asked for a final answer]")
-            }
-            Event::TurnComplete { usage, steps, .. } => {
-                println!();
                 eprintln!(
-                    "({steps} step(s) · {} tokens in, {} out · {recalled} memor{} recalled)",
+                    "\n[the {limit} was reached: the tools were withdrawn for a final answer]"
+                )
+            }
+            Event::Compacted { .. } => {}
+            Event::TurnComplete {
+                usage,
+                steps,
+                counters,
+                ..
+            } => {
+                println!();
+                let mut recap = format!(
+                    "{steps} step(s) · {} tokens in, {} out · {recalled} memor{} recalled",
                     usage.input_tokens,
                     usage.output_tokens,
                     if recalled == 1 { "y" } else { "ies" }
                 );
+                if let Some(tools) = counters.recap() {
+                    recap = format!("{tools} · {recap}");
+                }
+                eprintln!("({recap})");
+                return Ok(());
+            }
+            Event::Stopped { counters } => {
+                println!();
+                let tools = counters
+                    .recap()
+                    .map(|r| format!(" ({r})"))
+                    .unwrap_or_default();
+                eprintln!("[stopped]{tools}");
                 return Ok(());
             }
             Event::Error { message } => {
@@ -156,4 +251,69 @@ async fn turn(runtime: &Runtime, session: &str, text: &str) -> anyhow::Result<()
         }
     }
     bail!("the agent stopped without finishing the turn")
+}
+
+/// A tool's output as the terminal shows it: up to PREVIEW_LINES lines, dimmed and indented
+/// (its id header left out), or `(no output)`.
+fn preview(output: &str) -> String {
+    let body: Vec<&str> = output
+        .lines()
+        .skip(usize::from(output.starts_with("[#")))
+        .collect();
+    let dim = std::io::stderr().is_terminal();
+    let (on, off) = if dim {
+        ("\x1b[2m", "\x1b[0m")
+    } else {
+        ("", "")
+    };
+    if body.iter().all(|l| l.trim().is_empty()) {
+        return format!("{on}   (no output){off}\n");
+    }
+    let mut out = String::new();
+    for line in body.iter().take(PREVIEW_LINES) {
+        out.push_str(&format!("{on}   {line}{off}\n"));
+    }
+    if body.len() > PREVIEW_LINES {
+        out.push_str(&format!(
+            "{on}   … {} more line(s){off}\n",
+            body.len() - PREVIEW_LINES
+        ));
+    }
+    out
+}
+
+/// ask_user in line mode: each question in turn, one typed line answers it.
+fn ask(questions: &[Question], read: &mut dyn FnMut() -> Option<String>) -> Answer {
+    let mut answers = Vec::new();
+    for q in questions {
+        eprintln!("❓ {}", q.question);
+        for (i, option) in q.options.iter().enumerate() {
+            let default = if q.default.as_deref() == Some(option) {
+                " (default)"
+            } else {
+                ""
+            };
+            eprintln!("  {}. {option}{default}", i + 1);
+        }
+        eprintln!("{}", hint(q));
+        loop {
+            eprint!("  ? ");
+            let _ = std::io::stderr().flush();
+            let Some(line) = read() else {
+                return Answer::Cancelled;
+            };
+            if matches!(line.trim(), "/abort" | "/quit" | "/stop") {
+                return Answer::Cancelled;
+            }
+            match read_line_answer(q, &line) {
+                LineAnswer::Answer(a) => {
+                    answers.push(a);
+                    break;
+                }
+                LineAnswer::Decline => return Answer::Declined,
+                LineAnswer::Again => eprintln!("{}", hint(q)),
+            }
+        }
+    }
+    Answer::Answered(answers)
 }

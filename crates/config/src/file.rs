@@ -28,6 +28,43 @@ pub struct Config {
     /// Whether the default model rewrites memory summaries in the background (off by default: it
     /// spends the person's tokens).
     pub memory_summaries: bool,
+    /// `[agent]`: how the agent works.
+    pub agent: AgentConfig,
+}
+
+/// `[agent]`: permissions, tools, limits (agent-loop.json defaults).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// Calls run without asking (the default); `false` asks before commands and file changes.
+    pub yolo: bool,
+    pub bash_tool: bool,
+    pub edit_tools: bool,
+    pub ask_user_tool: bool,
+    pub save_answer_tool: bool,
+    /// The skills folder; `None` = `<home>/skills`.
+    pub skills_dir: Option<String>,
+    /// The step backstop.
+    pub max_steps: usize,
+    pub wall_seconds: Option<u64>,
+    pub output_bytes: Option<u64>,
+    pub completion_tokens: Option<u64>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            yolo: true,
+            bash_tool: true,
+            edit_tools: true,
+            ask_user_tool: true,
+            save_answer_tool: false,
+            skills_dir: None,
+            max_steps: 200,
+            wall_seconds: None,
+            output_bytes: None,
+            completion_tokens: None,
+        }
+    }
 }
 
 /// The configuration of a home without a config file.
@@ -40,6 +77,7 @@ impl Default for Config {
             pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
             log_level: LogLevel::default(),
             memory_summaries: false,
+            agent: AgentConfig::default(),
         }
     }
 }
@@ -155,6 +193,16 @@ struct RawApi {
 #[serde(deny_unknown_fields)]
 struct RawAgent {
     model: Option<Spanned<String>>,
+    yolo: Option<bool>,
+    bash_tool: Option<bool>,
+    edit_tools: Option<bool>,
+    ask_user_tool: Option<bool>,
+    save_answer_tool: Option<bool>,
+    skills_dir: Option<String>,
+    max_steps: Option<usize>,
+    wall_seconds: Option<u64>,
+    output_bytes: Option<u64>,
+    completion_tokens: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -240,7 +288,26 @@ impl Config {
             );
         }
 
-        let default_model = match raw.agent.and_then(|a| a.model) {
+        let defaults = AgentConfig::default();
+        let (model, agent) = match raw.agent {
+            Some(a) => (
+                a.model,
+                AgentConfig {
+                    yolo: a.yolo.unwrap_or(defaults.yolo),
+                    bash_tool: a.bash_tool.unwrap_or(defaults.bash_tool),
+                    edit_tools: a.edit_tools.unwrap_or(defaults.edit_tools),
+                    ask_user_tool: a.ask_user_tool.unwrap_or(defaults.ask_user_tool),
+                    save_answer_tool: a.save_answer_tool.unwrap_or(defaults.save_answer_tool),
+                    skills_dir: a.skills_dir,
+                    max_steps: a.max_steps.unwrap_or(defaults.max_steps).max(1),
+                    wall_seconds: a.wall_seconds,
+                    output_bytes: a.output_bytes,
+                    completion_tokens: a.completion_tokens,
+                },
+            ),
+            None => (None, defaults),
+        };
+        let default_model = match model {
             Some(model) => Some(at.model_ref(&model, &providers)?),
             None => None,
         };
@@ -260,6 +327,7 @@ impl Config {
             pet_shortcut,
             log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
             memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
+            agent,
         })
     }
 

@@ -174,6 +174,9 @@ fn wire_message(m: &Message) -> Value {
     if let Some(id) = &m.tool_call_id {
         out["tool_call_id"] = json!(id);
     }
+    if let Some(reasoning) = &m.reasoning {
+        out["reasoning_content"] = json!(reasoning);
+    }
     out
 }
 

@@ -167,6 +167,20 @@ pub enum ChatEvent {
     Text { text: String },
     /// Something the person should know that is not the answer (a retry, a wrap-up).
     Notice { text: String },
+    /// A tool call starts; `display` is its one-line description (`🛠️  bash: ls`).
+    Tool {
+        call_id: String,
+        name: String,
+        display: String,
+    },
+    /// A tool call ended with `output` (as the model reads it).
+    ToolDone {
+        call_id: String,
+        output: String,
+        failed: bool,
+    },
+    /// The turn was stopped by the person.
+    Stopped,
     /// The turn ended.
     Done {
         steps: usize,

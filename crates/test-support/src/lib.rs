@@ -154,3 +154,34 @@ pub fn text_reply(text: &str) -> Reply {
         finish("stop"),
     ])
 }
+
+/// A reply that calls tools: `(id, name, arguments)` each, streamed as OpenAI tool-call deltas
+/// (the arguments in two pieces, as servers send them), after an optional `text`.
+pub fn tool_calls_reply(text: &str, calls: &[(&str, &str, Value)]) -> Reply {
+    let mut chunks = Vec::new();
+    if !text.is_empty() {
+        chunks.push(delta(serde_json::json!({ "content": text })));
+    }
+    for (index, (id, name, arguments)) in calls.iter().enumerate() {
+        let arguments = arguments.to_string();
+        let mut middle = arguments.len() / 2;
+        while !arguments.is_char_boundary(middle) {
+            middle -= 1;
+        }
+        let (head, tail) = arguments.split_at(middle);
+        chunks.push(delta(serde_json::json!({ "tool_calls": [{
+            "index": index, "id": id, "type": "function",
+            "function": { "name": name, "arguments": head }
+        }]})));
+        chunks.push(delta(serde_json::json!({ "tool_calls": [{
+            "index": index, "function": { "arguments": tail }
+        }]})));
+    }
+    chunks.push(finish("tool_calls"));
+    Reply::sse(&chunks)
+}
+
+/// A reply that calls one tool.
+pub fn tool_call_reply(id: &str, name: &str, arguments: Value) -> Reply {
+    tool_calls_reply("", &[(id, name, arguments)])
+}

@@ -1,3 +1,4 @@
 //! The runtime against the scripted mock model server: events out, requests in, memory around.
 
+mod conformance;
 mod turns;

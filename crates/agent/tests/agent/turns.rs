@@ -288,8 +288,14 @@ async fn a_session_survives_a_restart_with_its_errors() -> TestResult {
         .load("chat-1")
         .ok_or("the session is not on disk")?;
     assert_eq!(stored.title, "My favourite colour is blue");
-    assert_eq!(stored.messages.len(), 5);
+    assert_eq!(
+        stored.messages.len(),
+        6,
+        "the failed turn's message is kept"
+    );
+    assert!(stored.messages[5].content.starts_with("still there?"));
     assert_eq!(stored.errors.len(), 1);
+    assert_eq!(stored.errors[0].place, "generation");
     assert!(stored.errors[0]
         .message
         .contains("cannot reach the model server"));

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use cairn_test_support::{text_reply, MockServer};
+use cairn_test_support::{text_reply, tool_call_reply, MockServer};
 
 use crate::{cairn, stdout};
 
@@ -245,4 +245,124 @@ async fn sessions_are_listed_renamed_archived_and_deleted() -> Result<(), Box<dy
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no conversation \"plan-1\""));
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_shown_as_they_run_and_counted_after_the_turn(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = MockServer::start(vec![
+        tool_call_reply(
+            "c1",
+            "bash",
+            serde_json::json!({"command": "echo hi from bash"}),
+        ),
+        tool_call_reply("c2", "read_file", serde_json::json!({"path": "notes.md"})),
+        text_reply("All done."),
+    ])
+    .await?;
+    let home = tempfile::tempdir()?;
+    let work = tempfile::tempdir()?;
+    std::fs::write(work.path().join("notes.md"), "a note\n")?;
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--base-url",
+            &server.base_url,
+            "--model",
+            "tiny",
+            "--message",
+            "look",
+        ])
+        .env("CAIRN_HOME", home.path())
+        .current_dir(work.path())
+        .output()?;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert_eq!(stdout(&output), "All done.\n");
+    assert!(
+        err.contains("🛠️  bash: echo hi from bash\n   hi from bash\n"),
+        "{err}"
+    );
+    assert!(err.contains("📝 read_file: notes.md\n   a note\n"), "{err}");
+    assert!(
+        err.contains("(⚙ 1 command(s) · 📝 1 file op(s) · 3 step(s)"),
+        "{err}"
+    );
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_line_mode_asks_for_approval_and_answers_questions(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = MockServer::start(vec![
+        tool_call_reply(
+            "c1",
+            "bash",
+            serde_json::json!({"command": "touch refused"}),
+        ),
+        tool_call_reply(
+            "c2",
+            "ask_user",
+            serde_json::json!({"question": "Which one?", "options": ["alpha", "beta"]}),
+        ),
+        text_reply("You chose beta."),
+        text_reply("Summary: chose beta."),
+    ])
+    .await?;
+    let home = tempfile::tempdir()?;
+    std::fs::write(home.path().join("config.toml"), "[agent]\nyolo = false\n")?;
+    let work = tempfile::tempdir()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--interactive",
+            "--base-url",
+            &server.base_url,
+            "--model",
+            "tiny",
+        ])
+        .env("CAIRN_HOME", home.path())
+        .current_dir(work.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    child
+        .stdin
+        .take()
+        .ok_or("no stdin")?
+        .write_all(b"do it\nn\n2\n/compact\n/exit\n")?;
+    let output = tokio::task::spawn_blocking(move || child.wait_with_output()).await??;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(!work.path().join("refused").exists());
+    assert!(err.contains("🔐 run it? [y/N] "), "{err}");
+    assert!(
+        err.contains("❓ ask_user: 1 question(s)\n❓ Which one?\n  1. alpha\n  2. beta\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("(compacted: the history is now a summary of"),
+        "{err}"
+    );
+    let tools = tool_results(&server.requests()[2]);
+    assert_eq!(
+        tools,
+        vec![
+            "[#0001]\n[command rejected by the user]".to_owned(),
+            "[#0002]\nThe user answered:\n- Which one? → beta".to_owned()
+        ]
+    );
+    Ok(())
+}
+
+fn tool_results(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }

@@ -1,0 +1,448 @@
+//! One turn: recall, then model steps with their tool calls until the model answers, a limit
+//! wraps it up, the person stops it or the loop detector ends it; then capture. Also `/compact`.
+
+use std::time::{Duration, Instant};
+
+use cairn_llm::{ChatRequest, Completion, FinishReason, Message, Role, StreamEvent, ToolSpec};
+use cairn_memory::{render_injection, SearchQuery, TurnCompletion, TurnStart};
+use cairn_tools::texts::fill;
+use cairn_tools::{CancellationToken, Counters};
+use tokio::sync::mpsc;
+
+use crate::context::recall_declaration;
+use crate::execute::{Outcome, StepCalls};
+use crate::prompt::user_message;
+use crate::runtime::{Runtime, SessionState};
+use crate::texts::{
+    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, MARK_STOPPED, MARK_WRAPPED, MODE_ASK, MODE_YOLO,
+    NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT,
+    TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
+};
+
+/// What a turn has spent so far (time waiting for the person is not counted).
+#[derive(Default)]
+pub(crate) struct Spent {
+    pub steps: usize,
+    pub waited: Duration,
+    pub output_bytes: u64,
+    pub completion_tokens: u64,
+}
+
+/// How one model step ended.
+enum StepEnd {
+    Done(Completion),
+    Cancelled(Completion),
+}
+
+impl Runtime {
+    pub(crate) async fn turn(
+        &self,
+        session: &str,
+        text: &str,
+        state: &mut SessionState,
+        cancel: &CancellationToken,
+        tx: &mpsc::Sender<Event>,
+    ) -> Result<(), String> {
+        let recalled = self.recall(session, text);
+        if let Some((hits, injection)) = &recalled {
+            let _ = tx
+                .send(Event::Recalled {
+                    hits: *hits,
+                    injection: injection.clone(),
+                })
+                .await;
+        }
+        let turn_id = self.start_capture(session, text);
+        let previous_answer = last_answer(&state.messages);
+        let mut note = String::new();
+        if state.told_yolo != Some(self.settings.yolo) && state.told_yolo.is_some() {
+            let (mode, mode_text) = if self.settings.yolo {
+                ("yolo", MODE_YOLO)
+            } else {
+                ("ask", MODE_ASK)
+            };
+            note = fill(NOTE_MODE, &[("mode", mode), ("mode_text", mode_text)]);
+        }
+        state.told_yolo = Some(self.settings.yolo);
+        let injection = recalled.map(|(_, i)| i).unwrap_or_default();
+        let turn_start = state.messages.len();
+        state.messages.push(Message::new(
+            Role::User,
+            user_message(text, &(self.settings.today)(), &note, &injection),
+        ));
+
+        let started = Instant::now();
+        let mut spent = Spent::default();
+        let mut counters = Counters::default();
+        let mut usage = cairn_llm::Usage::default();
+        let mut nudges = 0;
+        let mut reasoning = String::new();
+        let mut captured_calls = Vec::new();
+        let tools = self.tool_specs();
+        let answer = loop {
+            if let Some(limit) = self.limit_reached(&spent, started) {
+                let _ = tx
+                    .send(Event::WrappedUp {
+                        limit: limit.into(),
+                    })
+                    .await;
+                state.messages.push(Message::new(
+                    Role::User,
+                    WRAP_UP.replace("{{limit}}", limit),
+                ));
+                let last = match self.step(state, turn_start, &tools, cancel, tx).await? {
+                    StepEnd::Done(c) => c,
+                    StepEnd::Cancelled(c) => {
+                        return self.stopped(session, text, state, c, counters, tx).await;
+                    }
+                };
+                add_usage(&mut usage, last.usage);
+                let mut message = assistant_message(&last);
+                // A tool call in that reply is not run.
+                let unrun: Vec<Message> = last
+                    .tool_calls
+                    .iter()
+                    .map(|c| Message::tool_result(&c.id, NOT_RUN_WRAP_UP))
+                    .collect();
+                message.reasoning = none_if_empty(&last.reasoning);
+                state.messages.push(message);
+                state.messages.extend(unrun);
+                let mark = fill(MARK_WRAPPED, &[("limit", limit)]);
+                self.save(session, text, state, None, Some(mark));
+                break last.text;
+            }
+            spent.steps += 1;
+            let completion = match self.step(state, turn_start, &tools, cancel, tx).await? {
+                StepEnd::Done(c) => c,
+                StepEnd::Cancelled(c) => {
+                    return self.stopped(session, text, state, c, counters, tx).await;
+                }
+            };
+            add_usage(&mut usage, completion.usage);
+            spent.completion_tokens += completion.usage.output_tokens;
+            reasoning.push_str(&completion.reasoning);
+
+            if !completion.tool_calls.is_empty() && completion.finish != FinishReason::Length {
+                nudges = 0;
+                state.messages.push(assistant_message(&completion));
+                let calls = StepCalls {
+                    calls: completion.tool_calls.clone(),
+                    this_message: completion.text.clone(),
+                    previous_answer: previous_answer.clone(),
+                };
+                let outcome = self
+                    .run_calls(calls, state, cancel, tx, &mut counters, &mut spent)
+                    .await;
+                captured_calls.extend(outcome.captured.iter().cloned());
+                spent.waited += outcome.waited;
+                match outcome.end {
+                    Outcome::Continue => {
+                        self.save(session, text, state, None, None);
+                        continue;
+                    }
+                    Outcome::Cancelled => {
+                        return self
+                            .stopped(session, text, state, Completion::default(), counters, tx)
+                            .await;
+                    }
+                    Outcome::LoopStopped(message) => {
+                        self.save(session, text, state, Some(("generation", &message)), None);
+                        let _ = tx.send(Event::Error { message }).await;
+                        return Ok(());
+                    }
+                }
+            }
+
+            let thinking_only =
+                completion.text.trim().is_empty() && completion.tool_calls.is_empty();
+            let cut_off = completion.finish == FinishReason::Length;
+            if (thinking_only || cut_off) && nudges < self.settings.max_nudges {
+                nudges += 1;
+                let (reason, nudge) = if cut_off {
+                    ("cut off", NUDGE_CUT_OFF)
+                } else {
+                    ("thinking only", NUDGE_THINKING_ONLY)
+                };
+                let _ = tx
+                    .send(Event::Nudged {
+                        reason: reason.into(),
+                    })
+                    .await;
+                if !completion.text.is_empty() {
+                    let mut message = assistant_message(&completion);
+                    message.tool_calls.clear();
+                    state.messages.push(message);
+                }
+                state.messages.push(Message::new(Role::User, nudge));
+                continue;
+            }
+            let mut message = assistant_message(&completion);
+            message.tool_calls.clear();
+            state.messages.push(message);
+            break completion.text;
+        };
+
+        self.save(session, text, state, None, None);
+        self.finish_capture(turn_id, &answer, reasoning, captured_calls, "completed");
+        let _ = tx
+            .send(Event::TurnComplete {
+                answer,
+                usage,
+                steps: spent.steps,
+                counters,
+            })
+            .await;
+        Ok(())
+    }
+
+    /// The limit spent, if any (agent-loop.json: checked between steps).
+    fn limit_reached(&self, spent: &Spent, started: Instant) -> Option<&'static str> {
+        let budgets = &self.settings.budgets;
+        if spent.steps >= self.settings.max_steps {
+            return Some(STEP_LIMIT);
+        }
+        let worked = started.elapsed().saturating_sub(spent.waited);
+        if budgets.wall_seconds.is_some_and(|s| worked.as_secs() >= s) {
+            return Some(TIME_LIMIT);
+        }
+        if budgets
+            .output_bytes
+            .is_some_and(|b| spent.output_bytes >= b)
+        {
+            return Some(OUTPUT_LIMIT);
+        }
+        if budgets
+            .completion_tokens
+            .is_some_and(|t| spent.completion_tokens >= t)
+        {
+            return Some(TOKEN_LIMIT);
+        }
+        None
+    }
+
+    /// Ends a stopped turn: the partial reply kept, the transcript marked.
+    async fn stopped(
+        &self,
+        session: &str,
+        text: &str,
+        state: &mut SessionState,
+        partial: Completion,
+        counters: Counters,
+        tx: &mpsc::Sender<Event>,
+    ) -> Result<(), String> {
+        if !partial.text.is_empty() {
+            state
+                .messages
+                .push(Message::new(Role::Assistant, partial.text.clone()));
+        }
+        self.save(session, text, state, None, Some(MARK_STOPPED.to_owned()));
+        let _ = tx.send(Event::Stopped { counters }).await;
+        Ok(())
+    }
+
+    pub(crate) fn tool_specs(&self) -> Vec<ToolSpec> {
+        let mut specs: Vec<ToolSpec> = self
+            .settings
+            .tools
+            .declarations()
+            .into_iter()
+            .map(|d| ToolSpec {
+                name: d.name,
+                description: d.description,
+                parameters: d.parameters,
+            })
+            .collect();
+        if !specs.is_empty() {
+            let recall = recall_declaration();
+            specs.push(ToolSpec {
+                name: recall.name,
+                description: recall.description,
+                parameters: recall.parameters,
+            });
+        }
+        specs
+    }
+
+    /// One model request, streaming its text and reasoning out as it comes; reasoning of earlier
+    /// turns is not sent. A tool call whose arguments run away stops the generation.
+    async fn step(
+        &self,
+        state: &SessionState,
+        turn_start: usize,
+        tools: &[ToolSpec],
+        cancel: &CancellationToken,
+        tx: &mpsc::Sender<Event>,
+    ) -> Result<StepEnd, String> {
+        let messages = state
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut m = m.clone();
+                if i < turn_start {
+                    m.reasoning = None;
+                }
+                m
+            })
+            .collect();
+        let request = ChatRequest {
+            model: self.settings.model.clone(),
+            messages,
+            tools: tools.to_vec(),
+            max_tokens: None,
+        };
+        let mut stream = self.settings.provider.stream(request);
+        let mut completion = Completion::default();
+        loop {
+            let event = tokio::select! {
+                event = stream.recv() => event,
+                _ = cancel.cancelled() => return Ok(StepEnd::Cancelled(completion)),
+            };
+            let Some(event) = event else {
+                return Err("the model stream ended without finishing".into());
+            };
+            let event = event.map_err(|e| e.to_string())?;
+            match &event {
+                StreamEvent::Text(t) => {
+                    let _ = tx.send(Event::Text(t.clone())).await;
+                }
+                StreamEvent::Reasoning(t) => {
+                    let _ = tx.send(Event::Reasoning(t.clone())).await;
+                }
+                _ => {}
+            }
+            let index = match &event {
+                StreamEvent::ToolCall { index, .. } => Some(*index),
+                _ => None,
+            };
+            let done = completion.apply(event);
+            if let Some(call) = index.and_then(|i| completion.tool_calls.get(i)) {
+                if let Some(error) = cairn_tools::runaway(&call.arguments) {
+                    return Err(error);
+                }
+            }
+            if done {
+                return Ok(StepEnd::Done(completion));
+            }
+        }
+    }
+
+    /// Replaces the history by the model's summary of it, then the table of the files read.
+    pub(crate) async fn compact(
+        &self,
+        session: &str,
+        state: &mut SessionState,
+    ) -> Result<String, String> {
+        let mut messages = state.messages.clone();
+        for m in &mut messages {
+            m.reasoning = None;
+        }
+        messages.push(Message::new(Role::User, COMPACT_REQUEST));
+        let request = ChatRequest {
+            model: self.settings.model.clone(),
+            messages,
+            tools: Vec::new(),
+            max_tokens: None,
+        };
+        let summary = cairn_llm::collect(self.settings.provider.stream(request))
+            .await
+            .map_err(|e| e.to_string())?
+            .text;
+        let table = state.context.compact();
+        let mut carried = format!("{COMPACT_SUMMARY}\n\n{}", summary.trim());
+        if !table.is_empty() {
+            carried.push_str("\n\n");
+            carried.push_str(&table);
+        }
+        state.messages = vec![
+            self.system_message(),
+            Message::new(Role::User, carried.clone()),
+            Message::new(Role::Assistant, COMPACT_ACK),
+        ];
+        self.save(session, "", state, None, None);
+        Ok(carried)
+    }
+
+    /// Relevant memories from other sessions, rendered for the model.
+    fn recall(&self, session: &str, text: &str) -> Option<(usize, String)> {
+        let memory = self.memory.as_ref()?;
+        let mut query = SearchQuery::new(text).limit(self.settings.recall_limit);
+        query.exclude_session = Some(session.to_owned());
+        match memory.search(&query) {
+            Ok(result) if !result.hits.is_empty() => {
+                Some((result.hits.len(), render_injection(&result.hits)))
+            }
+            Ok(_) => None,
+            Err(e) => {
+                tracing::warn!("recall failed, continuing without it: {e}");
+                None
+            }
+        }
+    }
+
+    fn start_capture(&self, session: &str, text: &str) -> Option<i64> {
+        let memory = self.memory.as_ref()?;
+        memory
+            .start_turn(TurnStart {
+                session: session.to_owned(),
+                request: text.to_owned(),
+                source: Some("cairn".into()),
+                idempotency_key: None,
+                started_at: None,
+                workspace: Some(self.settings.project_root.display().to_string()),
+            })
+            .map_err(|e| tracing::warn!("the turn was not captured: {e}"))
+            .ok()
+    }
+
+    fn finish_capture(
+        &self,
+        turn_id: Option<i64>,
+        answer: &str,
+        reasoning: String,
+        tool_calls: Vec<cairn_memory::ToolCall>,
+        status: &str,
+    ) {
+        let (Some(memory), Some(turn_id)) = (&self.memory, turn_id) else {
+            return;
+        };
+        let done = TurnCompletion {
+            answer: answer.to_owned(),
+            reasoning: (!reasoning.is_empty()).then_some(reasoning),
+            tool_calls,
+            status: Some(status.to_owned()),
+            ..TurnCompletion::default()
+        };
+        if let Err(e) = memory.complete_turn(turn_id, done) {
+            tracing::warn!("the turn was not captured: {e}");
+        }
+    }
+}
+
+use crate::runtime::Event;
+
+/// The assistant message for a completion, its reasoning kept.
+fn assistant_message(c: &Completion) -> Message {
+    let mut message = Message::new(Role::Assistant, c.text.clone());
+    message.tool_calls = c.tool_calls.clone();
+    message.reasoning = none_if_empty(&c.reasoning);
+    message
+}
+
+fn none_if_empty(text: &str) -> Option<String> {
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The conversation's last answer (for save_answer's "previous answer").
+fn last_answer(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && m.tool_calls.is_empty() && !m.content.is_empty())
+        .map(|m| m.content.clone())
+}
+
+fn add_usage(total: &mut cairn_llm::Usage, more: cairn_llm::Usage) {
+    total.input_tokens += more.input_tokens;
+    total.output_tokens += more.output_tokens;
+}
