@@ -23,6 +23,7 @@ use crate::turn::Spent;
 
 /// The calls of one model step and what save_answer may write.
 pub(crate) struct StepCalls {
+    pub session: String,
     pub calls: Vec<ToolCall>,
     pub this_message: String,
     pub previous_answer: Option<String>,
@@ -63,6 +64,7 @@ impl Runtime {
     ) -> StepOutcome {
         let ctx = ToolContext {
             cwd: self.settings.started_in.clone(),
+            session: step.session,
             cancel: cancel.clone(),
             max_output: self.settings.max_output,
             bash_timeout: self.settings.bash_timeout,

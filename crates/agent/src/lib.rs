@@ -7,11 +7,13 @@ mod context;
 mod execute;
 mod prompt;
 mod runtime;
+mod search_tool;
 mod sessions;
 mod texts;
 mod turn;
 
 pub use context::{cap, result_id, ContextState};
 pub use runtime::{AgentSettings, Budgets, Event, Op, Runtime};
+pub use search_tool::SearchMemory;
 pub use sessions::{title_of, Session, SessionError, SessionMark, SessionStore};
 pub use texts::{NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, WRAP_UP};

@@ -231,7 +231,8 @@ impl Runtime {
                 tokio::spawn(async move {
                     let state = this.state(&session);
                     let mut state = state.lock().await;
-                    match this.compact(&session, &mut state).await {
+                    let upto = state.messages.len();
+                    match this.compact(&session, &mut state, upto).await {
                         Ok(summary) => {
                             let _ = tx.send(Event::Compacted { summary }).await;
                         }

@@ -78,6 +78,11 @@ impl SessionStore {
         Self { dir: dir.into() }
     }
 
+    /// The folder the session files are in.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     fn path(&self, id: &str) -> Option<PathBuf> {
         valid_id(id).then(|| self.dir.join(format!("{id}.json")))
     }

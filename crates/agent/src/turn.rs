@@ -28,6 +28,21 @@ pub(crate) struct Spent {
     pub completion_tokens: u64,
 }
 
+/// Why a model step failed.
+enum StepError {
+    /// The conversation no longer fits the model's context.
+    Overflow(String),
+    Other(String),
+}
+
+impl From<StepError> for String {
+    fn from(e: StepError) -> Self {
+        match e {
+            StepError::Overflow(m) | StepError::Other(m) => m,
+        }
+    }
+}
+
 /// How one model step ended.
 enum StepEnd {
     Done(Completion),
@@ -65,7 +80,8 @@ impl Runtime {
         }
         state.told_yolo = Some(self.settings.yolo);
         let injection = recalled.map(|(_, i)| i).unwrap_or_default();
-        let turn_start = state.messages.len();
+        let mut turn_start = state.messages.len();
+        let mut compacted = false;
         state.messages.push(Message::new(
             Role::User,
             user_message(text, &(self.settings.today)(), &note, &injection),
@@ -90,7 +106,11 @@ impl Runtime {
                     Role::User,
                     WRAP_UP.replace("{{limit}}", limit),
                 ));
-                let last = match self.step(state, turn_start, &tools, cancel, tx).await? {
+                let last = match self.step(state, turn_start, &tools, cancel, tx).await {
+                    Ok(end) => end,
+                    Err(e) => return Err(e.into()),
+                };
+                let last = match last {
                     StepEnd::Done(c) => c,
                     StepEnd::Cancelled(c) => {
                         return self.stopped(session, text, state, c, counters, tx).await;
@@ -112,7 +132,22 @@ impl Runtime {
                 break last.text;
             }
             spent.steps += 1;
-            let completion = match self.step(state, turn_start, &tools, cancel, tx).await? {
+            let step = match self.step(state, turn_start, &tools, cancel, tx).await {
+                Ok(end) => end,
+                // Too long for the model: the earlier turns become a summary, once per turn.
+                Err(StepError::Overflow(message)) => {
+                    if compacted || turn_start <= 1 {
+                        return Err(message);
+                    }
+                    compacted = true;
+                    let summary = self.compact(session, state, turn_start).await?;
+                    turn_start = 3;
+                    let _ = tx.send(Event::Compacted { summary }).await;
+                    continue;
+                }
+                Err(StepError::Other(message)) => return Err(message),
+            };
+            let completion = match step {
                 StepEnd::Done(c) => c,
                 StepEnd::Cancelled(c) => {
                     return self.stopped(session, text, state, c, counters, tx).await;
@@ -126,6 +161,7 @@ impl Runtime {
                 nudges = 0;
                 state.messages.push(assistant_message(&completion));
                 let calls = StepCalls {
+                    session: session.to_owned(),
                     calls: completion.tool_calls.clone(),
                     this_message: completion.text.clone(),
                     previous_answer: previous_answer.clone(),
@@ -272,7 +308,7 @@ impl Runtime {
         tools: &[ToolSpec],
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<StepEnd, String> {
+    ) -> Result<StepEnd, StepError> {
         let messages = state
             .messages
             .iter()
@@ -299,9 +335,14 @@ impl Runtime {
                 _ = cancel.cancelled() => return Ok(StepEnd::Cancelled(completion)),
             };
             let Some(event) = event else {
-                return Err("the model stream ended without finishing".into());
+                return Err(StepError::Other(
+                    "the model stream ended without finishing".into(),
+                ));
             };
-            let event = event.map_err(|e| e.to_string())?;
+            let event = event.map_err(|e| match e {
+                cairn_llm::ProviderError::ContextOverflow(_) => StepError::Overflow(e.to_string()),
+                e => StepError::Other(e.to_string()),
+            })?;
             match &event {
                 StreamEvent::Text(t) => {
                     let _ = tx.send(Event::Text(t.clone())).await;
@@ -318,7 +359,7 @@ impl Runtime {
             let done = completion.apply(event);
             if let Some(call) = index.and_then(|i| completion.tool_calls.get(i)) {
                 if let Some(error) = cairn_tools::runaway(&call.arguments) {
-                    return Err(error);
+                    return Err(StepError::Other(error));
                 }
             }
             if done {
@@ -327,12 +368,16 @@ impl Runtime {
         }
     }
 
-    /// Replaces the history by the model's summary of it, then the table of the files read.
+    /// Replaces the history before message `upto` by the model's summary of it, then the table
+    /// of the files read; what follows `upto` (a turn in progress) is kept as it is.
     pub(crate) async fn compact(
         &self,
         session: &str,
         state: &mut SessionState,
+        upto: usize,
     ) -> Result<String, String> {
+        let upto = upto.min(state.messages.len());
+        let kept = state.messages.split_off(upto);
         let mut messages = state.messages.clone();
         for m in &mut messages {
             m.reasoning = None;
@@ -344,10 +389,13 @@ impl Runtime {
             tools: Vec::new(),
             max_tokens: None,
         };
-        let summary = cairn_llm::collect(self.settings.provider.stream(request))
-            .await
-            .map_err(|e| e.to_string())?
-            .text;
+        let summary = match cairn_llm::collect(self.settings.provider.stream(request)).await {
+            Ok(completion) => completion.text,
+            Err(e) => {
+                state.messages.extend(kept);
+                return Err(e.to_string());
+            }
+        };
         let table = state.context.compact();
         let mut carried = format!("{COMPACT_SUMMARY}\n\n{}", summary.trim());
         if !table.is_empty() {
@@ -359,6 +407,7 @@ impl Runtime {
             Message::new(Role::User, carried.clone()),
             Message::new(Role::Assistant, COMPACT_ACK),
         ];
+        state.messages.extend(kept);
         self.save(session, "", state, None, None);
         Ok(carried)
     }

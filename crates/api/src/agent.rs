@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_agent::{AgentSettings, Budgets, Runtime};
+use cairn_agent::{AgentSettings, Budgets, Runtime, SearchMemory};
 use cairn_config::ProviderKind;
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
-use cairn_tools::{Toolbox, ToolboxOptions};
+use cairn_tools::{DeclaredTool, DeclaredToolDef, Toolbox, ToolboxOptions};
 
 use crate::{Cairn, Error};
 
@@ -99,6 +99,21 @@ impl Cairn {
             save_answer: agent.save_answer_tool,
             skills_dir: Some(skills_dir),
         });
+        if agent.search_memory_tool {
+            settings.tools.add(Arc::new(SearchMemory {
+                store: self.session_store(),
+            }));
+        }
+        for (i, raw) in agent.tools.iter().enumerate() {
+            let def: DeclaredToolDef = raw.clone().try_into().map_err(|e| {
+                Error::DeclaredTool(format!(
+                    "{}: agent.tools[{}]: {e}",
+                    self.home().config_file().display(),
+                    i + 1
+                ))
+            })?;
+            settings.tools.add(Arc::new(DeclaredTool::new(def)));
+        }
         Ok(Runtime::new(settings, memory))
     }
 

@@ -14,6 +14,9 @@ pub enum Error {
     /// No model to talk to: the message says how to configure one.
     #[error("{0}")]
     NoModel(String),
+    /// A declared tool in the config cannot be used: the message names it and why.
+    #[error("{0}")]
+    DeclaredTool(String),
 }
 
 /// The class of failure, which front ends map to their own signals (HTTP status, exit code).
@@ -31,7 +34,8 @@ impl Error {
         match self {
             Self::Memory(MemoryError::Invalid(_))
             | Self::Config(ConfigError::Invalid { .. })
-            | Self::NoModel(_) => ErrorKind::BadRequest,
+            | Self::NoModel(_)
+            | Self::DeclaredTool(_) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) => ErrorKind::NotFound,
             _ => ErrorKind::Internal,
         }

@@ -215,7 +215,9 @@ async fn turn(
                     "\n[the {limit} was reached: the tools were withdrawn for a final answer]"
                 )
             }
-            Event::Compacted { .. } => {}
+            Event::Compacted { .. } => {
+                eprintln!("[the earlier conversation was summarised to fit the model's context]")
+            }
             Event::TurnComplete {
                 usage,
                 steps,

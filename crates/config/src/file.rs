@@ -15,7 +15,7 @@ use crate::ConfigError;
 pub const DEFAULT_PET_SHORTCUT: &str = "CommandOrControl+Shift+Space";
 
 /// A resolved configuration: defaults applied, `${ENV}` references expanded, everything validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// Port of the local API; `None` picks a free port each run.
     pub api_port: Option<u16>,
@@ -33,7 +33,7 @@ pub struct Config {
 }
 
 /// `[agent]`: permissions, tools, limits (agent-loop.json defaults).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
     /// Calls run without asking (the default); `false` asks before commands and file changes.
     pub yolo: bool,
@@ -41,6 +41,10 @@ pub struct AgentConfig {
     pub edit_tools: bool,
     pub ask_user_tool: bool,
     pub save_answer_tool: bool,
+    /// `search_memory` over the stored sessions (off by default: recall already brings the past).
+    pub search_memory_tool: bool,
+    /// Declared tools (`[[agent.tools]]`), checked when the agent starts.
+    pub tools: Vec<toml::Value>,
     /// The skills folder; `None` = `<home>/skills`.
     pub skills_dir: Option<String>,
     /// The step backstop.
@@ -58,6 +62,8 @@ impl Default for AgentConfig {
             edit_tools: true,
             ask_user_tool: true,
             save_answer_tool: false,
+            search_memory_tool: false,
+            tools: Vec::new(),
             skills_dir: None,
             max_steps: 200,
             wall_seconds: None,
@@ -198,6 +204,9 @@ struct RawAgent {
     edit_tools: Option<bool>,
     ask_user_tool: Option<bool>,
     save_answer_tool: Option<bool>,
+    search_memory_tool: Option<bool>,
+    #[serde(default)]
+    tools: Vec<toml::Value>,
     skills_dir: Option<String>,
     max_steps: Option<usize>,
     wall_seconds: Option<u64>,
@@ -298,6 +307,8 @@ impl Config {
                     edit_tools: a.edit_tools.unwrap_or(defaults.edit_tools),
                     ask_user_tool: a.ask_user_tool.unwrap_or(defaults.ask_user_tool),
                     save_answer_tool: a.save_answer_tool.unwrap_or(defaults.save_answer_tool),
+                    search_memory_tool: a.search_memory_tool.unwrap_or(defaults.search_memory_tool),
+                    tools: a.tools,
                     skills_dir: a.skills_dir,
                     max_steps: a.max_steps.unwrap_or(defaults.max_steps).max(1),
                     wall_seconds: a.wall_seconds,

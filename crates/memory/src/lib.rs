@@ -19,7 +19,7 @@ pub mod locomo;
 
 pub use capture::{CaptureOutcome, ToolCall, TurnCompletion, TurnStart, CAPTURE_LIMITS};
 pub use error::MemoryError;
-pub use inject::{render_injection, today};
+pub use inject::{date, render_injection, today};
 pub use model::{
     Analysis, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, SearchHit, SearchQuery,
     SearchResult, Status, Trace,

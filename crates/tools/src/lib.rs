@@ -12,6 +12,7 @@ mod files;
 pub mod loop_detector;
 mod process;
 mod save_answer;
+pub mod search_memory;
 mod skills;
 pub mod texts;
 mod toolbox;
@@ -105,6 +106,8 @@ pub struct Answers {
 pub struct ToolContext {
     /// Where relative paths and commands start.
     pub cwd: PathBuf,
+    /// The conversation the call belongs to.
+    pub session: String,
     /// Cancelled when the turn is stopped.
     pub cancel: CancellationToken,
     /// `maxOutput`: characters a tool returns at most.
@@ -120,6 +123,7 @@ impl ToolContext {
     pub fn new(cwd: PathBuf) -> Self {
         Self {
             cwd,
+            session: String::new(),
             cancel: CancellationToken::new(),
             max_output: DEFAULT_MAX_OUTPUT,
             bash_timeout: Duration::from_secs(30),
@@ -181,7 +185,7 @@ pub(crate) fn parse<T: DeserializeOwned>(tool: &str, input: Value) -> Result<T, 
 }
 
 /// A string field of the input, for display lines.
-pub(crate) fn field<'a>(input: &'a Value, key: &str) -> &'a str {
+pub fn field<'a>(input: &'a Value, key: &str) -> &'a str {
     input.get(key).and_then(Value::as_str).unwrap_or("")
 }
 

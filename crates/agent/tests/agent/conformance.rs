@@ -791,3 +791,76 @@ async fn save_answer_writes_this_message_and_never_overwrites() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn a_context_overflow_summarises_the_earlier_turns_and_retries() -> TestResult {
+    let dir = TempDir::new()?;
+    let server = MockServer::start(vec![
+        text_reply("First answer."),
+        Reply::Status {
+            status: 400,
+            retry_after: None,
+            body:
+                json!({"error": {"message": "This model's maximum context length is 8192 tokens"}})
+                    .to_string(),
+        },
+        text_reply("Earlier: the person asked a first question."),
+        text_reply("Second answer."),
+    ])
+    .await?;
+    let runtime = Runtime::new(settings(&server, dir.path()), None);
+    run(&runtime, "s", "first question").await;
+    let events = run(&runtime, "s", "second question").await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Compacted { .. })),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { answer, .. }) if answer == "Second answer.")
+    );
+    let retried = server.requests()[3]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        retried.len(),
+        4,
+        "system, summary, acknowledgement, the turn in progress"
+    );
+    assert!(retried[1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("Earlier: the person asked a first question."));
+    assert!(retried[3]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("second question"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn search_memory_finds_earlier_sessions_but_not_this_one() -> TestResult {
+    let dir = TempDir::new()?;
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let server = MockServer::start(vec![
+        text_reply("Use the Préférences panel."),
+        tool_call_reply("c1", "search_memory", json!({"query": "preferences panel"})),
+        text_reply("Found it."),
+    ])
+    .await?;
+    let mut settings = settings(&server, dir.path());
+    settings.sessions = Some(store.clone());
+    settings.tools.add(Arc::new(cairn_agent::SearchMemory {
+        store: store.clone(),
+    }));
+    let runtime = Runtime::new(settings, None);
+    run(&runtime, "older", "Where are the preferences?").await;
+    let out = results(&run(&runtime, "newer", "the preferences panel again?").await);
+    let dir_shown = store.dir().display().to_string();
+    let today = cairn_memory::today();
+    assert_eq!(
+        out[0],
+        format!("[#0001]\n🔎 1 hit(s) for \"preferences panel\" in {dir_shown}\nolder · {today} · turn 1 · question\nWhere are the preferences?\n→ Use the Préférences panel.")
+    );
+    Ok(())
+}

@@ -366,3 +366,65 @@ fn tool_results(request: &serde_json::Value) -> Vec<String> {
         .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_declared_in_the_config_runs_its_argv_without_a_shell(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let server = MockServer::start(vec![
+        tool_call_reply(
+            "c1",
+            "shout",
+            serde_json::json!({"word": "hi; touch pwned", "times": "2"}),
+        ),
+        text_reply("Shouted."),
+    ])
+    .await?;
+    let home = tempfile::tempdir()?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        r#"[[agent.tools]]
+name = "shout"
+description = "Print a word."
+command = ["echo", "{{word}}", "x{{times}}"]
+parameters = [
+  { name = "word", type = "string", description = "The word." },
+  { name = "times", type = "integer", description = "How often.", optional = true, default = 1 },
+]
+"#,
+    )?;
+    let work = tempfile::tempdir()?;
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--base-url",
+            &server.base_url,
+            "--model",
+            "tiny",
+            "--message",
+            "shout",
+        ])
+        .env("CAIRN_HOME", home.path())
+        .current_dir(work.path())
+        .output()?;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{err}");
+    assert!(err.contains("🧰 shout: echo hi; touch pwned x2\n"), "{err}");
+    assert!(
+        !work.path().join("pwned").exists(),
+        "no shell ran the value"
+    );
+    assert_eq!(
+        tool_results(&server.requests()[1]),
+        vec!["[#0001]\nhi; touch pwned x2\n".to_owned()]
+    );
+    let declared = &server.requests()[0]["tools"];
+    let shout = declared
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["function"]["name"] == "shout"))
+        .ok_or("shout is not declared")?;
+    assert_eq!(
+        shout["function"]["description"],
+        "Print a word. Required parameters: word. Give each parameter as its own field."
+    );
+    Ok(())
+}
