@@ -864,3 +864,46 @@ async fn search_memory_finds_earlier_sessions_but_not_this_one() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn an_anthropic_stream_drives_the_same_loop() -> TestResult {
+    let dir = TempDir::new()?;
+    let server = MockServer::start(vec![
+        Reply::sse(&[
+            json!({"type": "message_start", "message": {"id": "m1", "usage": {"input_tokens": 20, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"echo from"}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": " claude\"}"}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+            json!({"type": "message_stop"}),
+        ]),
+        Reply::sse(&[
+            json!({"type": "message_start", "message": {"id": "m2", "usage": {"input_tokens": 40, "output_tokens": 1}}}),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "It printed from claude."}}),
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 6}}),
+            json!({"type": "message_stop"}),
+        ]),
+    ])
+    .await?;
+    let mut settings = settings(&server, dir.path());
+    settings.provider = Arc::new(cairn_llm::Anthropic::new(
+        &server.base_url,
+        Some("k".into()),
+    ));
+    let runtime = Runtime::new(settings, None);
+    let events = run(&runtime, "s", "run it").await;
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { answer, .. }) if answer == "It printed from claude.")
+    );
+    let second = &server.requests()[1]["messages"];
+    let last = second
+        .as_array()
+        .and_then(|m| m.last())
+        .ok_or("no messages")?;
+    assert_eq!(last["role"], "user");
+    assert_eq!(last["content"][0]["type"], "tool_result");
+    assert_eq!(last["content"][0]["tool_use_id"], "toolu_1");
+    assert_eq!(last["content"][0]["content"], "[#0001]\nfrom claude\n");
+    Ok(())
+}
