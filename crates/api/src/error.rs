@@ -17,6 +17,11 @@ pub enum Error {
     /// A declared tool in the config cannot be used: the message names it and why.
     #[error("{0}")]
     DeclaredTool(String),
+    #[error(transparent)]
+    Import(#[from] cairn_importers::ImportError),
+    /// No such history source: the message lists the known ones.
+    #[error("{0}")]
+    UnknownSource(String),
 }
 
 /// The class of failure, which front ends map to their own signals (HTTP status, exit code).
@@ -35,7 +40,8 @@ impl Error {
             Self::Memory(MemoryError::Invalid(_))
             | Self::Config(ConfigError::Invalid { .. })
             | Self::NoModel(_)
-            | Self::DeclaredTool(_) => ErrorKind::BadRequest,
+            | Self::DeclaredTool(_)
+            | Self::UnknownSource(_) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) => ErrorKind::NotFound,
             _ => ErrorKind::Internal,
         }

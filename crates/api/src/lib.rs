@@ -5,6 +5,7 @@
 mod agent;
 mod error;
 mod memory;
+mod sources;
 mod status;
 
 use std::sync::{Arc, OnceLock};
@@ -16,6 +17,7 @@ use cairn_memory::MemoryStore;
 pub use agent::ModelChoice;
 pub use error::{Error, ErrorKind};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
+pub use sources::SourceInfo;
 pub use status::VERSION;
 
 /// How to look up an environment variable (injected so tests control `${ENV}` expansion).

@@ -2,8 +2,10 @@
 
 mod agent;
 mod eval;
+mod hook;
 mod memory;
 mod sessions;
+mod sources;
 mod status;
 
 use std::path::PathBuf;
@@ -52,6 +54,19 @@ enum Command {
     /// Measure the speed of Cairn's parts.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Other agents' history: list the sources, scan them into memory, keep in sync, hooks.
+    #[command(subcommand)]
+    Sources(sources::SourcesCommand),
+    /// The hook command other agents run (JSON on stdin): recall on UserPromptSubmit, capture on
+    /// Stop. It always exits 0: if Cairn is down, the agent carries on.
+    Hook(hook::HookArgs),
+    /// Find past episodes by their words and print one's context (`cairn resume 2` picks the
+    /// second of the last list).
+    Resume {
+        /// Words to look for, or the number of an episode in the last list.
+        #[arg(required = true)]
+        words: Vec<String>,
+    },
     /// Serve the local HTTP API on 127.0.0.1 until interrupted. The address and the per-run token
     /// are written to <home>/runtime.json.
     Serve {
@@ -143,6 +158,13 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Agent(args) => agent::run(&cairn, args).await,
             Command::Sessions(command) => {
                 sessions::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)
+            }
+            Command::Sources(command) => {
+                sources::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)
+            }
+            Command::Hook(args) => Ok(hook::run(&cairn, args).await),
+            Command::Resume { words } => {
+                hook::resume(&cairn, &words.join(" ")).map(|()| std::process::ExitCode::SUCCESS)
             }
             Command::Memory(command) => memory::run(&cairn, command)
                 .await

@@ -30,6 +30,17 @@ pub struct Config {
     pub memory_summaries: bool,
     /// `[agent]`: how the agent works.
     pub agent: AgentConfig,
+    /// `[sources.<name>]`: other agents' history, by source name.
+    pub sources: BTreeMap<String, SourceConfig>,
+}
+
+/// `[sources.<name>]`: where another agent's history is, and whether to read it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceConfig {
+    /// The folder (or database) to read instead of the default.
+    pub path: Option<String>,
+    /// `false` leaves the source out of scans.
+    pub enabled: bool,
 }
 
 /// `[agent]`: permissions, tools, limits (agent-loop.json defaults).
@@ -84,6 +95,7 @@ impl Default for Config {
             log_level: LogLevel::default(),
             memory_summaries: false,
             agent: AgentConfig::default(),
+            sources: BTreeMap::new(),
         }
     }
 }
@@ -177,6 +189,8 @@ struct RawConfig {
     api: Option<RawApi>,
     agent: Option<RawAgent>,
     #[serde(default)]
+    sources: BTreeMap<String, RawSource>,
+    #[serde(default)]
     providers: BTreeMap<String, RawProvider>,
     pet: Option<RawPet>,
     log: Option<RawLog>,
@@ -193,6 +207,13 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawApi {
     port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSource {
+    path: Option<String>,
+    enabled: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -339,6 +360,19 @@ impl Config {
             log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
             memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
             agent,
+            sources: raw
+                .sources
+                .into_iter()
+                .map(|(name, s)| {
+                    (
+                        name,
+                        SourceConfig {
+                            path: s.path,
+                            enabled: s.enabled.unwrap_or(true),
+                        },
+                    )
+                })
+                .collect(),
         })
     }
 

@@ -11,7 +11,8 @@ mod runtime;
 pub use atomic::write_private_atomically;
 pub use error::ConfigError;
 pub use file::{
-    AgentConfig, Config, LogLevel, ProviderConfig, ProviderKind, Secret, DEFAULT_PET_SHORTCUT,
+    AgentConfig, Config, LogLevel, ProviderConfig, ProviderKind, Secret, SourceConfig,
+    DEFAULT_PET_SHORTCUT,
 };
 pub use home::Home;
 pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};

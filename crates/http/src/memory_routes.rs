@@ -26,6 +26,41 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/panel/overview", get(overview))
         .route("/api/v1/panel/items", get(items))
         .route("/api/v1/panel/analysis", get(analysis))
+        .route("/api/v1/sources", get(list_sources))
+        .route("/api/v1/sources/scan", post(scan_sources))
+}
+
+async fn list_sources(State(state): State<AppState>) -> Response {
+    run(state, |c| Ok(c.list_sources())).await
+}
+
+/// `POST /api/v1/sources/scan {"source"?: "codex", "full"?: true}`: the per-source counts.
+#[derive(Debug, Default, Deserialize)]
+struct ScanRequest {
+    #[serde(default)]
+    source: Option<String>,
+    #[serde(default)]
+    full: bool,
+}
+
+async fn scan_sources(
+    State(state): State<AppState>,
+    body: Result<Json<ScanRequest>, JsonRejection>,
+) -> Response {
+    let request = match body {
+        Ok(Json(r)) => r,
+        Err(e) => return bad_body(&e),
+    };
+    run(state, move |c| {
+        let mode = if request.full {
+            cairn_importers::ScanMode::Full
+        } else {
+            cairn_importers::ScanMode::Incremental
+        };
+        let control = cairn_importers::ScanControl::default();
+        c.scan_sources(request.source.as_deref(), mode, &control, &mut |_| {})
+    })
+    .await
 }
 
 /// Runs a blocking operation and answers with its JSON or its error.

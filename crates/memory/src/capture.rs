@@ -6,7 +6,7 @@ use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Layer, NewMemory};
-use crate::store::{log_change, snippet};
+use crate::store::{cached, log_change, snippet};
 use crate::{redact, MemoryError, MemoryStore};
 
 /// The capture caps.
@@ -73,6 +73,10 @@ pub struct TurnCompletion {
     pub status: Option<String>,
     #[serde(default)]
     pub completed_at: Option<i64>,
+    /// Where the turn came from (an imported turn's agent, conversation, workspace, git root),
+    /// kept in the trace's metadata.
+    #[serde(default)]
+    pub origin: Option<serde_json::Value>,
 }
 
 /// What `complete_turn` did.
@@ -167,21 +171,23 @@ impl MemoryStore {
             .optional()?;
         let episode_id = match last {
             Some((id, last_at)) if at - last_at <= CAPTURE_LIMITS.episode_gap_ms => {
-                tx.execute(
+                cached(
+                    &tx,
                     "UPDATE episodes SET last_at = max(last_at, ?2) WHERE id = ?1",
                     params![id, at],
                 )?;
                 id
             }
             _ => {
-                tx.execute(
+                cached(
+                    &tx,
                     "INSERT INTO episodes (session_id, started_at, last_at) VALUES (?1, ?2, ?2)",
                     params![session_id, at],
                 )?;
                 tx.last_insert_rowid()
             }
         };
-        tx.execute(
+        cached(&tx,
             "INSERT INTO turns (session_id, episode_id, idempotency_key, status, source, request, started_at)
              VALUES (?1, ?2, ?3, 'started', ?4, ?5, ?6)",
             params![session_id, episode_id, start.idempotency_key, source, redact(&start.request), at],
@@ -240,11 +246,12 @@ impl MemoryStore {
         let now = self.now();
         if raw.len() > CAPTURE_LIMITS.turn_bytes {
             let tx = conn.transaction()?;
-            tx.execute(
+            cached(&tx,
                 "INSERT INTO skipped_turns (at, source, reason, bytes) VALUES (?1, ?2, 'over 2 MiB', ?3)",
                 params![now, source, raw.len() as i64],
             )?;
-            tx.execute(
+            cached(
+                &tx,
                 "UPDATE turns SET status = 'skipped', completed_at = ?2 WHERE id = ?1",
                 params![turn_id, now],
             )?;
@@ -258,7 +265,8 @@ impl MemoryStore {
             .unwrap_or_else(|| "completed".to_owned());
         let text = trace_text(&request, &done);
         let tx = conn.transaction()?;
-        tx.execute(
+        cached(
+            &tx,
             "UPDATE turns SET status = ?2, completed_at = ?3, raw = ?4 WHERE id = ?1",
             params![
                 turn_id,
@@ -280,6 +288,7 @@ impl MemoryStore {
                     "turn_status": status,
                     "tools": done.tool_calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
                     "reasoning": done.reasoning.as_deref().map(|r| snippet(r, 1_000)),
+                    "origin": done.origin,
                 })),
             },
             episode_id,
@@ -294,6 +303,52 @@ impl MemoryStore {
         )?;
         tx.commit()?;
         Ok(CaptureOutcome::Captured { memory_id })
+    }
+}
+
+/// A whole turn from another agent's history.
+#[derive(Debug, Clone)]
+pub struct ImportTurn {
+    /// Unique per turn across imports (`<source>:<conversation>:<turn id>`): importing the same
+    /// key again adds nothing.
+    pub key: String,
+    pub start: TurnStart,
+    pub done: TurnCompletion,
+}
+
+/// What importing one turn did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportOutcome {
+    Added,
+    /// Already in memory (a rescan, or captured by a hook).
+    Existing,
+    /// Over the size cap: skipped and counted.
+    Skipped,
+}
+
+impl MemoryStore {
+    /// Imports a complete turn in one call, idempotently by its key.
+    pub fn import_turn(&self, mut turn: ImportTurn) -> Result<ImportOutcome, MemoryError> {
+        let known: Option<String> = self
+            .lock()?
+            .query_row(
+                "SELECT status FROM turns WHERE idempotency_key = ?1",
+                [&turn.key],
+                |row| row.get(0),
+            )
+            .optional()?;
+        match known.as_deref() {
+            Some("skipped") => return Ok(ImportOutcome::Skipped),
+            Some(status) if status != "started" => return Ok(ImportOutcome::Existing),
+            _ => {}
+        }
+        turn.start.idempotency_key = Some(turn.key);
+        let id = self.start_turn(turn.start)?;
+        Ok(match self.complete_turn(id, turn.done)? {
+            CaptureOutcome::Captured { .. } => ImportOutcome::Added,
+            CaptureOutcome::AlreadyCaptured { .. } => ImportOutcome::Existing,
+            CaptureOutcome::Skipped { .. } => ImportOutcome::Skipped,
+        })
     }
 }
 

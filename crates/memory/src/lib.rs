@@ -17,7 +17,9 @@ mod vectors;
 
 pub mod locomo;
 
-pub use capture::{CaptureOutcome, ToolCall, TurnCompletion, TurnStart, CAPTURE_LIMITS};
+pub use capture::{
+    CaptureOutcome, ImportOutcome, ImportTurn, ToolCall, TurnCompletion, TurnStart, CAPTURE_LIMITS,
+};
 pub use error::MemoryError;
 pub use inject::{date, render_injection, today};
 pub use model::{
@@ -26,6 +28,6 @@ pub use model::{
 };
 pub use recall::Baseline;
 pub use redact::redact;
-pub use store::{now_ms, MemoryStore};
+pub use store::{now_ms, snippet, MemoryStore};
 pub use summaries::Summarizer;
 pub use vectors::Embedder;

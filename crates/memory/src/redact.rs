@@ -15,23 +15,25 @@ struct Rule {
     kind: &'static str,
 }
 
+/// Word boundaries are ASCII (`(?-u:\b)`): every key format is ASCII, and a Unicode boundary
+/// would push the regex engine onto its slowest path for any text holding one non-ASCII letter.
 fn rules() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
         let specs: &[(&str, Option<usize>, &str)] = &[
             (r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)", None, "private-key"),
-            (r"(?i)(authorization\s*:\s*bearer\s+|\bbearer\s+)[A-Za-z0-9._~+/=-]{8,}", Some(1), "token"),
-            (r"\bsk-ant-[A-Za-z0-9_-]{16,}", None, "anthropic-key"),
-            (r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", None, "openai-key"),
-            (r"\bAIza[0-9A-Za-z_-]{30,}", None, "google-key"),
-            (r"\bgh[pousr]_[A-Za-z0-9]{30,}", None, "github-token"),
-            (r"\bgithub_pat_[A-Za-z0-9_]{22,}", None, "github-token"),
-            (r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", None, "aws-key"),
+            (r"(?i)(authorization\s*:\s*bearer\s+|(?-u:\b)bearer\s+)[A-Za-z0-9._~+/=-]{8,}", Some(1), "token"),
+            (r"(?-u:\b)sk-ant-[A-Za-z0-9_-]{16,}", None, "anthropic-key"),
+            (r"(?-u:\b)sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}", None, "openai-key"),
+            (r"(?-u:\b)AIza[0-9A-Za-z_-]{30,}", None, "google-key"),
+            (r"(?-u:\b)gh[pousr]_[A-Za-z0-9]{30,}", None, "github-token"),
+            (r"(?-u:\b)github_pat_[A-Za-z0-9_]{22,}", None, "github-token"),
+            (r"(?-u:\b)(?:AKIA|ASIA)[0-9A-Z]{16}(?-u:\b)", None, "aws-key"),
             (r#"(?i)(aws_secret_access_key\s*[=:]\s*["']?)[A-Za-z0-9/+=]{40}"#, Some(1), "aws-secret"),
-            (r"\bxox[abposr]-[A-Za-z0-9-]{10,}", None, "slack-token"),
-            (r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,}", None, "stripe-key"),
-            (r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None, "jwt"),
-            (r#"(?i)(\b[A-Za-z0-9_-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)\b["']?\s*[=:]\s*["']?)[^\s"',;]{4,}"#, Some(1), "secret"),
+            (r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}", None, "slack-token"),
+            (r"(?-u:\b)(?:sk|rk)_live_[A-Za-z0-9]{16,}", None, "stripe-key"),
+            (r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None, "jwt"),
+            (r#"(?i)((?-u:\b)[A-Za-z0-9_-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)(?-u:\b)["']?\s*[=:]\s*["']?)[^\s"',;]{4,}"#, Some(1), "secret"),
             (r"[A-Za-z0-9+/]{256,}={0,2}", None, "base64"),
         ];
         specs

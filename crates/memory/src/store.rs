@@ -29,6 +29,16 @@ pub struct MemoryStore {
 }
 
 /// The current time in unix milliseconds.
+/// Runs one statement through the connection's prepared-statement cache: the write path runs the
+/// same few statements for every memory, and parsing them each time cost more than running them.
+pub(crate) fn cached(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<usize> {
+    conn.prepare_cached(sql)?.execute(params)
+}
+
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -141,7 +151,7 @@ impl MemoryStore {
             .metadata
             .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
         let metadata = redact(&metadata.to_string()).into_owned();
-        tx.execute(
+        cached(tx,
             "INSERT INTO memories (layer, status, text, source, external_id, session_key, episode_id,
                                    turn_id, created_at, updated_at, metadata, summary)
              VALUES (?1, 'activated', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -181,7 +191,8 @@ impl MemoryStore {
                 } else {
                     format!("{prev_context}\n{}", snippet(&text, CONTEXT_CHARS))
                 };
-                tx.execute(
+                cached(
+                    tx,
                     "UPDATE memories SET context = ?2 WHERE id = ?1",
                     params![prev_id, prev_context],
                 )?;
@@ -189,7 +200,8 @@ impl MemoryStore {
             }
         }
         if !context.is_empty() {
-            tx.execute(
+            cached(
+                tx,
                 "UPDATE memories SET context = ?2 WHERE id = ?1",
                 params![id, context],
             )?;
@@ -213,8 +225,9 @@ impl MemoryStore {
         text: &str,
         context: &str,
     ) -> Result<(), MemoryError> {
-        tx.execute("DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
-        tx.execute(
+        cached(tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+        cached(
+            tx,
             "INSERT INTO memory_terms (rowid, body, context) VALUES (?1, ?2, ?3)",
             params![
                 id,
@@ -235,16 +248,17 @@ impl MemoryStore {
     pub fn delete(&self, id: i64) -> Result<bool, MemoryError> {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        let changed = tx.execute(
+        let changed = cached(
+            &tx,
             "UPDATE memories SET status = 'deleted', text = '', context = '', metadata = '{}',
                                  updated_at = ?2
              WHERE id = ?1 AND status != 'deleted'",
             params![id, self.now()],
         )?;
         if changed > 0 {
-            tx.execute("DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
-            tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
-            tx.execute("DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
+            cached(&tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+            cached(&tx, "DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+            cached(&tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
             log_change(&tx, self.now(), "delete", Some(id), &serde_json::json!({}))?;
         }
         tx.commit()?;
@@ -259,7 +273,7 @@ impl MemoryStore {
         }
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        let changed = tx.execute(
+        let changed = cached(&tx,
             "UPDATE memories SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status != 'deleted'",
             params![id, status.as_str(), self.now()],
         )?;
@@ -294,14 +308,14 @@ impl MemoryStore {
         let Some(context) = context else {
             return Err(MemoryError::NotFound(format!("memory {id}")));
         };
-        tx.execute(
+        cached(&tx,
             "UPDATE memories SET text = ?2, updated_at = ?3, summary = ?4, summary_source = 'heuristic'
              WHERE id = ?1",
             params![id, text, self.now(), heuristic_summary(&text)],
         )?;
         self.index_terms(&tx, id, &text, &context)?;
         index_idents(&tx, id, &text)?;
-        tx.execute("DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
+        cached(&tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
         log_change(&tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
         tx.commit()?;
         self.forget_vector(id);
@@ -325,6 +339,17 @@ impl MemoryStore {
             params![layer.map(Layer::as_str), limit as i64, offset as i64],
             record,
         )?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// The live memories of an episode, oldest first (a resumed episode's context).
+    pub fn episode_memories(&self, episode_id: i64) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let conn = self.lock()?;
+        let mut stmt = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM memories WHERE status != 'deleted' AND episode_id = ?1
+             ORDER BY created_at, id"
+        ))?;
+        let rows = stmt.query_map([episode_id], record)?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
@@ -458,10 +483,11 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, Me
 
 /// (Re)indexes the structural fragments of a memory's text.
 fn index_idents(tx: &Connection, id: i64, text: &str) -> Result<(), MemoryError> {
-    tx.execute("DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+    cached(tx, "DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
     let found = idents(text);
     if !found.is_empty() {
-        tx.execute(
+        cached(
+            tx,
             "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
             params![id, found.join(" ")],
         )?;
@@ -476,7 +502,8 @@ pub(crate) fn log_change(
     memory_id: Option<i64>,
     detail: &serde_json::Value,
 ) -> Result<(), MemoryError> {
-    tx.execute(
+    cached(
+        tx,
         "INSERT INTO changes (at, op, memory_id, detail) VALUES (?1, ?2, ?3, ?4)",
         params![at, op, memory_id, detail.to_string()],
     )?;

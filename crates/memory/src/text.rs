@@ -124,7 +124,8 @@ fn flush_cjk(run: &mut Vec<char>, out: &mut Vec<String>) {
 }
 
 /// Structural fragments: paths, dotted or `::` names, snake_case and camelCase identifiers, error
-/// codes. Lower-cased, distinct, in first-seen order.
+/// codes. Lower-cased, distinct, in first-seen order. Word boundaries are ASCII: identifiers are,
+/// and a Unicode boundary sends the regex engine to its slowest path on any non-ASCII text.
 pub fn idents(text: &str) -> Vec<String> {
     static RE: OnceLock<Option<Regex>> = OnceLock::new();
     let Some(re) = RE
@@ -132,11 +133,11 @@ pub fn idents(text: &str) -> Vec<String> {
             Regex::new(concat!(
                 r"(?:[A-Za-z0-9_.~-]*/[A-Za-z0-9_./-]+)", // paths
                 r"|(?:[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)+)", // a::b, a.b.c
-                r"|(?:\b[A-Za-z0-9]*_[A-Za-z0-9_]+\b)",   // snake_case
-                r"|(?:\b[a-z]+[A-Z][A-Za-z0-9]*\b)",      // camelCase
-                r"|(?:\b[A-Z]{1,6}-?\d{2,6}\b)",          // E0599, HTTP-404
-                r"|(?:\bE[A-Z]{3,}\b)",                   // ENOENT
-                r"|(?:#\d+\b)",                           // #123
+                r"|(?:(?-u:\b)[A-Za-z0-9]*_[A-Za-z0-9_]+(?-u:\b))", // snake_case
+                r"|(?:(?-u:\b)[a-z]+[A-Z][A-Za-z0-9]*(?-u:\b))", // camelCase
+                r"|(?:(?-u:\b)[A-Z]{1,6}-?\d{2,6}(?-u:\b))", // E0599, HTTP-404
+                r"|(?:(?-u:\b)E[A-Z]{3,}(?-u:\b))",       // ENOENT
+                r"|(?:#\d+(?-u:\b))",                     // #123
             ))
             .ok()
         })

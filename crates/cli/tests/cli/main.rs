@@ -4,6 +4,7 @@ mod agent;
 mod eval;
 mod memory;
 mod serve;
+mod sources;
 mod status;
 
 use std::path::Path;

@@ -287,3 +287,41 @@ async fn every_memory_route_needs_the_token() -> Result<(), Box<dyn std::error::
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn sources_are_listed_and_an_unknown_one_is_refused() -> Result<(), Box<dyn std::error::Error>>
+{
+    let api = Api::new()?;
+    let (status, listed) = api.call(Method::GET, "/api/v1/sources", None).await?;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<&str> = listed
+        .as_array()
+        .ok_or("not a list")?
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    for name in [
+        "claude-code",
+        "codex",
+        "cursor",
+        "opencode",
+        "gemini",
+        "hermes",
+        "pi",
+    ] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    let (status, error) = api
+        .call(
+            Method::POST,
+            "/api/v1/sources/scan",
+            Some(json!({"source": "nope"})),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(error["message"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("no source called \"nope\""));
+    Ok(())
+}

@@ -1,0 +1,128 @@
+//! Other agents' history: which sources are on this machine, and scans that bring their turns
+//! into memory (the same operations for the CLI, the HTTP API and the desktop app).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use cairn_importers::{
+    HistorySource, Progress, ScanControl, ScanMode, SourceEnv, SourceReport, SyncState,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::{Cairn, Error};
+
+/// A source as `cairn sources list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceInfo {
+    pub name: String,
+    pub label: String,
+    pub detected: bool,
+    pub enabled: bool,
+    /// Where it reads.
+    pub path: String,
+    pub files: usize,
+    /// From the last scans' checkpoints.
+    pub conversations: usize,
+    pub turns: usize,
+    pub last_sync: Option<i64>,
+    pub watermark: Option<i64>,
+}
+
+impl Cairn {
+    /// Every known source, with the config's folder overrides; disabled ones marked.
+    pub fn history_sources(&self) -> Vec<(Box<dyn HistorySource>, bool)> {
+        let config = self.load_config().unwrap_or_default();
+        let overrides: HashMap<String, PathBuf> = config
+            .sources
+            .iter()
+            .filter_map(|(name, s)| Some((name.clone(), PathBuf::from(s.path.as_ref()?))))
+            .collect();
+        let env = SourceEnv::from_process(overrides);
+        cairn_importers::sources::all(&env)
+            .into_iter()
+            .map(|source| {
+                let enabled = config.sources.get(source.name()).is_none_or(|s| s.enabled);
+                (source, enabled)
+            })
+            .collect()
+    }
+
+    /// Where the sync checkpoints are kept.
+    pub fn sources_state_path(&self) -> PathBuf {
+        self.home().data_dir().join("sources.json")
+    }
+
+    pub fn list_sources(&self) -> Vec<SourceInfo> {
+        let state = SyncState::load(&self.sources_state_path());
+        self.history_sources()
+            .into_iter()
+            .map(|(source, enabled)| {
+                let kept = state.sources.get(source.name());
+                let (conversations, turns) = kept
+                    .map(|s| {
+                        s.files.values().fold((0, 0), |(c, t), f| {
+                            (
+                                c + f.conversations.len(),
+                                t + f.conversations.values().map(|c| c.turns).sum::<usize>(),
+                            )
+                        })
+                    })
+                    .unwrap_or((0, 0));
+                let detected = source.detected();
+                SourceInfo {
+                    name: source.name().to_owned(),
+                    label: source.label().to_owned(),
+                    detected,
+                    enabled,
+                    path: source
+                        .roots()
+                        .first()
+                        .map(|p| p.display().to_string())
+                        .unwrap_or_default(),
+                    files: if detected { source.files().len() } else { 0 },
+                    conversations,
+                    turns,
+                    last_sync: kept.and_then(|s| s.last_sync),
+                    watermark: kept.and_then(|s| s.watermark),
+                }
+            })
+            .collect()
+    }
+
+    /// Scans the detected, enabled sources (or only `only`) into memory.
+    pub fn scan_sources(
+        &self,
+        only: Option<&str>,
+        mode: ScanMode,
+        control: &ScanControl,
+        on_progress: &mut dyn FnMut(Progress),
+    ) -> Result<Vec<SourceReport>, Error> {
+        let all = self.history_sources();
+        if let Some(name) = only {
+            if !all.iter().any(|(s, _)| s.name() == name) {
+                let names: Vec<&str> = all.iter().map(|(s, _)| s.name()).collect();
+                return Err(Error::UnknownSource(format!(
+                    "no source called {name:?}; sources: {}",
+                    names.join(", ")
+                )));
+            }
+        }
+        let chosen: Vec<&dyn HistorySource> = all
+            .iter()
+            .filter(|(s, enabled)| match only {
+                Some(name) => s.name() == name,
+                None => *enabled && s.detected(),
+            })
+            .map(|(s, _)| s.as_ref())
+            .collect();
+        let memory = self.memory()?;
+        Ok(cairn_importers::scan(
+            &chosen,
+            &memory,
+            &self.sources_state_path(),
+            mode,
+            control,
+            on_progress,
+        )?)
+    }
+}

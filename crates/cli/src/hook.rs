@@ -1,0 +1,364 @@
+//! The live hooks: `cairn hook <event>` is the command other agents run (JSON on stdin, JSON on
+//! stdout), and `cairn sources hook install|remove <agent>` edits their hook files — atomically,
+//! idempotently, keeping other tools' entries. Hooks fail open: when anything goes wrong the hook
+//! prints nothing and exits 0, so the agent carries on without Cairn.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use cairn_api::Cairn;
+use cairn_importers::sources::ClaudeCode;
+use cairn_importers::{import_conversation, session_key, HistorySource, SourceEnv, SourceReport};
+use cairn_memory::{render_injection, MemoryStore, SearchHit, SearchQuery};
+use serde_json::{json, Value};
+
+/// How long recall may take on the prompt path (Claude Code allows about 30 s in all).
+const RECALL_BUDGET: Duration = Duration::from_secs(8);
+/// Memories injected into a prompt.
+const RECALL_LIMIT: usize = 6;
+/// Episodes `resume` offers.
+const RESUME_CHOICES: usize = 5;
+
+#[derive(Debug, clap::Subcommand)]
+pub enum HookSetup {
+    /// Add Cairn's hooks to an agent's hook file (claude-code, codex, cursor).
+    Install { agent: String },
+    /// Take Cairn's hooks out again, leaving the others.
+    Remove { agent: String },
+}
+
+#[derive(Debug, clap::Args)]
+pub struct HookArgs {
+    /// The hook event as the agent names it: UserPromptSubmit, Stop (Claude Code, Codex),
+    /// stop, afterAgentResponse (Cursor).
+    pub event: String,
+    /// The agent running the hook.
+    #[arg(long, default_value = "claude-code")]
+    pub agent: String,
+}
+
+/// `cairn hook <event>`: never fails the agent.
+pub async fn run(cairn: &Cairn, args: HookArgs) -> std::process::ExitCode {
+    let mut input = String::new();
+    let _ = std::io::stdin().read_to_string(&mut input);
+    let payload: Value = serde_json::from_str(&input).unwrap_or(Value::Null);
+    let outcome = match args.event.as_str() {
+        "UserPromptSubmit" | "beforeSubmitPrompt" => prompt(cairn, &args.agent, &payload).await,
+        "Stop" | "stop" | "afterAgentResponse" | "SubagentStop" => {
+            capture(cairn, &args.agent, &payload).map(|()| None)
+        }
+        other => Err(anyhow::anyhow!("unknown hook event {other}")),
+    };
+    match outcome {
+        Ok(Some(output)) => println!("{output}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("cairn: the {} hook failed open: {e:#}", args.event),
+    }
+    std::process::ExitCode::SUCCESS
+}
+
+/// UserPromptSubmit: the memories relevant to the prompt, as additional context (or, for
+/// `/cairn-resume`, the episodes to resume).
+async fn prompt(cairn: &Cairn, agent: &str, payload: &Value) -> anyhow::Result<Option<String>> {
+    let text = payload["prompt"].as_str().unwrap_or("").trim();
+    if text.is_empty() || agent == "cursor" {
+        // Cursor's prompt hook can only allow or block.
+        return Ok(None);
+    }
+    let session = payload["session_id"].as_str().unwrap_or("");
+    let context = match text.strip_prefix("/cairn-resume") {
+        Some(words) => resume_text(cairn, words.trim())?,
+        None => {
+            let mut query = SearchQuery::new(text).limit(RECALL_LIMIT);
+            query.exclude_session = Some(session_key(agent, session));
+            let hits = tokio::time::timeout(RECALL_BUDGET, recall(cairn, query))
+                .await
+                .context("recall ran out of time")??;
+            render_injection(&hits)
+        }
+    };
+    if context.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(
+        json!({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context}})
+            .to_string(),
+    ))
+}
+
+/// Recall through the running app when there is one (its embeddings are loaded), else straight
+/// on the database with the lexical channels (no model to load on the prompt path).
+async fn recall(cairn: &Cairn, query: SearchQuery) -> anyhow::Result<Vec<SearchHit>> {
+    if let Some(info) = cairn.running_api().await {
+        let http = reqwest::Client::builder().no_proxy().build()?;
+        let answer: cairn_api::SearchAnswer = http
+            .post(format!("{}/api/v1/memory/search", info.api_url))
+            .bearer_auth(&info.token)
+            .json(&query)
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        return Ok(answer.result.hits);
+    }
+    let store = lexical_store(cairn)?;
+    Ok(store.search(&query)?.hits)
+}
+
+fn lexical_store(cairn: &Cairn) -> anyhow::Result<MemoryStore> {
+    Ok(MemoryStore::open(&cairn.memory_path())?)
+}
+
+/// Stop: the conversation's transcript imported with the same keys a scan uses, so the turn is
+/// in memory now and a later scan adds nothing.
+fn capture(cairn: &Cairn, agent: &str, payload: &Value) -> anyhow::Result<()> {
+    let store = lexical_store(cairn)?;
+    let env = SourceEnv::from_process(Default::default());
+    let mut report = SourceReport::default();
+    match agent {
+        "claude-code" | "codex" => {
+            let Some(path) = payload["transcript_path"].as_str() else {
+                bail!("the hook input has no transcript_path");
+            };
+            let source: Box<dyn HistorySource> = match agent {
+                "codex" => source_named(&env, "codex")?,
+                _ => Box::new(ClaudeCode::new(&env)),
+            };
+            for conversation in source.read(Path::new(path))? {
+                import_conversation(&store, source.name(), &conversation, &mut report)?;
+            }
+        }
+        _ => {
+            // Cursor's hooks carry no transcript: bring its history up to date instead.
+            let control = cairn_importers::ScanControl::default();
+            cairn.scan_sources(
+                Some(agent),
+                cairn_importers::ScanMode::Incremental,
+                &control,
+                &mut |_| {},
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn source_named(env: &SourceEnv, name: &str) -> anyhow::Result<Box<dyn HistorySource>> {
+    cairn_importers::sources::all(env)
+        .into_iter()
+        .find(|s| s.name() == name)
+        .with_context(|| format!("no source called {name}"))
+}
+
+/// `cairn resume <words>`: the best episodes for the words; `cairn resume <n>`: the context of
+/// the n-th episode of the last list.
+pub fn resume(cairn: &Cairn, words: &str) -> anyhow::Result<()> {
+    let text = resume_text(cairn, words)?;
+    if text.is_empty() {
+        bail!("nothing in memory matches {words:?}");
+    }
+    println!("{text}");
+    Ok(())
+}
+
+/// The list of episodes (numbered), or the chosen one's context.
+fn resume_text(cairn: &Cairn, words: &str) -> anyhow::Result<String> {
+    let store = lexical_store(cairn)?;
+    let last = cairn.home().data_dir().join("resume.json");
+    if let Ok(n) = words.parse::<usize>() {
+        let listed: Vec<i64> = std::fs::read(&last)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
+        let Some(episode) = n.checked_sub(1).and_then(|i| listed.get(i)) else {
+            bail!("no episode {n} in the last list: run `cairn resume <words>` first");
+        };
+        let memories = store.episode_memories(*episode)?;
+        let mut out = format!("## Resumed from memory: episode {n}\n");
+        for m in memories {
+            out.push_str(&format!(
+                "\n[{} · {}]\n{}\n",
+                cairn_memory::date(m.created_at),
+                m.source,
+                m.text.trim()
+            ));
+        }
+        return Ok(out);
+    }
+    if words.is_empty() {
+        bail!("say what to resume: cairn resume <words>");
+    }
+    let hits = store.search(&SearchQuery::new(words).limit(25))?.hits;
+    let mut episodes: Vec<(i64, &SearchHit)> = Vec::new();
+    for hit in &hits {
+        if let Some(e) = hit.memory.episode_id {
+            if !episodes.iter().any(|(id, _)| *id == e) {
+                episodes.push((e, hit));
+            }
+        }
+    }
+    episodes.truncate(RESUME_CHOICES);
+    if episodes.is_empty() {
+        return Ok(String::new());
+    }
+    let ids: Vec<i64> = episodes.iter().map(|(e, _)| *e).collect();
+    cairn_config::write_private_atomically(&last, &serde_json::to_vec(&ids)?)?;
+    let mut out = String::from("Episodes from memory that match; resume one with its number (cairn resume N, or /cairn-resume N):\n");
+    for (i, (_, hit)) in episodes.iter().enumerate() {
+        let first = hit.memory.text.lines().next().unwrap_or("");
+        out.push_str(&format!(
+            "{}. {} · {} · {}\n",
+            i + 1,
+            cairn_memory::date(hit.memory.created_at),
+            hit.memory.source,
+            cairn_memory::snippet(first, 120)
+        ));
+    }
+    Ok(out)
+}
+
+/// The command an agent runs for `event`.
+fn hook_command(agent: &str, event: &str) -> anyhow::Result<String> {
+    let exe = std::env::current_exe().context("cannot find the cairn executable")?;
+    Ok(format!("'{}' hook {event} --agent {agent}", exe.display()))
+}
+
+/// Our entries are recognised by their command: `… hook <event> --agent …` of a cairn binary.
+fn is_ours(command: &str) -> bool {
+    command.contains(" hook ") && command.contains("--agent") && command.contains("cairn")
+}
+
+/// Where an agent keeps its hooks, and the events Cairn hooks into.
+fn hook_file(agent: &str) -> anyhow::Result<(PathBuf, &'static [&'static str])> {
+    let env = SourceEnv::from_process(Default::default());
+    Ok(match agent {
+        "claude-code" => (
+            env.dir("CLAUDE_CONFIG_DIR", ".claude")
+                .join("settings.json"),
+            &["UserPromptSubmit", "Stop"],
+        ),
+        "codex" => (
+            env.dir("CODEX_HOME", ".codex").join("hooks.json"),
+            &["UserPromptSubmit", "Stop"],
+        ),
+        "cursor" => (env.home.join(".cursor").join("hooks.json"), &["stop"]),
+        other => bail!("no hooks for {other:?}: claude-code, codex or cursor"),
+    })
+}
+
+pub fn setup(_cairn: &Cairn, setup: HookSetup) -> anyhow::Result<()> {
+    let (agent, install) = match &setup {
+        HookSetup::Install { agent } => (agent.as_str(), true),
+        HookSetup::Remove { agent } => (agent.as_str(), false),
+    };
+    let (path, events) = hook_file(agent)?;
+    let mut doc: Value = match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .with_context(|| format!("{} is not valid JSON; fix it first", path.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if !doc.is_object() {
+        bail!("{} is not a JSON object; fix it first", path.display());
+    }
+    if agent == "cursor" && doc.get("version").is_none() {
+        doc["version"] = json!(1);
+    }
+    for event in events {
+        let list = doc["hooks"][*event].as_array().cloned().unwrap_or_default();
+        let mut kept: Vec<Value> = Vec::new();
+        for entry in list {
+            if agent == "cursor" {
+                if !entry["command"].as_str().is_some_and(is_ours) {
+                    kept.push(entry);
+                }
+                continue;
+            }
+            // { matcher, hooks: [ {type, command, timeout} ] }: drop ours, keep the group if
+            // anything else is left in it.
+            let mut entry = entry;
+            if let Some(hooks) = entry["hooks"].as_array() {
+                let others: Vec<Value> = hooks
+                    .iter()
+                    .filter(|h| !h["command"].as_str().is_some_and(is_ours))
+                    .cloned()
+                    .collect();
+                if others.is_empty() {
+                    continue;
+                }
+                entry["hooks"] = json!(others);
+            }
+            kept.push(entry);
+        }
+        if install {
+            let command = hook_command(agent, event)?;
+            kept.push(if agent == "cursor" {
+                json!({"command": command})
+            } else {
+                json!({"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 30}]})
+            });
+        }
+        if !doc["hooks"].is_object() {
+            doc["hooks"] = json!({});
+        }
+        if kept.is_empty() {
+            if let Some(hooks) = doc["hooks"].as_object_mut() {
+                hooks.remove(*event);
+            }
+        } else {
+            doc["hooks"][*event] = json!(kept);
+        }
+    }
+    write_json(&path, &doc)?;
+    if agent == "codex" && install {
+        enable_codex_hooks(&path.with_file_name("config.toml"))?;
+    }
+    println!(
+        "{} Cairn's {agent} hooks {} {}",
+        if install { "installed" } else { "removed" },
+        if install { "in" } else { "from" },
+        path.display()
+    );
+    Ok(())
+}
+
+/// Writes JSON through a temporary file, keeping the file's permissions.
+fn write_json(path: &Path, doc: &Value) -> anyhow::Result<()> {
+    let dir = path.parent().context("the hook file has no folder")?;
+    std::fs::create_dir_all(dir)?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let temp = dir.join(format!(".cairn-hooks-{}.tmp", std::process::id()));
+    std::fs::write(&temp, serde_json::to_vec_pretty(doc)?)?;
+    if let Some(p) = permissions {
+        std::fs::set_permissions(&temp, p)?;
+    }
+    std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Current Codex runs hooks only with `[features] codex_hooks = true`.
+fn enable_codex_hooks(config: &Path) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(config).unwrap_or_default();
+    if text.contains("codex_hooks") {
+        return Ok(());
+    }
+    let updated = if let Some(at) = text.find("[features]") {
+        let end = at + "[features]".len();
+        format!("{}\ncodex_hooks = true{}", &text[..end], &text[end..])
+    } else {
+        format!(
+            "{}{}[features]\ncodex_hooks = true\n",
+            text,
+            if text.is_empty() || text.ends_with('\n') {
+                ""
+            } else {
+                "\n"
+            }
+        )
+    };
+    let temp = config.with_extension("toml.cairn-tmp");
+    std::fs::write(&temp, updated)?;
+    std::fs::rename(&temp, config)?;
+    Ok(())
+}

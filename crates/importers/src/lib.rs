@@ -1,0 +1,24 @@
+//! Other agents' history, imported as turns. Each agent is a [`HistorySource`] (where it keeps its
+//! history, which files, how a file reads as conversations); [`sync`] brings their turns into
+//! memory idempotently, with per-file checkpoints and a per-source watermark, so a rescan of
+//! unchanged history adds nothing and a killed scan loses nothing.
+
+mod error;
+mod source;
+pub mod sources;
+mod sync;
+pub mod synthetic;
+mod turn;
+
+pub use error::ImportError;
+pub use source::{
+    files_under, has_extension, json_lines, parse_json_lines, HistorySource, SourceEnv,
+};
+pub use sync::{
+    import_conversation, import_of, scan, session_key, turn_key, ConversationCheckpoint,
+    FileCheckpoint, Progress, ScanControl, ScanMode, SourceReport, SourceState, SyncState,
+};
+pub use turn::{
+    content_text, git_root, parse_time, stable_id, ImportedConversation, ImportedToolCall,
+    ImportedTurn, Piece, TurnBuilder,
+};

@@ -1,0 +1,390 @@
+//! Bringing sources' turns into memory: per-file checkpoints (size, modification time) and
+//! per-conversation checkpoints (last turn, time, content hash) so an incremental scan reads only
+//! what changed; a per-source watermark that advances only after a clean scan; every turn imported
+//! under a stable key, so re-imports (after a crash, a full scan, or a hook that captured the turn
+//! first) add nothing. Progress streams through a callback; a scan can be paused and stopped.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, UNIX_EPOCH};
+
+use cairn_memory::{
+    ImportOutcome, ImportTurn, MemoryError, MemoryStore, TurnCompletion, TurnStart,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::turn::stable_id;
+use crate::{HistorySource, ImportError, ImportedConversation, ImportedTurn};
+
+/// What a scan reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScanMode {
+    /// Only files that changed since their checkpoint.
+    #[default]
+    Incremental,
+    /// Every file again ("deep"): still adds only what memory does not hold.
+    Full,
+}
+
+/// The checkpoint of one file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileCheckpoint {
+    pub size: u64,
+    pub modified_ms: i64,
+    #[serde(default)]
+    pub conversations: BTreeMap<String, ConversationCheckpoint>,
+}
+
+/// The checkpoint of one conversation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConversationCheckpoint {
+    pub last_turn: String,
+    pub last_at: i64,
+    /// A hash of its complete turns: unchanged → nothing to import.
+    pub content_hash: String,
+    pub turns: usize,
+}
+
+/// A source's sync state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SourceState {
+    /// When the last clean scan started (unix ms): advanced only when nothing failed.
+    pub watermark: Option<i64>,
+    /// When the last scan ended, clean or not.
+    pub last_sync: Option<i64>,
+    pub files: BTreeMap<String, FileCheckpoint>,
+}
+
+/// Every source's state, kept in one JSON file written atomically.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncState {
+    pub sources: BTreeMap<String, SourceState>,
+}
+
+impl SyncState {
+    /// The state on disk; a missing file is a first sync, a damaged one is set aside and
+    /// rebuilt (imports are idempotent, so nothing is duplicated).
+    pub fn load(path: &Path) -> Self {
+        let Ok(bytes) = std::fs::read(path) else {
+            return Self::default();
+        };
+        match serde_json::from_slice(&bytes) {
+            Ok(state) => state,
+            Err(e) => {
+                tracing::warn!(
+                    "{} is damaged ({e}); sources are scanned afresh",
+                    path.display()
+                );
+                let _ = std::fs::rename(path, path.with_extension("json.damaged"));
+                Self::default()
+            }
+        }
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), ImportError> {
+        let json = serde_json::to_vec(self).map_err(|e| ImportError::io(path, e))?;
+        cairn_config::write_private_atomically(path, &json).map_err(|e| ImportError::io(path, e))
+    }
+}
+
+/// Counts of one source's scan (the `--json` summary's shape).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceReport {
+    pub source: String,
+    pub conversations: usize,
+    pub turns_seen: usize,
+    pub turns_added: usize,
+    pub turns_skipped: usize,
+    pub turns_failed: usize,
+    pub lines_malformed: usize,
+    /// Files that could not be read (the watermark waits for them).
+    pub files_failed: usize,
+    /// Files read (incremental scans skip unchanged ones).
+    pub files_read: usize,
+    /// Bytes of the files read.
+    pub bytes_read: u64,
+}
+
+impl SourceReport {
+    pub fn add(&mut self, other: &SourceReport) {
+        self.conversations += other.conversations;
+        self.turns_seen += other.turns_seen;
+        self.turns_added += other.turns_added;
+        self.turns_skipped += other.turns_skipped;
+        self.turns_failed += other.turns_failed;
+        self.lines_malformed += other.lines_malformed;
+        self.files_failed += other.files_failed;
+        self.files_read += other.files_read;
+        self.bytes_read += other.bytes_read;
+    }
+}
+
+/// What a scan reports as it goes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Progress {
+    SourceStarted {
+        source: String,
+        files: usize,
+    },
+    /// One more file done; `report` is the source's counts so far.
+    File {
+        source: String,
+        done: usize,
+        files: usize,
+        report: SourceReport,
+    },
+    SourceDone {
+        report: SourceReport,
+    },
+    /// The scan was stopped before the end (checkpoints keep what was done).
+    Stopped,
+}
+
+/// Pause, resume and stop a running scan from another thread.
+#[derive(Debug, Default)]
+pub struct ScanControl {
+    paused: AtomicBool,
+    stopped: AtomicBool,
+}
+
+impl ScanControl {
+    pub fn pause(&self) {
+        self.paused.store(true, Ordering::SeqCst);
+    }
+    pub fn resume(&self) {
+        self.paused.store(false, Ordering::SeqCst);
+    }
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+    }
+    pub fn is_stopped(&self) -> bool {
+        self.stopped.load(Ordering::SeqCst)
+    }
+    fn should_stop(&self) -> bool {
+        while self.paused.load(Ordering::SeqCst) && !self.stopped.load(Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.stopped.load(Ordering::SeqCst)
+    }
+}
+
+/// The memory key of a turn: the same turn gets the same key from a scan and from a hook.
+pub fn turn_key(source: &str, conversation: &str, turn: &str) -> String {
+    format!("{source}:{conversation}:{turn}")
+}
+
+/// The memory session of a conversation.
+pub fn session_key(source: &str, conversation: &str) -> String {
+    format!("{source}:{conversation}")
+}
+
+/// Imports one conversation's complete turns; returns its checkpoint.
+pub fn import_conversation(
+    memory: &MemoryStore,
+    source: &str,
+    conversation: &ImportedConversation,
+    report: &mut SourceReport,
+) -> Result<ConversationCheckpoint, ImportError> {
+    let complete: Vec<&ImportedTurn> = conversation.turns.iter().filter(|t| t.complete).collect();
+    for turn in &complete {
+        report.turns_seen += 1;
+        match memory.import_turn(import_of(source, conversation, turn)) {
+            Ok(ImportOutcome::Added) => report.turns_added += 1,
+            Ok(ImportOutcome::Existing) => {}
+            Ok(ImportOutcome::Skipped) => report.turns_skipped += 1,
+            Err(MemoryError::Invalid(e)) => {
+                tracing::debug!(
+                    "{source}: a turn of {} was not imported: {e}",
+                    conversation.id
+                );
+                report.turns_failed += 1;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(checkpoint_of(&complete))
+}
+
+fn checkpoint_of(complete: &[&ImportedTurn]) -> ConversationCheckpoint {
+    let parts: Vec<String> = complete
+        .iter()
+        .map(|t| format!("{}\u{1}{}\u{1}{}", t.id, t.answer.len(), t.tool_calls.len()))
+        .collect();
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    ConversationCheckpoint {
+        last_turn: complete.last().map(|t| t.id.clone()).unwrap_or_default(),
+        last_at: complete.last().map(|t| t.ended_at).unwrap_or(0),
+        content_hash: stable_id(&refs),
+        turns: complete.len(),
+    }
+}
+
+/// A turn as memory imports it.
+pub fn import_of(
+    source: &str,
+    conversation: &ImportedConversation,
+    turn: &ImportedTurn,
+) -> ImportTurn {
+    ImportTurn {
+        key: turn_key(source, &conversation.id, &turn.id),
+        start: TurnStart {
+            session: session_key(source, &conversation.id),
+            request: turn.request.clone(),
+            source: Some(source.to_owned()),
+            idempotency_key: None,
+            started_at: (turn.started_at > 0).then_some(turn.started_at),
+            workspace: conversation.workspace.clone(),
+        },
+        done: TurnCompletion {
+            answer: turn.answer.clone(),
+            tool_calls: turn
+                .tool_calls
+                .iter()
+                .map(|c| cairn_memory::ToolCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    input: c.input.clone(),
+                    output: c.output.clone(),
+                    is_error: c.is_error,
+                })
+                .collect(),
+            reasoning: turn.reasoning.clone(),
+            status: Some("completed".into()),
+            completed_at: (turn.ended_at > 0).then_some(turn.ended_at),
+            origin: Some(serde_json::json!({
+                "agent": source,
+                "conversation": conversation.id,
+                "turn": turn.id,
+                "workspace": conversation.workspace,
+                "git_root": conversation.git_root,
+                "title": conversation.title,
+            })),
+        },
+    }
+}
+
+fn stat(path: &Path) -> Option<(u64, i64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0);
+    Some((meta.len(), modified))
+}
+
+/// Scans `sources` into `memory`, keeping checkpoints in `state_path`.
+pub fn scan(
+    sources: &[&dyn HistorySource],
+    memory: &MemoryStore,
+    state_path: &Path,
+    mode: ScanMode,
+    control: &ScanControl,
+    on_progress: &mut dyn FnMut(Progress),
+) -> Result<Vec<SourceReport>, ImportError> {
+    let mut state = SyncState::load(state_path);
+    let mut reports = Vec::new();
+    for source in sources {
+        let started = cairn_memory::now_ms();
+        let name = source.name();
+        let files = source.files();
+        on_progress(Progress::SourceStarted {
+            source: name.to_owned(),
+            files: files.len(),
+        });
+        let mut report = SourceReport {
+            source: name.to_owned(),
+            ..SourceReport::default()
+        };
+        let mut stopped = false;
+        for (done, file) in files.iter().enumerate() {
+            if control.should_stop() {
+                stopped = true;
+                break;
+            }
+            let key = file.display().to_string();
+            let Some((size, modified_ms)) = stat(file) else {
+                report.files_failed += 1;
+                continue;
+            };
+            let source_state = state.sources.entry(name.to_owned()).or_default();
+            let previous = source_state.files.get(&key).cloned();
+            let unchanged = previous
+                .as_ref()
+                .is_some_and(|p| p.size == size && p.modified_ms == modified_ms);
+            if mode == ScanMode::Incremental && unchanged {
+                report.conversations += previous.as_ref().map_or(0, |p| p.conversations.len());
+                continue;
+            }
+            let conversations = match source.read(file) {
+                Ok(c) => c,
+                Err(e) => {
+                    tracing::warn!("{name}: {e}");
+                    report.files_failed += 1;
+                    continue;
+                }
+            };
+            report.files_read += 1;
+            report.bytes_read += size;
+            let mut checkpoint = FileCheckpoint {
+                size,
+                modified_ms,
+                conversations: BTreeMap::new(),
+            };
+            for conversation in &conversations {
+                report.conversations += 1;
+                report.lines_malformed += conversation.malformed;
+                let known = previous
+                    .as_ref()
+                    .and_then(|p| p.conversations.get(&conversation.id));
+                let complete: Vec<&ImportedTurn> =
+                    conversation.turns.iter().filter(|t| t.complete).collect();
+                let fresh = checkpoint_of(&complete);
+                let conversation_checkpoint = if mode == ScanMode::Incremental
+                    && known.is_some_and(|k| k.content_hash == fresh.content_hash)
+                {
+                    report.turns_seen += complete.len();
+                    fresh
+                } else {
+                    import_conversation(memory, name, conversation, &mut report)?
+                };
+                checkpoint
+                    .conversations
+                    .insert(conversation.id.clone(), conversation_checkpoint);
+            }
+            state
+                .sources
+                .entry(name.to_owned())
+                .or_default()
+                .files
+                .insert(key, checkpoint);
+            // A killed scan keeps every file done so far.
+            state.save(state_path)?;
+            on_progress(Progress::File {
+                source: name.to_owned(),
+                done: done + 1,
+                files: files.len(),
+                report: report.clone(),
+            });
+        }
+        let source_state = state.sources.entry(name.to_owned()).or_default();
+        source_state.last_sync = Some(cairn_memory::now_ms());
+        if !stopped && report.files_failed == 0 {
+            source_state.watermark = Some(started);
+        }
+        state.save(state_path)?;
+        if stopped {
+            on_progress(Progress::Stopped);
+            reports.push(report);
+            break;
+        }
+        on_progress(Progress::SourceDone {
+            report: report.clone(),
+        });
+        reports.push(report);
+    }
+    Ok(reports)
+}
