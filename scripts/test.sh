@@ -4,6 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
+# The shared evaluation data (fixtures of other agents' history, LoCoMo, audio) is read in place:
+# beside the checkout, or where this machine keeps it.
+if [ -z "${CAIRN_EVAL_DIR:-}" ]; then
+  for candidate in "$PWD/../shared/eval" /work/shared/eval; do
+    if [ -d "$candidate/transcripts" ]; then
+      export CAIRN_EVAL_DIR="$(cd "$candidate" && pwd)"
+      break
+    fi
+  done
+fi
 step() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
 
 step "wasm UI build"

@@ -16,11 +16,13 @@ mod workbuddy;
 
 use std::path::PathBuf;
 
-/// A file of the shared evaluation fixtures.
+/// A file of the shared evaluation fixtures: `$CAIRN_EVAL_DIR/transcripts/…`, else the
+/// `shared/eval` folder beside this checkout.
 pub fn shared(relative: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/eval/transcripts")
-        .join(relative)
+    let eval = std::env::var_os("CAIRN_EVAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval"));
+    eval.join("transcripts").join(relative)
 }
 
 /// An environment whose home is `home` (nothing else set).
