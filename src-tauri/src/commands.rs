@@ -87,3 +87,53 @@ pub async fn send_message(
     }
     Ok(())
 }
+
+fn voice_error(e: cairn_api::Error) -> ApiError {
+    ApiError::new("voice", e.to_string())
+}
+
+/// The mic button is pressed: capture starts (from the microphone, or the WAV file the config
+/// names), and the model warms up meanwhile so the transcript is quick.
+#[tauri::command]
+pub async fn voice_start(desktop: State<'_, Desktop>) -> Result<(), ApiError> {
+    let capture = desktop.cairn.voice_begin().map_err(voice_error)?;
+    let mut slot = desktop
+        .voice
+        .lock()
+        .map_err(|_| ApiError::new("internal", "the voice lock was poisoned"))?;
+    *slot = Some(capture);
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Err(e) = cairn.transcriber(None) {
+            tracing::warn!("the voice model did not load: {e}");
+        }
+    });
+    Ok(())
+}
+
+/// The input level for the meter, 0–1 (0 when nothing is being captured).
+#[tauri::command]
+pub fn voice_level(desktop: State<'_, Desktop>) -> f32 {
+    desktop
+        .voice
+        .lock()
+        .ok()
+        .and_then(|v| v.as_ref().map(|c| c.level()))
+        .unwrap_or(0.0)
+}
+
+/// The mic button is released: the words said, for the person to edit and send.
+#[tauri::command]
+pub async fn voice_stop(desktop: State<'_, Desktop>) -> Result<String, ApiError> {
+    let capture = desktop
+        .voice
+        .lock()
+        .map_err(|_| ApiError::new("internal", "the voice lock was poisoned"))?
+        .take()
+        .ok_or_else(|| ApiError::new("voice", "nothing is being recorded"))?;
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::spawn_blocking(move || cairn.voice_finish(capture))
+        .await
+        .map_err(|e| ApiError::new("internal", e.to_string()))?
+        .map_err(voice_error)
+}

@@ -24,6 +24,8 @@ pub struct Desktop {
     api: Mutex<Option<RunningApi>>,
     /// Built on the first message that finds a model configured; kept for the session history.
     runtime: Mutex<Option<cairn_agent::Runtime>>,
+    /// The voice capture in progress (the mic button is on).
+    pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
 }
 
 impl Desktop {
@@ -116,12 +118,16 @@ fn run() -> anyhow::Result<()> {
             serving,
             api: Mutex::new(api),
             runtime: Mutex::new(None),
+            voice: Mutex::new(None),
         })
         .invoke_handler(tauri::generate_handler![
             commands::app_status,
             commands::show_workbench,
             commands::toggle_pet,
             commands::send_message,
+            commands::voice_start,
+            commands::voice_level,
+            commands::voice_stop,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {

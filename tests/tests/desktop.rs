@@ -257,6 +257,8 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     wait_for_text(client, "#model-pill", "mock/garden-model").await?;
     screenshot(client, "workbench-task").await?;
 
+    voice(client, home, &model.base_url).await?;
+
     // A typed Tauri command, called the way the UI calls it.
     let answer = client
         .execute_async(
@@ -323,6 +325,103 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
         "the shortcut to show the pet",
     )
     .await?;
+    Ok(())
+}
+
+/// Voice input through the WAV input source: the mic button pressed, the speech transcribed on the
+/// device, the words in the composer (not sent).
+async fn voice(client: &Client, home: &Path, model_url: &str) -> TestResult {
+    let ct2 = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+        .join(".cairn/models/whisper-ct2/tiny.en");
+    if !ct2.join("model.bin").exists() {
+        if std::env::var_os("CAIRN_REQUIRE_MODELS").is_some() {
+            return Err(format!("{} is missing: run ./run setup", ct2.display()).into());
+        }
+        eprintln!(
+            "skipped the voice flow: no whisper model at {}",
+            ct2.display()
+        );
+        return Ok(());
+    }
+    // As setup leaves it: the downloaded model, converted by the app on first use.
+    let downloaded = home.join("models/whisper-ct2");
+    std::fs::create_dir_all(&downloaded)?;
+    std::os::unix::fs::symlink(&ct2, downloaded.join("tiny.en"))?;
+    let eval = std::env::var_os("CAIRN_EVAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/eval"));
+    let wav = eval.join("audio/remember_to_water_the_plants__espeak-en-s140__16k_mono.wav");
+    let wav = if wav.exists() {
+        wav
+    } else {
+        let made = home.join("speech.wav");
+        run(
+            "espeak-ng",
+            &[
+                "-v",
+                "en",
+                "-s",
+                "140",
+                "-w",
+                &made.display().to_string(),
+                "remember to water the plants",
+            ],
+        )?;
+        made
+    };
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/garden-model\"\n\n[providers.mock]\nbase_url = \"{model_url}\"\nmodels = [\"garden-model\"]\n\n[voice]\ninput = \"{}\"\n",
+            wav.display()
+        ),
+    )?;
+    let mic = client.find(Locator::Id("mic")).await?;
+    mic.click().await?;
+    wait_for_text(client, "#voice-status", "Listening").await?;
+    screenshot(client, "voice-listening").await?;
+    mic.click().await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let heard = loop {
+        let value = client
+            .execute(
+                "return document.getElementById('composer-input').value;",
+                vec![],
+            )
+            .await?;
+        let value = value.as_str().unwrap_or_default().to_lowercase();
+        if value.contains("water the plants") {
+            break value;
+        }
+        if Instant::now() > deadline {
+            let status = client
+                .execute(
+                    "return document.getElementById('voice-status').textContent;",
+                    vec![],
+                )
+                .await?;
+            return Err(format!("no transcript in the composer (status: {status})").into());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert!(heard.starts_with("remember to water the plants"), "{heard}");
+    screenshot(client, "voice-transcribed").await?;
+    // Not sent by itself: the person edits and sends.
+    let messages = client
+        .execute(
+            "return document.getElementById('messages').textContent;",
+            vec![],
+        )
+        .await?;
+    assert!(!messages
+        .as_str()
+        .unwrap_or_default()
+        .contains("water the plants"));
+    client
+        .execute("const i = document.getElementById('composer-input'); i.value = ''; i.dispatchEvent(new Event('input'));", vec![])
+        .await?;
     Ok(())
 }
 

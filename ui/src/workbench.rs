@@ -396,9 +396,86 @@ fn MessageList(messages: Vec<Message>) -> impl IntoView {
     }
 }
 
+/// The mic button's state.
+#[derive(Debug, Clone, PartialEq)]
+enum Voice {
+    Idle,
+    /// Capturing since `since` (ms, for push-to-talk), at `level` (0–1).
+    Listening {
+        since: f64,
+        level: f32,
+    },
+    Transcribing,
+    Failed(String),
+}
+
+/// Appends `heard` to the draft, separated by a space.
+fn with_transcript(draft: &str, heard: &str) -> String {
+    let heard = heard.trim();
+    if draft.trim().is_empty() {
+        heard.to_owned()
+    } else if heard.is_empty() {
+        draft.to_owned()
+    } else {
+        format!("{} {heard}", draft.trim_end())
+    }
+}
+
 #[component]
 fn Composer(on_send: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
     let draft = RwSignal::new(String::new());
+    let voice = RwSignal::new(Voice::Idle);
+    let start_voice = move || {
+        voice.set(Voice::Listening {
+            since: js_sys::Date::now(),
+            level: 0.0,
+        });
+        spawn_local(async move {
+            if let Err(e) = ipc::voice_start().await {
+                voice.set(Voice::Failed(e.message));
+                return;
+            }
+            // The meter: poll the level while listening.
+            while let Voice::Listening { since, .. } = voice.get_untracked() {
+                if let Ok(level) = ipc::voice_level().await {
+                    if matches!(voice.get_untracked(), Voice::Listening { .. }) {
+                        voice.set(Voice::Listening { since, level });
+                    }
+                }
+                gloo_sleep(100).await;
+            }
+        });
+    };
+    let stop_voice = move || {
+        voice.set(Voice::Transcribing);
+        spawn_local(async move {
+            match ipc::voice_stop().await {
+                Ok(heard) => {
+                    draft.update(|d| *d = with_transcript(d, &heard));
+                    voice.set(if heard.trim().is_empty() {
+                        Voice::Failed("Nothing was heard.".into())
+                    } else {
+                        Voice::Idle
+                    });
+                    focus_composer();
+                }
+                Err(e) => voice.set(Voice::Failed(e.message)),
+            }
+        });
+    };
+    // Click toggles; holding the button (push-to-talk) stops when it is released.
+    let on_press = move || match voice.get_untracked() {
+        Voice::Listening { .. } => stop_voice(),
+        Voice::Transcribing => {}
+        _ => start_voice(),
+    };
+    let on_release = move || {
+        if let Voice::Listening { since, .. } = voice.get_untracked() {
+            if js_sys::Date::now() - since > 400.0 {
+                stop_voice();
+            }
+        }
+    };
     let submit = move || {
         let text = draft.get_untracked();
         if !text.trim().is_empty() {
@@ -421,12 +498,75 @@ fn Composer(on_send: impl Fn(String) + Copy + Send + Sync + 'static) -> impl Int
                     if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                         ev.prevent_default();
                         submit();
+                    } else if (ev.key() == "m" || ev.key() == "M") && ev.ctrl_key() && ev.shift_key() {
+                        ev.prevent_default();
+                        on_press();
                     }
                 }
             ></textarea>
+            <button
+                id="mic"
+                type="button"
+                class=move || match voice.get() {
+                    Voice::Listening { .. } => "mic listening",
+                    Voice::Transcribing => "mic busy",
+                    _ => "mic",
+                }
+                title="Speak (click to start and stop, or hold; Ctrl+Shift+M)"
+                aria-label="Voice input"
+                on:pointerdown=move |ev| {
+                    ev.prevent_default();
+                    on_press();
+                }
+                on:pointerup=move |_| on_release()
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" || ev.key() == " " {
+                        ev.prevent_default();
+                        on_press();
+                    }
+                }
+            >
+                <svg class="mic-icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+                    <path fill="currentColor" d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.92V21h2v-3.08A7 7 0 0 0 19 11h-2z"></path>
+                </svg>
+                <span class="meter" style=move || match voice.get() {
+                    Voice::Listening { level, .. } => format!("width: {:.0}%", level * 100.0),
+                    _ => "width: 0%".to_owned(),
+                }></span>
+            </button>
             <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty()>
                 "Send"
             </button>
+            <p id="voice-status" class="voice-status" aria-live="polite">
+                {move || match voice.get() {
+                    Voice::Idle => String::new(),
+                    Voice::Listening { .. } => "Listening… click the mic again (or release it) to stop.".to_owned(),
+                    Voice::Transcribing => "Transcribing on this device…".to_owned(),
+                    Voice::Failed(message) => message,
+                }}
+            </p>
         </form>
+    }
+}
+
+/// Waits `ms` milliseconds.
+async fn gloo_sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(window) = web_sys::window() {
+            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Puts the caret back in the composer.
+fn focus_composer() {
+    use wasm_bindgen::JsCast;
+    if let Some(input) = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.get_element_by_id("composer-input"))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = input.focus();
     }
 }

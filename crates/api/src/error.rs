@@ -19,6 +19,8 @@ pub enum Error {
     DeclaredTool(String),
     #[error(transparent)]
     Import(#[from] cairn_importers::ImportError),
+    #[error(transparent)]
+    Voice(#[from] cairn_voice::VoiceError),
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),

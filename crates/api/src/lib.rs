@@ -7,6 +7,7 @@ mod error;
 mod memory;
 mod sources;
 mod status;
+mod voice;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -19,6 +20,7 @@ pub use error::{Error, ErrorKind};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use sources::SourceInfo;
 pub use status::VERSION;
+pub use voice::VoiceCapture;
 
 /// How to look up an environment variable (injected so tests control `${ENV}` expansion).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
@@ -30,6 +32,8 @@ pub struct Cairn {
     env: EnvLookup,
     http: reqwest::Client,
     memory: Arc<OnceLock<Arc<MemoryStore>>>,
+    /// The whisper model, once loaded.
+    voice: voice::WarmModel,
 }
 
 impl Cairn {
@@ -50,6 +54,7 @@ impl Cairn {
             env,
             http,
             memory: Arc::new(OnceLock::new()),
+            voice: Arc::default(),
         }
     }
 

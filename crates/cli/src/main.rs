@@ -7,6 +7,7 @@ mod memory;
 mod sessions;
 mod sources;
 mod status;
+mod voice;
 
 use std::path::PathBuf;
 
@@ -67,6 +68,9 @@ enum Command {
         #[arg(required = true)]
         words: Vec<String>,
     },
+    /// Voice input: whisper models, import, transcribe a WAV file, listen to the microphone.
+    #[command(subcommand)]
+    Voice(voice::VoiceCommand),
     /// Serve the local HTTP API on 127.0.0.1 until interrupted. The address and the per-run token
     /// are written to <home>/runtime.json.
     Serve {
@@ -161,6 +165,9 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             }
             Command::Sources(command) => {
                 sources::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)
+            }
+            Command::Voice(command) => {
+                voice::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)
             }
             Command::Hook(args) => Ok(hook::run(&cairn, args).await),
             Command::Resume { words } => {

@@ -32,6 +32,32 @@ pub struct Config {
     pub agent: AgentConfig,
     /// `[sources.<name>]`: other agents' history, by source name.
     pub sources: BTreeMap<String, SourceConfig>,
+    /// `[voice]`: speech input.
+    pub voice: VoiceConfig,
+}
+
+/// `[voice]`: which whisper model, which language, which input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VoiceConfig {
+    /// An installed model's name (`cairn voice models`).
+    pub model: String,
+    /// `auto`, or a language code (`en`, `fr`, `zh`…).
+    pub language: String,
+    /// `microphone` (the default input, or `device`), or the path of a WAV file played through
+    /// the same pipeline (for machines without a microphone, and the end-to-end tests).
+    pub input: String,
+    pub device: Option<String>,
+}
+
+impl Default for VoiceConfig {
+    fn default() -> Self {
+        Self {
+            model: "tiny.en".into(),
+            language: "auto".into(),
+            input: "microphone".into(),
+            device: None,
+        }
+    }
 }
 
 /// `[sources.<name>]`: where another agent's history is, and whether to read it.
@@ -96,6 +122,7 @@ impl Default for Config {
             memory_summaries: false,
             agent: AgentConfig::default(),
             sources: BTreeMap::new(),
+            voice: VoiceConfig::default(),
         }
     }
 }
@@ -190,6 +217,7 @@ struct RawConfig {
     agent: Option<RawAgent>,
     #[serde(default)]
     sources: BTreeMap<String, RawSource>,
+    voice: Option<RawVoice>,
     #[serde(default)]
     providers: BTreeMap<String, RawProvider>,
     pet: Option<RawPet>,
@@ -207,6 +235,15 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawApi {
     port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVoice {
+    model: Option<String>,
+    language: Option<String>,
+    input: Option<String>,
+    device: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -360,6 +397,18 @@ impl Config {
             log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
             memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
             agent,
+            voice: match raw.voice {
+                Some(v) => {
+                    let d = VoiceConfig::default();
+                    VoiceConfig {
+                        model: v.model.unwrap_or(d.model),
+                        language: v.language.unwrap_or(d.language),
+                        input: v.input.unwrap_or(d.input),
+                        device: v.device,
+                    }
+                }
+                None => VoiceConfig::default(),
+            },
             sources: raw
                 .sources
                 .into_iter()

@@ -11,7 +11,7 @@ mod runtime;
 pub use atomic::write_private_atomically;
 pub use error::ConfigError;
 pub use file::{
-    AgentConfig, Config, LogLevel, ProviderConfig, ProviderKind, Secret, SourceConfig,
+    AgentConfig, Config, LogLevel, ProviderConfig, ProviderKind, Secret, SourceConfig, VoiceConfig,
     DEFAULT_PET_SHORTCUT,
 };
 pub use home::Home;

@@ -6,6 +6,7 @@ mod memory;
 mod serve;
 mod sources;
 mod status;
+mod voice;
 
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};

@@ -1,0 +1,121 @@
+//! Voice input for every front end: the configured model (imported on first use from the
+//! faster-whisper folder setup downloads), kept warm once loaded; captures from the microphone or
+//! from a WAV file named in the config, through the same pipeline.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cairn_voice::{InstalledModel, Recording, Transcriber, VoiceError};
+
+use crate::{Cairn, Error};
+
+/// A capture in progress.
+pub enum VoiceCapture {
+    Microphone(Recording),
+    /// The config's WAV input: read when the capture stops.
+    File(PathBuf),
+}
+
+impl VoiceCapture {
+    /// The meter's level (0–1); a file plays at a steady level.
+    pub fn level(&self) -> f32 {
+        match self {
+            Self::Microphone(r) => r.level(),
+            Self::File(_) => 0.5,
+        }
+    }
+
+    /// The samples captured, ready for whisper.
+    pub fn finish(self) -> Result<Vec<f32>, VoiceError> {
+        match self {
+            Self::Microphone(r) => r.finish(),
+            Self::File(path) => cairn_voice::read_wav(&path),
+        }
+    }
+}
+
+/// The loaded model, by the path it was loaded from.
+pub(crate) type WarmModel = Arc<Mutex<Option<(PathBuf, Arc<Transcriber>)>>>;
+
+impl Cairn {
+    /// Installed whisper models.
+    pub fn voice_models(&self) -> Vec<InstalledModel> {
+        cairn_voice::installed(&self.home().models_dir())
+    }
+
+    /// Imports a faster-whisper folder as a whisper model.
+    pub fn import_voice_model(
+        &self,
+        dir: &Path,
+        name: Option<&str>,
+    ) -> Result<InstalledModel, Error> {
+        Ok(cairn_voice::import(&self.home().models_dir(), dir, name)?)
+    }
+
+    /// The file of `model`: a path to a ggml file, or an installed model's name — imported first
+    /// from `<models>/whisper-ct2/<name>` when setup downloaded it but it is not converted yet.
+    pub fn voice_model_path(&self, model: &str) -> Result<PathBuf, Error> {
+        let as_path = Path::new(model);
+        if as_path.is_absolute() {
+            return Ok(as_path.to_path_buf());
+        }
+        let models = self.home().models_dir();
+        match cairn_voice::model_path(&models, model) {
+            Ok(path) => Ok(path),
+            Err(missing) => {
+                let downloaded = models.join("whisper-ct2").join(model);
+                if downloaded.join("model.bin").exists() {
+                    Ok(cairn_voice::import(&models, &downloaded, Some(model))?.path)
+                } else {
+                    Err(missing.into())
+                }
+            }
+        }
+    }
+
+    /// The configured model (or `model`), loaded once and kept warm.
+    pub fn transcriber(&self, model: Option<&str>) -> Result<Arc<Transcriber>, Error> {
+        let config = self.load_config().unwrap_or_default();
+        // One load (and first-use import) at a time: the mic button warms the model while the
+        // person speaks, and the transcript may ask for it before that is done.
+        let mut warm = self
+            .voice
+            .lock()
+            .map_err(|_| Error::Voice(VoiceError::Model("the model lock was poisoned".into())))?;
+        let path = self.voice_model_path(model.unwrap_or(&config.voice.model))?;
+        if let Some((loaded, transcriber)) = warm.as_ref() {
+            if *loaded == path {
+                return Ok(transcriber.clone());
+            }
+        }
+        let transcriber = Arc::new(Transcriber::load(&path)?);
+        *warm = Some((path, transcriber.clone()));
+        Ok(transcriber)
+    }
+
+    /// Starts capturing from the configured input.
+    pub fn voice_begin(&self) -> Result<VoiceCapture, Error> {
+        let config = self.load_config().unwrap_or_default();
+        let input = config.voice.input.trim();
+        if input.is_empty() || input == "microphone" {
+            return Ok(VoiceCapture::Microphone(Recording::start(
+                config.voice.device.as_deref(),
+            )?));
+        }
+        let path = PathBuf::from(input);
+        if !path.exists() {
+            return Err(Error::Voice(VoiceError::BadAudio(format!(
+                "the voice input {} does not exist (voice.input in the config)",
+                path.display()
+            ))));
+        }
+        Ok(VoiceCapture::File(path))
+    }
+
+    /// Stops `capture` and transcribes it with the configured model and language.
+    pub fn voice_finish(&self, capture: VoiceCapture) -> Result<String, Error> {
+        let samples = capture.finish()?;
+        let language = self.load_config().unwrap_or_default().voice.language;
+        Ok(self.transcriber(None)?.transcribe(&samples, &language)?)
+    }
+}

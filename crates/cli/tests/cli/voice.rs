@@ -1,0 +1,200 @@
+//! `cairn voice` end to end: a faster-whisper model imported, then speech synthesised with
+//! espeak-ng (several voices and speeds, resampled and in stereo) transcribed through the same
+//! pipeline as the microphone, with the word error rate held under 15 %.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::{cairn, stdout};
+
+/// The tiny.en faster-whisper folder setup downloads; `None` (and the test skipped) where setup
+/// has not run, unless `CAIRN_REQUIRE_MODELS` says it must be there.
+fn tiny_en() -> Option<PathBuf> {
+    let home = std::env::var_os("CAIRN_MODELS_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn")))?;
+    let dir = home.join("models/whisper-ct2/tiny.en");
+    if dir.join("model.bin").exists() {
+        return Some(dir);
+    }
+    assert!(
+        std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+        "{} is missing: run ./run setup",
+        dir.display()
+    );
+    eprintln!(
+        "skipped: no whisper model at {} (run ./run setup)",
+        dir.display()
+    );
+    None
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// `text` spoken by espeak-ng with `voice` at `speed` words a minute, written by sox as `rate` Hz
+/// with `channels` channels.
+fn speak(
+    dir: &Path,
+    name: &str,
+    text: &str,
+    voice: &str,
+    speed: u32,
+    rate: u32,
+    channels: u32,
+) -> PathBuf {
+    let raw = dir.join(format!("{name}-raw.wav"));
+    let out = dir.join(format!("{name}.wav"));
+    let ok = Command::new("espeak-ng")
+        .args(["-v", voice, "-s", &speed.to_string(), "-w"])
+        .arg(&raw)
+        .arg(text)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let ok = Command::new("sox")
+        .arg(&raw)
+        .args([
+            "-r",
+            &rate.to_string(),
+            "-c",
+            &channels.to_string(),
+            "-b",
+            "16",
+        ])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    out
+}
+
+#[test]
+fn spoken_sentences_come_back_as_text() {
+    let Some(ct2) = tiny_en() else { return };
+    let required = std::env::var_os("CAIRN_REQUIRE_MODELS").is_some();
+    if !(have("espeak-ng") && have("sox")) {
+        assert!(!required, "espeak-ng and sox are needed: run ./run setup");
+        eprintln!("skipped: espeak-ng or sox is missing");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    assert!(
+        stdout(&imported).starts_with("imported tiny.en "),
+        "{}",
+        stdout(&imported)
+    );
+    let listed = cairn(home.path(), &["voice", "models"]).unwrap();
+    assert!(
+        stdout(&listed).contains("checksum ok"),
+        "{}",
+        stdout(&listed)
+    );
+
+    let audio = tempfile::tempdir().unwrap();
+    let mut cases: Vec<(PathBuf, String)> = vec![
+        ("remember to water the plants", "en", 140, 16_000, 1),
+        (
+            "the meeting moves to thursday afternoon",
+            "en",
+            160,
+            16_000,
+            1,
+        ),
+        (
+            "please open the settings and choose a darker theme",
+            "en+m3",
+            130,
+            44_100,
+            2,
+        ),
+        (
+            "my train leaves at seven in the morning",
+            "en+f2",
+            175,
+            22_050,
+            1,
+        ),
+        (
+            "send the report to the whole team before lunch",
+            "en-gb",
+            150,
+            48_000,
+            2,
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (text, voice, speed, rate, channels))| {
+        (
+            speak(
+                audio.path(),
+                &format!("s{i}"),
+                text,
+                voice,
+                speed,
+                rate,
+                channels,
+            ),
+            text.to_owned(),
+        )
+    })
+    .collect();
+    let shared = std::env::var_os("CAIRN_EVAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval"))
+        .join("audio/remember_to_water_the_plants__espeak-en-s140__16k_mono.wav");
+    if shared.exists() {
+        cases.push((shared, "remember to water the plants".into()));
+    }
+    let (mut errors, mut words) = (0.0, 0.0);
+    for (wav, reference) in &cases {
+        let out = cairn(home.path(), &["voice", "transcribe", wav.to_str().unwrap()]).unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let heard = stdout(&out);
+        let n = reference.split_whitespace().count() as f64;
+        let wer = cairn_voice::word_error_rate(reference, &heard);
+        eprintln!("{:>5.1}% {reference:?} → {:?}", wer * 100.0, heard.trim());
+        errors += wer * n;
+        words += n;
+    }
+    let wer = errors / words;
+    assert!(
+        wer <= 0.15,
+        "word error rate {:.1} % over {} sentences",
+        wer * 100.0,
+        cases.len()
+    );
+}
+
+#[test]
+fn a_missing_model_or_a_bad_file_is_a_clear_error() {
+    let home = tempfile::tempdir().unwrap();
+    let wav = home.path().join("not-audio.wav");
+    std::fs::write(&wav, b"RIFF but not really").unwrap();
+    let out = cairn(home.path(), &["voice", "transcribe", wav.to_str().unwrap()]).unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no whisper model is installed"), "{err}");
+    let out = cairn(
+        home.path(),
+        &["voice", "import", home.path().to_str().unwrap()],
+    )
+    .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("model.bin is missing"), "{err}");
+}
