@@ -12,9 +12,18 @@ extern "C" {
 }
 
 async fn invoke<T: DeserializeOwned>(cmd: &str) -> Result<T, ApiError> {
-    let value = tauri_invoke(cmd, js_sys::Object::new().into())
-        .await
-        .map_err(to_api_error)?;
+    invoke_with(cmd, &serde_json::Map::new()).await
+}
+
+/// A command with arguments (an object whose keys are the command's camelCase parameters).
+pub(crate) async fn invoke_with<T: DeserializeOwned, A: serde::Serialize>(
+    cmd: &str,
+    args: &A,
+) -> Result<T, ApiError> {
+    let args = args
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| ApiError::new("encode", format!("{cmd}: {e}")))?;
+    let value = tauri_invoke(cmd, args).await.map_err(to_api_error)?;
     serde_wasm_bindgen::from_value(value)
         .map_err(|e| ApiError::new("decode", format!("unexpected answer from {cmd}: {e}")))
 }

@@ -1,8 +1,10 @@
 //! The UI entry point: mounts the workbench or the pet, depending on which page loaded the module.
 
 mod ipc;
+mod memory_page;
 mod pet;
 mod present;
+mod sources_page;
 mod workbench;
 
 fn main() {

@@ -112,6 +112,14 @@ fn update_reply(tasks: RwSignal<Vec<Task>>, id: usize, f: impl FnOnce(&mut Messa
 
 type StatusState = Option<Result<StatusReport, ApiError>>;
 
+/// What the main area shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    Tasks,
+    Memory,
+    Sources,
+}
+
 #[component]
 pub fn Workbench() -> impl IntoView {
     let status = RwSignal::new(None::<Result<StatusReport, ApiError>>);
@@ -126,6 +134,7 @@ pub fn Workbench() -> impl IntoView {
     refresh();
 
     let tasks = RwSignal::new(Vec::<Task>::new());
+    let page = RwSignal::new(Page::Tasks);
     let current = RwSignal::new(None::<usize>);
     let query = RwSignal::new(String::new());
 
@@ -192,7 +201,10 @@ pub fn Workbench() -> impl IntoView {
                     <img src="cairn-mark.svg" alt="" class="brand-mark" />
                     <span class="brand-name">"Cairn"</span>
                 </div>
-                <button id="new-task" class="new-task" on:click=move |_| current.set(None)>
+                <button id="new-task" class="new-task" on:click=move |_| {
+                    current.set(None);
+                    page.set(Page::Tasks);
+                }>
                     <span class="plus">"+"</span>
                     "New task"
                 </button>
@@ -204,7 +216,23 @@ pub fn Workbench() -> impl IntoView {
                     prop:value=move || query.get()
                     on:input=move |ev| query.set(event_target_value(&ev))
                 />
-                <TaskList tasks current query />
+                <TaskList tasks current query page />
+                <nav class="pages" aria-label="Pages">
+                    <button
+                        id="page-memory"
+                        class=move || if page.get() == Page::Memory { "page-link active" } else { "page-link" }
+                        on:click=move |_| page.set(Page::Memory)
+                    >
+                        "Memory"
+                    </button>
+                    <button
+                        id="page-sources"
+                        class=move || if page.get() == Page::Sources { "page-link active" } else { "page-link" }
+                        on:click=move |_| page.set(Page::Sources)
+                    >
+                        "Sources"
+                    </button>
+                </nav>
                 <footer class="sidebar-foot">
                     <span class=move || {
                         if matches!(status.get(), Some(Ok(ref r)) if r.api.running) {
@@ -222,7 +250,17 @@ pub fn Workbench() -> impl IntoView {
                     </span>
                 </footer>
             </aside>
-            <main class="stream">
+            <Show when=move || page.get() == Page::Memory>
+                <main class="page">
+                    <crate::memory_page::MemoryPage />
+                </main>
+            </Show>
+            <Show when=move || page.get() == Page::Sources>
+                <main class="page">
+                    <crate::sources_page::SourcesPage />
+                </main>
+            </Show>
+            <main class="stream" style:display=move || if page.get() == Page::Tasks { "" } else { "none" }>
                 <header class="stream-head">
                     <h1 class="stream-title">
                         {move || {
@@ -264,6 +302,7 @@ fn TaskList(
     tasks: RwSignal<Vec<Task>>,
     current: RwSignal<Option<usize>>,
     query: RwSignal<String>,
+    page: RwSignal<Page>,
 ) -> impl IntoView {
     let visible = move || {
         let q = query.get().to_lowercase();
@@ -308,7 +347,10 @@ fn TaskList(
                         class=move || {
                             if current.get() == Some(item.0) { "task active" } else { "task" }
                         }
-                        on:click=move |_| current.set(Some(item.0))
+                        on:click=move |_| {
+                            current.set(Some(item.0));
+                            page.set(Page::Tasks);
+                        }
                     >
                         {item.1.clone()}
                     </button>
