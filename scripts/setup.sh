@@ -18,6 +18,8 @@ APT_PACKAGES=(
   libasound2-dev cmake clang libclang-dev
   # tests as a person runs them: a display, the WebDriver, screenshots, speech, window checks
   xvfb x11-utils webkit2gtk-driver imagemagick espeak-ng sox xdotool xcompmgr tmux
+  # emoji in tool lines (🛠️, 📝, ❓) on machines that have no colour emoji font
+  fonts-noto-color-emoji
 )
 
 apt_install() {

@@ -1,7 +1,8 @@
 //! Typed Tauri commands: thin adapters from the webviews to `cairn-api` and the window helpers.
 
 use cairn_agent::{Event, Op};
-use cairn_protocol::{ApiError, ChatEvent, StatusReport};
+use cairn_protocol::{ApiError, AskQuestion, ChatEvent, StatusReport};
+use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
@@ -69,10 +70,39 @@ pub async fn send_message(
                 output,
                 failed,
             },
-            // The desktop runtime is built where nobody is asked (see Desktop::runtime).
-            Event::ApprovalRequest { .. } | Event::Question { .. } | Event::Compacted { .. } => {
-                continue
-            }
+            Event::ApprovalRequest {
+                request,
+                tool,
+                display,
+                ..
+            } => ChatEvent::Approval {
+                request,
+                tool,
+                display,
+            },
+            Event::Question {
+                request, questions, ..
+            } => ChatEvent::Question {
+                request,
+                questions: questions
+                    .into_iter()
+                    .map(|q| AskQuestion {
+                        question: q.question,
+                        kind: match q.kind {
+                            QuestionKind::Choice => "choice",
+                            QuestionKind::Multi => "multi",
+                            QuestionKind::Text => "text",
+                            QuestionKind::Confirm => "confirm",
+                        }
+                        .to_owned(),
+                        options: q.options,
+                        default: q.default,
+                    })
+                    .collect(),
+            },
+            Event::Compacted { .. } => ChatEvent::Notice {
+                text: "The earlier conversation was summarised to fit the model's context.".into(),
+            },
             Event::Stopped { .. } => ChatEvent::Stopped,
             Event::TurnComplete { usage, steps, .. } => ChatEvent::Done {
                 steps,
@@ -136,4 +166,33 @@ pub async fn voice_stop(desktop: State<'_, Desktop>) -> Result<String, ApiError>
         .await
         .map_err(|e| ApiError::new("internal", e.to_string()))?
         .map_err(voice_error)
+}
+
+/// The person's decision on an approval request.
+#[tauri::command]
+pub fn approve(desktop: State<'_, Desktop>, request: u64, allow: bool) -> Result<(), ApiError> {
+    desktop.runtime()?.submit(Op::Approve { request, allow });
+    Ok(())
+}
+
+/// The person's answers to ask_user (one per question), or `None` to decline.
+#[tauri::command]
+pub fn answer_question(
+    desktop: State<'_, Desktop>,
+    request: u64,
+    answers: Option<Vec<String>>,
+) -> Result<(), ApiError> {
+    let answer = match answers {
+        Some(answers) => Answer::Answered(answers),
+        None => Answer::Declined,
+    };
+    desktop.runtime()?.submit(Op::Answer { request, answer });
+    Ok(())
+}
+
+/// Stops the turn running in `session`: its commands are killed, its question cancelled.
+#[tauri::command]
+pub fn stop_turn(desktop: State<'_, Desktop>, session: String) -> Result<(), ApiError> {
+    desktop.runtime()?.submit(Op::Stop { session });
+    Ok(())
 }

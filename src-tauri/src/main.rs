@@ -42,10 +42,7 @@ impl Desktop {
         let runtime = self
             .cairn
             .agent_runtime(cairn_api::ModelChoice::default(), root)
-            .map_err(|e| e.to_api_error())?
-            // Until the workbench answers approvals and questions, nobody is asked: calls that
-            // would ask are refused and ask_user says so, rather than a turn waiting forever.
-            .one_shot();
+            .map_err(|e| e.to_api_error())?;
         *slot = Some(runtime.clone());
         Ok(runtime)
     }
@@ -128,6 +125,9 @@ fn run() -> anyhow::Result<()> {
             commands::voice_start,
             commands::voice_level,
             commands::voice_stop,
+            commands::approve,
+            commands::answer_question,
+            commands::stop_turn,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use cairn_config::read_runtime;
 use cairn_protocol::{RuntimeInfo, StatusReport};
-use cairn_test_support::{delta, finish, MockServer, Reply};
+use cairn_test_support::{delta, finish, text_reply, tool_call_reply, MockServer, Reply};
 use fantoccini::{Client, ClientBuilder, Locator};
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::json;
@@ -227,16 +227,26 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
 
     // Configure a model (a scripted OpenAI-compatible server) and ask again: the answer streams in,
     // with no restart.
-    let model = MockServer::start(vec![Reply::sse(&[
-        delta(json!({ "content": "Start with tomatoes" })),
-        delta(json!({ "content": " and basil." })),
-        finish("stop"),
-    ])])
+    let model = MockServer::start(vec![
+        Reply::sse(&[
+            delta(json!({ "content": "Start with **tomatoes**" })),
+            delta(json!({ "content": " and basil." })),
+            finish("stop"),
+        ]),
+        // The tools flow (below): a command that asks permission, a question, an answer.
+        tool_call_reply("c1", "bash", json!({"command": "echo planted"})),
+        tool_call_reply(
+            "c2",
+            "ask_user",
+            json!({"question": "Which bed gets the basil?", "options": ["north", "south"]}),
+        ),
+        text_reply("Basil goes in the **south** bed."),
+    ])
     .await?;
     std::fs::write(
         home.join("config.toml"),
         format!(
-            "[agent]\nmodel = \"mock/garden-model\"\n\n[providers.mock]\nbase_url = \"{}\"\nmodels = [\"garden-model\"]\n",
+            "[agent]\nmodel = \"mock/garden-model\"\nyolo = false\n\n[providers.mock]\nbase_url = \"{}\"\nmodels = [\"garden-model\"]\n",
             model.base_url
         ),
     )?;
@@ -258,6 +268,7 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     screenshot(client, "workbench-task").await?;
 
     voice(client, home, &model.base_url).await?;
+    tools(client).await?;
 
     // A typed Tauri command, called the way the UI calls it.
     let answer = client
@@ -328,6 +339,38 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     Ok(())
 }
 
+/// A turn with tools: the command waits for permission (Allow), ask_user shows a form (a choice,
+/// Send answer), the tool cards show what ran, the answer renders as Markdown.
+async fn tools(client: &Client) -> TestResult {
+    let input = client.find(Locator::Id("composer-input")).await?;
+    input.send_keys("Where should the basil go?").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, ".approval", "Cairn wants to run bash").await?;
+    wait_for_text(client, "#stop", "Stop").await?;
+    screenshot(client, "tools-approval").await?;
+    client.find(Locator::Id("approve")).await?.click().await?;
+    wait_for_text(client, ".question-form", "Which bed gets the basil?").await?;
+    screenshot(client, "tools-question").await?;
+    client
+        .find(Locator::XPath("//label[contains(., 'south')]/input"))
+        .await?
+        .click()
+        .await?;
+    client.find(Locator::Id("answer")).await?.click().await?;
+    wait_for_text(client, "#messages", "Basil goes in the south bed.").await?;
+    wait_for_text(client, "#messages", "bash: echo planted").await?;
+    let strong = client
+        .execute("return Array.from(document.querySelectorAll('#messages strong')).map(e => e.textContent).join(',');", vec![])
+        .await?;
+    assert!(
+        strong.as_str().unwrap_or_default().contains("south"),
+        "{strong}"
+    );
+    wait_for_text(client, "#send", "Send").await?;
+    screenshot(client, "tools-done").await?;
+    Ok(())
+}
+
 /// Voice input through the WAV input source: the mic button pressed, the speech transcribed on the
 /// device, the words in the composer (not sent).
 async fn voice(client: &Client, home: &Path, model_url: &str) -> TestResult {
@@ -374,7 +417,7 @@ async fn voice(client: &Client, home: &Path, model_url: &str) -> TestResult {
     std::fs::write(
         home.join("config.toml"),
         format!(
-            "[agent]\nmodel = \"mock/garden-model\"\n\n[providers.mock]\nbase_url = \"{model_url}\"\nmodels = [\"garden-model\"]\n\n[voice]\ninput = \"{}\"\n",
+            "[agent]\nmodel = \"mock/garden-model\"\nyolo = false\n\n[providers.mock]\nbase_url = \"{model_url}\"\nmodels = [\"garden-model\"]\n\n[voice]\ninput = \"{}\"\n",
             wav.display()
         ),
     )?;

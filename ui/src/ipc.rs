@@ -47,6 +47,29 @@ pub async fn show_workbench() -> Result<(), ApiError> {
     invoke("show_workbench").await
 }
 
+/// Allows or denies a call waiting for permission.
+pub async fn approve(request: u64, allow: bool) -> Result<(), ApiError> {
+    invoke_with(
+        "approve",
+        &serde_json::json!({"request": request, "allow": allow}),
+    )
+    .await
+}
+
+/// Answers ask_user (one answer per question), or declines with `None`.
+pub async fn answer_question(request: u64, answers: Option<Vec<String>>) -> Result<(), ApiError> {
+    invoke_with(
+        "answer_question",
+        &serde_json::json!({"request": request, "answers": answers}),
+    )
+    .await
+}
+
+/// Stops the turn running in `session`.
+pub async fn stop_turn(session: &str) -> Result<(), ApiError> {
+    invoke_with("stop_turn", &serde_json::json!({"session": session})).await
+}
+
 /// Starts capturing speech (the microphone, or the configured WAV input).
 pub async fn voice_start() -> Result<(), ApiError> {
     invoke("voice_start").await

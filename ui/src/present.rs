@@ -49,6 +49,69 @@ pub fn task_title(message: &str) -> String {
     }
 }
 
+/// Markdown as HTML for a reply: CommonMark with tables, strikethrough and task lists. Raw HTML
+/// in the text is shown as text, never interpreted (a model's output is not trusted markup), and
+/// links keep only http(s) and mailto targets.
+pub fn markdown_html(text: &str) -> String {
+    use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let safe_url = |url: &CowStr<'_>| {
+        let lower = url.to_ascii_lowercase();
+        lower.starts_with("http://")
+            || lower.starts_with("https://")
+            || lower.starts_with("mailto:")
+            || lower.starts_with('#')
+    };
+    let events = Parser::new_ext(text, options).map(|event| match event {
+        Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
+        Event::Start(Tag::Link {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) if !safe_url(&dest_url) => Event::Start(Tag::Link {
+            link_type,
+            dest_url: CowStr::Borrowed(""),
+            title,
+            id,
+        }),
+        Event::Start(Tag::Image {
+            link_type,
+            dest_url,
+            title,
+            id,
+        }) if !safe_url(&dest_url) => Event::Start(Tag::Image {
+            link_type,
+            dest_url: CowStr::Borrowed(""),
+            title,
+            id,
+        }),
+        other => other,
+    });
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events);
+    html
+}
+
+/// A tool's output as the card shows it: the id header left out, at most 400 lines.
+pub fn fold_output(output: &str) -> String {
+    let body = match output.split_once('\n') {
+        Some((first, rest)) if first.starts_with("[#") => rest,
+        _ if output.starts_with("[#") => "",
+        _ => output,
+    };
+    let lines: Vec<&str> = body.lines().collect();
+    if lines.len() <= 400 {
+        return body.to_owned();
+    }
+    format!(
+        "{}\n… {} more lines",
+        lines[..400].join("\n"),
+        lines.len() - 400
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use cairn_protocol::{ApiStatus, ConfigStatus, Paths};

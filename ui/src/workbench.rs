@@ -1,6 +1,6 @@
 //! The workbench window: the task list, the message stream and the composer.
 
-use cairn_protocol::{ApiError, ChatEvent, StatusReport};
+use cairn_protocol::{ApiError, AskQuestion, ChatEvent, StatusReport};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -28,14 +28,37 @@ struct Message {
     recalled: usize,
     /// The tool calls this reply made, in order.
     tools: Vec<ToolLine>,
+    /// An approval or a question waiting for the person.
+    pending: Option<Pending>,
+    /// The person stopped the turn.
+    stopped: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 struct ToolLine {
     call_id: String,
+    name: String,
     display: String,
     /// `None` while it runs.
     failed: Option<bool>,
+    /// What the model read back (header included).
+    output: String,
+    started_at: f64,
+    took_ms: Option<f64>,
+}
+
+/// Something the turn waits for the person to answer.
+#[derive(Debug, Clone, PartialEq)]
+enum Pending {
+    Approval {
+        request: u64,
+        tool: String,
+        display: String,
+    },
+    Question {
+        request: u64,
+        questions: Vec<AskQuestion>,
+    },
 }
 
 impl Message {
@@ -46,6 +69,8 @@ impl Message {
             progress: Progress::Done,
             recalled: 0,
             tools: Vec::new(),
+            pending: None,
+            stopped: false,
         }
     }
 
@@ -56,6 +81,8 @@ impl Message {
             progress: Progress::Streaming,
             recalled: 0,
             tools: Vec::new(),
+            pending: None,
+            stopped: false,
         }
     }
 
@@ -66,20 +93,53 @@ impl Message {
             ChatEvent::Text { text } => self.text.push_str(&text),
             ChatEvent::Notice { .. } => {}
             ChatEvent::Tool {
-                call_id, display, ..
+                call_id,
+                name,
+                display,
             } => self.tools.push(ToolLine {
                 call_id,
+                name,
                 display,
                 failed: None,
+                output: String::new(),
+                started_at: js_sys::Date::now(),
+                took_ms: None,
             }),
             ChatEvent::ToolDone {
-                call_id, failed, ..
+                call_id,
+                output,
+                failed,
             } => {
                 if let Some(line) = self.tools.iter_mut().find(|t| t.call_id == call_id) {
                     line.failed = Some(failed);
+                    line.output = output;
+                    line.took_ms = Some(js_sys::Date::now() - line.started_at);
                 }
+                self.pending = None;
             }
-            ChatEvent::Done { .. } | ChatEvent::Stopped => self.progress = Progress::Done,
+            ChatEvent::Approval {
+                request,
+                tool,
+                display,
+            } => {
+                self.pending = Some(Pending::Approval {
+                    request,
+                    tool,
+                    display,
+                })
+            }
+            ChatEvent::Question { request, questions } => {
+                self.pending = Some(Pending::Question { request, questions })
+            }
+            ChatEvent::Stopped => {
+                self.pending = None;
+                self.stopped = true;
+                self.progress = Progress::Done;
+            }
+            ChatEvent::Done { .. } => {
+                self.pending = None;
+                self.progress = Progress::Done
+            }
             ChatEvent::Failed { message } => {
                 self.text = message;
                 self.progress = Progress::Failed;
@@ -194,6 +254,54 @@ pub fn Workbench() -> impl IntoView {
         });
     };
 
+    // The stream follows new content while the person is at its end; scrolling up stops that.
+    let at_end = StoredValue::new(true);
+    Effect::new(move |_| {
+        tasks.track();
+        current.track();
+        if at_end.get_value() {
+            request_animation_frame(|| {
+                if let Some(el) = web_sys::window()
+                    .and_then(|w| w.document())
+                    .and_then(|d| d.get_element_by_id("messages"))
+                {
+                    el.set_scroll_top(el.scroll_height());
+                }
+            });
+        }
+    });
+    let on_scroll = move |ev: web_sys::Event| {
+        use wasm_bindgen::JsCast;
+        if let Some(el) = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        {
+            at_end.set_value(el.scroll_height() - el.scroll_top() - el.client_height() < 80);
+        }
+    };
+
+    // The current task's turn is running: Send becomes Stop.
+    let running = Signal::derive(move || {
+        current.get().is_some_and(|id| {
+            tasks.with(|all| {
+                all.iter()
+                    .find(|t| t.id == id)
+                    .and_then(|t| t.messages.last())
+                    .is_some_and(|m| m.progress == Progress::Streaming)
+            })
+        })
+    });
+    let stop = move || {
+        let session = current.get_untracked().and_then(|id| {
+            tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+        });
+        if let Some(session) = session {
+            spawn_local(async move {
+                let _ = ipc::stop_turn(&session).await;
+            });
+        }
+    };
+
     view! {
         <div class="workbench">
             <aside class="sidebar">
@@ -280,18 +388,18 @@ pub fn Workbench() -> impl IntoView {
                         }}
                     </span>
                 </header>
-                <section id="messages" class="messages">
+                <section id="messages" class="messages" on:scroll=on_scroll>
                     {move || match current.get() {
                         None => view! { <Welcome status checking refresh /> }.into_any(),
                         Some(id) => {
                             let messages = tasks
                                 .with(|all| all.iter().find(|t| t.id == id).map(|t| t.messages.clone()))
                                 .unwrap_or_default();
-                            view! { <MessageList messages /> }.into_any()
+                            view! { <MessageList messages tasks id /> }.into_any()
                         }
                     }}
                 </section>
-                <Composer on_send=send />
+                <Composer on_send=send running on_stop=stop />
             </main>
         </div>
     }
@@ -400,7 +508,8 @@ fn Welcome(
 }
 
 #[component]
-fn MessageList(messages: Vec<Message>) -> impl IntoView {
+fn MessageList(messages: Vec<Message>, tasks: RwSignal<Vec<Task>>, id: usize) -> impl IntoView {
+    let clear_pending = move || update_reply(tasks, id, |reply| reply.pending = None);
     view! {
         <ol class="message-list">
             {messages
@@ -416,25 +525,236 @@ fn MessageList(messages: Vec<Message>) -> impl IntoView {
                         let label = if m.recalled == 1 { "1 memory recalled".to_owned() } else { format!("{} memories recalled", m.recalled) };
                         view! { <span class="recalled">{label}</span> }
                     });
-                    let text = if m.text.is_empty() && m.progress == Progress::Streaming { "…".to_owned() } else { m.text };
-                    let tools = m.tools.into_iter().map(|t| {
-                        let state = match t.failed {
-                            None => "tool running",
-                            Some(false) => "tool ok",
-                            Some(true) => "tool failed",
-                        };
-                        view! { <li class=state>{t.display}</li> }
-                    }).collect_view();
+                    let body = if m.author == Author::Person || m.progress == Progress::Failed {
+                        view! { <p class="text">{m.text.clone()}</p> }.into_any()
+                    } else if m.text.is_empty() && m.progress == Progress::Streaming && m.tools.is_empty() {
+                        view! { <p class="text thinking">"…"</p> }.into_any()
+                    } else {
+                        view! { <div class="text markdown" inner_html=present::markdown_html(&m.text)></div> }.into_any()
+                    };
+                    let tools = m.tools.into_iter().map(|t| view! { <ToolCard tool=t /> }).collect_view();
+                    let pending = m.pending.map(|p| match p {
+                        Pending::Approval { request, tool, display } => {
+                            view! { <ApprovalCard request tool display on_done=clear_pending /> }.into_any()
+                        }
+                        Pending::Question { request, questions } => {
+                            view! { <QuestionForm request questions on_done=clear_pending /> }.into_any()
+                        }
+                    });
+                    let stopped = m.stopped.then(|| view! { <p class="stopped-mark">"Stopped."</p> });
                     view! {
                         <li class=class>
                             <span class="who">{who} {recalled}</span>
                             <ul class="tools">{tools}</ul>
-                            <p class="text">{text}</p>
+                            {body}
+                            {pending}
+                            {stopped}
                         </li>
                     }
                 })
                 .collect_view()}
         </ol>
+    }
+}
+
+/// One tool call: its line, status and time; the output folded underneath.
+#[component]
+fn ToolCard(tool: ToolLine) -> impl IntoView {
+    let (state, label) = match tool.failed {
+        None => ("tool running", "running"),
+        Some(false) => ("tool ok", "done"),
+        Some(true) => ("tool failed", "failed"),
+    };
+    let time = tool
+        .took_ms
+        .map(|ms| {
+            if ms >= 1000.0 {
+                format!("{:.1} s", ms / 1000.0)
+            } else {
+                format!("{ms:.0} ms")
+            }
+        })
+        .unwrap_or_default();
+    let has_output = !tool.output.is_empty();
+    let is_edit = matches!(tool.name.as_str(), "edit_file" | "write_file");
+    let output = present::fold_output(&tool.output);
+    view! {
+        <li class=state data-tool=tool.name.clone()>
+            <details>
+                <summary>
+                    <span class="tool-line">{tool.display.clone()}</span>
+                    <span class="tool-meta">{label} " " {time}</span>
+                </summary>
+                {has_output.then(|| view! {
+                    <pre class=if is_edit { "tool-output diff" } else { "tool-output" }>{output}</pre>
+                })}
+            </details>
+        </li>
+    }
+}
+
+/// A call waiting for permission: Allow or Deny.
+#[component]
+fn ApprovalCard(
+    request: u64,
+    tool: String,
+    display: String,
+    on_done: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let decide = move |allow: bool| {
+        on_done();
+        spawn_local(async move {
+            let _ = ipc::approve(request, allow).await;
+        });
+    };
+    view! {
+        <div class="approval" role="group" aria-label="Permission requested">
+            <p class="approval-title">"Cairn wants to run " <code>{tool}</code></p>
+            <pre class="approval-call">{display}</pre>
+            <div class="approval-actions">
+                <button id="approve" class="primary" on:click=move |_| decide(true)>"Allow"</button>
+                <button id="deny" class="secondary" on:click=move |_| decide(false)>"Deny"</button>
+            </div>
+        </div>
+    }
+}
+
+/// ask_user's questions as a form: one control per question, Send or Decline.
+#[component]
+fn QuestionForm(
+    request: u64,
+    questions: Vec<AskQuestion>,
+    on_done: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    let answers = RwSignal::new(
+        questions
+            .iter()
+            .map(|q| q.default.clone().map(|d| vec![d]).unwrap_or_default())
+            .collect::<Vec<Vec<String>>>(),
+    );
+    let complete =
+        move || answers.with(|all| all.iter().all(|a| a.iter().any(|v| !v.trim().is_empty())));
+    let send = move || {
+        let chosen: Vec<String> = answers
+            .get_untracked()
+            .into_iter()
+            .map(|a| a.join(", "))
+            .collect();
+        on_done();
+        spawn_local(async move {
+            let _ = ipc::answer_question(request, Some(chosen)).await;
+        });
+    };
+    let decline = move || {
+        on_done();
+        spawn_local(async move {
+            let _ = ipc::answer_question(request, None).await;
+        });
+    };
+    let set = move |i: usize, value: Vec<String>| {
+        answers.update(|all| {
+            if let Some(slot) = all.get_mut(i) {
+                *slot = value;
+            }
+        })
+    };
+    let fields = questions
+        .into_iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let name = format!("q{request}-{i}");
+            let control = match q.kind.as_str() {
+                "choice" | "multi" => {
+                    let multi = q.kind == "multi";
+                    q.options
+                        .iter()
+                        .cloned()
+                        .map(|option| {
+                            let value = option.clone();
+                            let checked = {
+                                let option = option.clone();
+                                move || answers.with(|all| all.get(i).is_some_and(|a| a.contains(&option)))
+                            };
+                            view! {
+                                <label class="option">
+                                    <input
+                                        type=if multi { "checkbox" } else { "radio" }
+                                        name=name.clone()
+                                        prop:checked=checked
+                                        on:change=move |_| {
+                                            let value = value.clone();
+                                            if multi {
+                                                answers.update(|all| {
+                                                    if let Some(slot) = all.get_mut(i) {
+                                                        if let Some(at) = slot.iter().position(|v| *v == value) {
+                                                            slot.remove(at);
+                                                        } else {
+                                                            slot.push(value);
+                                                        }
+                                                    }
+                                                });
+                                            } else {
+                                                set(i, vec![value]);
+                                            }
+                                        }
+                                    />
+                                    {option}
+                                </label>
+                            }
+                        })
+                        .collect_view()
+                        .into_any()
+                }
+                "confirm" => view! {
+                    <label class="option">
+                        <input type="radio" name=name.clone() on:change=move |_| set(i, vec!["yes".into()]) />
+                        "Yes"
+                    </label>
+                    <label class="option">
+                        <input type="radio" name=name.clone() on:change=move |_| set(i, vec!["no".into()]) />
+                        "No"
+                    </label>
+                }
+                .into_any(),
+                _ => view! {
+                    <input
+                        class="answer-text"
+                        type="text"
+                        aria-label=q.question.clone()
+                        prop:value=move || answers.with(|all| all.get(i).and_then(|a| a.first().cloned()).unwrap_or_default())
+                        on:input=move |ev| set(i, vec![event_target_value(&ev)])
+                        on:keydown=move |ev: web_sys::KeyboardEvent| {
+                            if ev.key() == "Enter" && complete() {
+                                ev.prevent_default();
+                                send();
+                            }
+                        }
+                    />
+                }
+                .into_any(),
+            };
+            view! {
+                <fieldset class="question">
+                    <legend>{q.question.clone()}</legend>
+                    {control}
+                </fieldset>
+            }
+        })
+        .collect_view();
+    view! {
+        <form class="question-form" on:submit=move |ev| {
+            ev.prevent_default();
+            if complete() {
+                send();
+            }
+        }>
+            <p class="question-title">"Cairn asks:"</p>
+            {fields}
+            <div class="question-actions">
+                <button id="answer" class="primary" type="submit" disabled=move || !complete()>"Send answer"</button>
+                <button id="decline" class="secondary" type="button" on:click=move |_| decline()>"Decline"</button>
+            </div>
+        </form>
     }
 }
 
@@ -464,7 +784,11 @@ fn with_transcript(draft: &str, heard: &str) -> String {
 }
 
 #[component]
-fn Composer(on_send: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
+fn Composer(
+    on_send: impl Fn(String) + Copy + Send + Sync + 'static,
+    running: Signal<bool>,
+    on_stop: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
     let draft = RwSignal::new(String::new());
     let voice = RwSignal::new(Voice::Idle);
     let start_voice = move || {
@@ -539,7 +863,9 @@ fn Composer(on_send: impl Fn(String) + Copy + Send + Sync + 'static) -> impl Int
                 on:keydown=move |ev: web_sys::KeyboardEvent| {
                     if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                         ev.prevent_default();
-                        submit();
+                        if !running.get_untracked() {
+                            submit();
+                        }
                     } else if (ev.key() == "m" || ev.key() == "M") && ev.ctrl_key() && ev.shift_key() {
                         ev.prevent_default();
                         on_press();
@@ -576,9 +902,18 @@ fn Composer(on_send: impl Fn(String) + Copy + Send + Sync + 'static) -> impl Int
                     _ => "width: 0%".to_owned(),
                 }></span>
             </button>
-            <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty()>
-                "Send"
-            </button>
+            <Show
+                when=move || running.get()
+                fallback=move || view! {
+                    <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty()>
+                        "Send"
+                    </button>
+                }
+            >
+                <button id="stop" class="primary stop" type="button" on:click=move |_| on_stop()>
+                    "Stop"
+                </button>
+            </Show>
             <p id="voice-status" class="voice-status" aria-live="polite">
                 {move || match voice.get() {
                     Voice::Idle => String::new(),

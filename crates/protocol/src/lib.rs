@@ -181,6 +181,17 @@ pub enum ChatEvent {
     },
     /// The turn was stopped by the person.
     Stopped,
+    /// A call waits for the person's approval (`approve`).
+    Approval {
+        request: u64,
+        tool: String,
+        display: String,
+    },
+    /// ask_user waits for answers (`answer_question`).
+    Question {
+        request: u64,
+        questions: Vec<AskQuestion>,
+    },
     /// The turn ended.
     Done {
         steps: usize,
@@ -189,4 +200,14 @@ pub enum ChatEvent {
     },
     /// The turn failed; `message` says why.
     Failed { message: String },
+}
+
+/// A question put by ask_user, as the form shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AskQuestion {
+    pub question: String,
+    /// `choice`, `multi`, `text` or `confirm`.
+    pub kind: String,
+    pub options: Vec<String>,
+    pub default: Option<String>,
 }
