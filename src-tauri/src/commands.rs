@@ -1,7 +1,10 @@
 //! Typed Tauri commands: thin adapters from the webviews to `cairn-api` and the window helpers.
 
 use cairn_agent::{Event, Op};
-use cairn_protocol::{ApiError, AskQuestion, ChatEvent, StatusReport};
+use cairn_api::TaskChange;
+use cairn_protocol::{
+    ApiError, AskQuestion, ChatEvent, StatusReport, TaskSummary, TranscriptMessage,
+};
 use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
@@ -195,4 +198,42 @@ pub fn answer_question(
 pub fn stop_turn(desktop: State<'_, Desktop>, session: String) -> Result<(), ApiError> {
     desktop.runtime()?.submit(Op::Stop { session });
     Ok(())
+}
+
+fn task_error(e: cairn_api::Error) -> ApiError {
+    e.to_api_error()
+}
+
+/// Every stored task (archived ones marked), most recently updated first.
+#[tauri::command]
+pub fn tasks_list(desktop: State<'_, Desktop>) -> Vec<TaskSummary> {
+    desktop.cairn.tasks_list()
+}
+
+/// A stored task as the stream shows it.
+#[tauri::command]
+pub fn task_transcript(
+    desktop: State<'_, Desktop>,
+    session: String,
+) -> Result<Vec<TranscriptMessage>, ApiError> {
+    desktop.cairn.task_transcript(&session).map_err(task_error)
+}
+
+/// Renames, pins, unpins, archives or restores a task.
+#[tauri::command]
+pub fn task_update(
+    desktop: State<'_, Desktop>,
+    session: String,
+    change: TaskChange,
+) -> Result<TaskSummary, ApiError> {
+    desktop
+        .cairn
+        .task_update(&session, change)
+        .map_err(task_error)
+}
+
+/// Deletes a task for good.
+#[tauri::command]
+pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool, ApiError> {
+    desktop.cairn.task_delete(&session).map_err(task_error)
 }

@@ -128,6 +128,10 @@ fn run() -> anyhow::Result<()> {
             commands::approve,
             commands::answer_question,
             commands::stop_turn,
+            commands::tasks_list,
+            commands::task_transcript,
+            commands::task_update,
+            commands::task_delete,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {

@@ -132,6 +132,7 @@ async fn wait_for_runtime(home: &Path) -> TestResult<RuntimeInfo> {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
 async fn the_desktop_app_starts_and_answers() -> TestResult {
     let home = tempfile::tempdir()?;
+    seed_task(home.path())?;
     let port = free_port()?;
     let native_port = free_port()?;
     let _driver = Driver(
@@ -205,7 +206,46 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     )
     .await?;
     wait_for_text(client, "#model-pill", "No model configured").await?;
-    wait_for_text(client, "#task-list", "No tasks yet").await?;
+    // A task from an earlier run is listed (under "Older"), and opens with its transcript.
+    wait_for_text(client, "#task-list", "Older").await?;
+    wait_for_text(client, "#task-list", "Fix the flaky login test").await?;
+    client
+        .find(Locator::Css(
+            "[data-title='Fix the flaky login test'] .task",
+        ))
+        .await?
+        .click()
+        .await?;
+    wait_for_text(
+        client,
+        "#messages",
+        "The login test waits for the session cookie",
+    )
+    .await?;
+    wait_for_text(client, "#messages", "bash: cargo test login").await?;
+    // Pinned, it moves to the top group; Ctrl+K goes to the search box.
+    client
+        .find(Locator::Css(
+            "[data-title='Fix the flaky login test'] button[aria-label='Pin']",
+        ))
+        .await?
+        .click()
+        .await?;
+    wait_for_text(client, "#task-list", "Pinned").await?;
+    screenshot(client, "workbench-stored-task").await?;
+    client
+        .find(Locator::Id("composer-input"))
+        .await?
+        .send_keys("\u{E009}k")
+        .await?;
+    let focused = client
+        .execute(
+            "return document.activeElement && document.activeElement.id;",
+            vec![],
+        )
+        .await?;
+    assert_eq!(focused, json!("task-search"));
+    client.find(Locator::Id("new-task")).await?.click().await?;
 
     // Click: check the status again.
     client
@@ -465,6 +505,31 @@ async fn voice(client: &Client, home: &Path, model_url: &str) -> TestResult {
     client
         .execute("const i = document.getElementById('composer-input'); i.value = ''; i.dispatchEvent(new Event('input'));", vec![])
         .await?;
+    Ok(())
+}
+
+/// A conversation stored by an earlier run, ten days old.
+fn seed_task(home: &Path) -> TestResult {
+    let dir = home.join("data/sessions");
+    std::fs::create_dir_all(&dir)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as i64;
+    let old = now - 10 * 86_400_000;
+    let session = json!({
+        "id": "seeded-1", "title": "Fix the flaky login test", "created_at": old, "updated_at": old,
+        "messages": [
+            {"role": "system", "content": "You are Cairn."},
+            {"role": "user", "content": "Fix the flaky login test\n\nToday is 2026-11-19."},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "bash", "arguments": "{\"command\": \"cargo test login\"}"}]},
+            {"role": "tool", "content": "[#0001]\ntest login ... FAILED", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "The login test waits for the session cookie; I made it wait for the redirect instead."}
+        ]
+    });
+    std::fs::write(
+        dir.join("seeded-1.json"),
+        serde_json::to_vec_pretty(&session)?,
+    )?;
     Ok(())
 }
 

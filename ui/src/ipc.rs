@@ -47,6 +47,35 @@ pub async fn show_workbench() -> Result<(), ApiError> {
     invoke("show_workbench").await
 }
 
+/// The stored tasks.
+pub async fn tasks_list() -> Result<Vec<cairn_protocol::TaskSummary>, ApiError> {
+    invoke("tasks_list").await
+}
+
+/// A stored task's transcript.
+pub async fn task_transcript(
+    session: &str,
+) -> Result<Vec<cairn_protocol::TranscriptMessage>, ApiError> {
+    invoke_with("task_transcript", &serde_json::json!({"session": session})).await
+}
+
+/// Renames, pins or archives a task (`change`: `{title?, pinned?, archived?}`).
+pub async fn task_update(
+    session: &str,
+    change: &serde_json::Value,
+) -> Result<cairn_protocol::TaskSummary, ApiError> {
+    invoke_with(
+        "task_update",
+        &serde_json::json!({"session": session, "change": change}),
+    )
+    .await
+}
+
+/// Deletes a task for good.
+pub async fn task_delete(session: &str) -> Result<bool, ApiError> {
+    invoke_with("task_delete", &serde_json::json!({"session": session})).await
+}
+
 /// Allows or denies a call waiting for permission.
 pub async fn approve(request: u64, allow: bool) -> Result<(), ApiError> {
     invoke_with(

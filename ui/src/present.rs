@@ -112,6 +112,40 @@ pub fn fold_output(output: &str) -> String {
     )
 }
 
+/// The task list's groups, in order.
+pub const TASK_GROUPS: [&str; 6] = [
+    "Pinned",
+    "Today",
+    "Yesterday",
+    "Last 7 days",
+    "Older",
+    "Archived",
+];
+
+/// The group of a task last active at `updated_ms`, seen at `now_ms` in a time zone
+/// `offset_minutes` behind UTC (JavaScript's `getTimezoneOffset`).
+pub fn task_group(
+    updated_ms: f64,
+    now_ms: f64,
+    offset_minutes: f64,
+    pinned: bool,
+    archived: bool,
+) -> &'static str {
+    if archived {
+        return "Archived";
+    }
+    if pinned {
+        return "Pinned";
+    }
+    let day = |ms: f64| ((ms - offset_minutes * 60_000.0) / 86_400_000.0).floor();
+    match day(now_ms) - day(updated_ms) {
+        d if d <= 0.0 => "Today",
+        d if d <= 1.0 => "Yesterday",
+        d if d < 7.0 => "Last 7 days",
+        _ => "Older",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use cairn_protocol::{ApiStatus, ConfigStatus, Paths};

@@ -1,6 +1,8 @@
 //! The workbench window: the task list, the message stream and the composer.
 
-use cairn_protocol::{ApiError, AskQuestion, ChatEvent, StatusReport};
+use cairn_protocol::{
+    ApiError, AskQuestion, ChatEvent, StatusReport, TaskSummary, TranscriptMessage,
+};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -155,6 +157,67 @@ struct Task {
     session: String,
     title: String,
     messages: Vec<Message>,
+    pinned: bool,
+    archived: bool,
+    /// Last activity, unix ms.
+    updated_at: f64,
+    /// Its transcript is loaded (stored tasks load when opened).
+    loaded: bool,
+    /// A reply finished while another task was open.
+    unread: bool,
+}
+
+impl Task {
+    fn stored(id: usize, summary: TaskSummary) -> Self {
+        Self {
+            id,
+            session: summary.session,
+            title: summary.title,
+            messages: Vec::new(),
+            pinned: summary.pinned,
+            archived: summary.archived,
+            updated_at: summary.updated_at as f64,
+            loaded: false,
+            unread: false,
+        }
+    }
+
+    fn running(&self) -> bool {
+        self.messages
+            .last()
+            .is_some_and(|m| m.progress == Progress::Streaming)
+    }
+}
+
+/// A stored transcript as the stream's messages.
+fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Message> {
+    transcript
+        .into_iter()
+        .map(|m| {
+            let mut message = if m.from_person {
+                Message::person(m.text)
+            } else {
+                let mut reply = Message::reply();
+                reply.text = m.text;
+                reply.progress = Progress::Done;
+                reply
+            };
+            message.tools = m
+                .tools
+                .into_iter()
+                .map(|t| ToolLine {
+                    call_id: t.call_id,
+                    name: t.name,
+                    display: t.display,
+                    failed: Some(t.failed),
+                    output: t.output,
+                    started_at: 0.0,
+                    took_ms: None,
+                })
+                .collect();
+            message
+        })
+        .collect()
 }
 
 /// Runs `f` on the last message of task `id`.
@@ -214,7 +277,8 @@ pub fn Workbench() -> impl IntoView {
                 id
             }
             None => {
-                let id = tasks.with_untracked(|all| all.len()) + 1;
+                let id =
+                    tasks.with_untracked(|all| all.iter().map(|t| t.id).max().unwrap_or(0)) + 1;
                 let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
                 tasks.update(|all| {
                     all.insert(
@@ -224,6 +288,11 @@ pub fn Workbench() -> impl IntoView {
                             session,
                             title: present::task_title(&text),
                             messages: vec![Message::person(text.clone()), Message::reply()],
+                            pinned: false,
+                            archived: false,
+                            updated_at: js_sys::Date::now(),
+                            loaded: true,
+                            unread: false,
                         },
                     )
                 });
@@ -249,10 +318,75 @@ pub fn Workbench() -> impl IntoView {
                     reply.apply(ChatEvent::Failed { message: e.message })
                 }),
             }
+            // A reply that finished while another task was open is unread; the task moves up.
+            tasks.update(|all| {
+                if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                    task.updated_at = js_sys::Date::now();
+                    task.unread = current.get_untracked() != Some(id);
+                }
+            });
             // The config may have changed since the last look (a model added): show it.
             refresh();
         });
     };
+
+    // The stored tasks, loaded once at start.
+    spawn_local(async move {
+        if let Ok(stored) = ipc::tasks_list().await {
+            tasks.update(|all| {
+                let mut next = all.iter().map(|t| t.id).max().unwrap_or(0);
+                for summary in stored {
+                    if all.iter().any(|t| t.session == summary.session) {
+                        continue;
+                    }
+                    next += 1;
+                    all.push(Task::stored(next, summary));
+                }
+            });
+        }
+    });
+    // Opening a stored task loads its transcript; opening any task reads it.
+    Effect::new(move |_| {
+        let Some(id) = current.get() else { return };
+        let mut load = None;
+        tasks.update(|all| {
+            if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                task.unread = false;
+                if !task.loaded {
+                    task.loaded = true;
+                    load = Some(task.session.clone());
+                }
+            }
+        });
+        if let Some(session) = load {
+            spawn_local(async move {
+                match ipc::task_transcript(&session).await {
+                    Ok(transcript) => tasks.update(|all| {
+                        if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                            let mut loaded = messages_of(transcript);
+                            loaded.append(&mut task.messages);
+                            task.messages = loaded;
+                        }
+                    }),
+                    Err(e) => tasks.update(|all| {
+                        if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                            let mut failed = Message::reply();
+                            failed.apply(ChatEvent::Failed { message: e.message });
+                            task.messages.push(failed);
+                        }
+                    }),
+                }
+            });
+        }
+    });
+    // Ctrl/Cmd+K: search the tasks.
+    let _ = window_event_listener(leptos::ev::keydown, move |ev| {
+        if (ev.ctrl_key() || ev.meta_key()) && (ev.key() == "k" || ev.key() == "K") {
+            ev.prevent_default();
+            page.set(Page::Tasks);
+            focus_by_id("task-search");
+        }
+    });
 
     // The stream follows new content while the person is at its end; scrolling up stops that.
     let at_end = StoredValue::new(true);
@@ -412,10 +546,15 @@ fn TaskList(
     query: RwSignal<String>,
     page: RwSignal<Page>,
 ) -> impl IntoView {
-    let visible = move || {
+    let renaming = RwSignal::new(None::<usize>);
+    let confirming = RwSignal::new(None::<usize>);
+    let groups = move || {
         let q = query.get().to_lowercase();
+        let now = js_sys::Date::now();
+        let offset = js_sys::Date::new_0().get_timezone_offset();
         tasks.with(|all| {
-            all.iter()
+            let mut matching: Vec<&Task> = all
+                .iter()
                 .filter(|t| {
                     q.is_empty()
                         || t.title.to_lowercase().contains(&q)
@@ -423,14 +562,71 @@ fn TaskList(
                             .iter()
                             .any(|m| m.text.to_lowercase().contains(&q))
                 })
-                .map(|t| (t.id, t.title.clone()))
+                .collect();
+            matching.sort_by(|a, b| b.updated_at.total_cmp(&a.updated_at));
+            present::TASK_GROUPS
+                .iter()
+                .map(|group| {
+                    let rows: Vec<(usize, String, bool, bool, bool, bool)> = matching
+                        .iter()
+                        .filter(|t| {
+                            present::task_group(t.updated_at, now, offset, t.pinned, t.archived)
+                                == *group
+                        })
+                        .map(|t| {
+                            (
+                                t.id,
+                                t.title.clone(),
+                                t.pinned,
+                                t.archived,
+                                t.running(),
+                                t.unread,
+                            )
+                        })
+                        .collect();
+                    (*group, rows)
+                })
+                .filter(|(_, rows)| !rows.is_empty())
                 .collect::<Vec<_>>()
         })
+    };
+    let change = move |id: usize, change: serde_json::Value| {
+        let Some(session) =
+            tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+        else {
+            return;
+        };
+        spawn_local(async move {
+            if let Ok(summary) = ipc::task_update(&session, &change).await {
+                tasks.update(|all| {
+                    if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                        task.title = summary.title;
+                        task.pinned = summary.pinned;
+                        task.archived = summary.archived;
+                    }
+                });
+            }
+        });
+    };
+    let delete = move |id: usize| {
+        let Some(session) =
+            tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+        else {
+            return;
+        };
+        spawn_local(async move {
+            if ipc::task_delete(&session).await.is_ok() {
+                tasks.update(|all| all.retain(|t| t.id != id));
+                if current.get_untracked() == Some(id) {
+                    current.set(None);
+                }
+            }
+        });
     };
     view! {
         <nav id="task-list" class="task-list">
             <Show
-                when=move || !visible().is_empty()
+                when=move || !groups().is_empty()
                 fallback=move || {
                     view! {
                         <div class="task-empty">
@@ -449,19 +645,85 @@ fn TaskList(
                     }
                 }
             >
-                <p class="group-label">"Today"</p>
-                <For each=visible key=|(id, title)| (*id, title.clone()) let:item>
-                    <button
-                        class=move || {
-                            if current.get() == Some(item.0) { "task active" } else { "task" }
+                <For each=groups key=|(group, rows)| (*group, rows.clone()) let:item>
+                    <p class="group-label">{item.0}</p>
+                    <For each=move || item.1.clone() key=|row| row.clone() let:row>
+                        {
+                            let (id, title, pinned, archived, running, unread) = row;
+                            let row_title = title.clone();
+                            let input_title = StoredValue::new(title.clone());
+                            view! {
+                                <div class=move || if current.get() == Some(id) { "task-row active" } else { "task-row" } data-title=row_title>
+                                    <Show
+                                        when=move || renaming.get() == Some(id)
+                                        fallback={
+                                            let title = title.clone();
+                                            move || view! {
+                                                <button
+                                                    class="task"
+                                                    on:click=move |_| {
+                                                        current.set(Some(id));
+                                                        page.set(Page::Tasks);
+                                                    }
+                                                    on:dblclick=move |_| renaming.set(Some(id))
+                                                >
+                                                    {running.then(|| view! { <span class="spinner" aria-label="running"></span> })}
+                                                    <span class="task-title">{title.clone()}</span>
+                                                    {unread.then(|| view! { <span class="unread-dot" aria-label="unread"></span> })}
+                                                </button>
+                                            }
+                                        }
+                                    >
+                                        <input
+                                            class="task-rename"
+                                            aria-label="Task title"
+                                            prop:value=move || input_title.get_value()
+                                            on:keydown=move |ev: web_sys::KeyboardEvent| {
+                                                if ev.key() == "Enter" {
+                                                    let value = event_target_value(&ev);
+                                                    renaming.set(None);
+                                                    change(id, serde_json::json!({"title": value}));
+                                                } else if ev.key() == "Escape" {
+                                                    renaming.set(None);
+                                                }
+                                            }
+                                            on:blur=move |_| renaming.set(None)
+                                        />
+                                    </Show>
+                                    <span class="task-actions">
+                                        <button
+                                            class="icon"
+                                            title=if pinned { "Unpin" } else { "Pin" }
+                                            aria-label=if pinned { "Unpin" } else { "Pin" }
+                                            on:click=move |_| change(id, serde_json::json!({"pinned": !pinned}))
+                                        >
+                                            {if pinned { "★" } else { "☆" }}
+                                        </button>
+                                        <button class="icon" title="Rename" aria-label="Rename" on:click=move |_| renaming.set(Some(id))>"✎"</button>
+                                        <button
+                                            class="icon"
+                                            title=if archived { "Restore" } else { "Archive" }
+                                            aria-label=if archived { "Restore" } else { "Archive" }
+                                            on:click=move |_| change(id, serde_json::json!({"archived": !archived}))
+                                        >
+                                            {if archived { "↺" } else { "⤓" }}
+                                        </button>
+                                        <Show
+                                            when=move || confirming.get() == Some(id)
+                                            fallback=move || view! {
+                                                <button class="icon" title="Delete" aria-label="Delete" on:click=move |_| confirming.set(Some(id))>"✕"</button>
+                                            }
+                                        >
+                                            <button class="icon danger" title="Delete for good" on:click=move |_| {
+                                                confirming.set(None);
+                                                delete(id);
+                                            }>"Delete?"</button>
+                                        </Show>
+                                    </span>
+                                </div>
+                            }
                         }
-                        on:click=move |_| {
-                            current.set(Some(item.0));
-                            page.set(Page::Tasks);
-                        }
-                    >
-                        {item.1.clone()}
-                    </button>
+                    </For>
                 </For>
             </Show>
         </nav>
@@ -938,10 +1200,15 @@ async fn gloo_sleep(ms: i32) {
 
 /// Puts the caret back in the composer.
 fn focus_composer() {
+    focus_by_id("composer-input");
+}
+
+/// Focuses the element with `id`.
+fn focus_by_id(id: &str) {
     use wasm_bindgen::JsCast;
     if let Some(input) = web_sys::window()
         .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id("composer-input"))
+        .and_then(|d| d.get_element_by_id(id))
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
         let _ = input.focus();

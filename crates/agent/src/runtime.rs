@@ -362,6 +362,7 @@ impl Runtime {
             created_at: now,
             updated_at: now,
             archived: false,
+            pinned: false,
             messages: Vec::new(),
             errors: Vec::new(),
             marks: Vec::new(),

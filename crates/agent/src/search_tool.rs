@@ -8,19 +8,11 @@ use cairn_tools::search_memory::{search, Entry, EntryKind, SessionTexts};
 use cairn_tools::{field, Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 use serde_json::{json, Value};
 
-use crate::sessions::SessionStore;
+use crate::sessions::{person_words, SessionStore};
 use crate::texts::{COMPACT_ACK, COMPACT_SUMMARY, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY};
 
 pub struct SearchMemory {
     pub store: SessionStore,
-}
-
-/// The person's words of a stored user message (the runtime's note and recalled memories cut).
-fn person_words(content: &str) -> &str {
-    match content.rfind("\n\nToday is ") {
-        Some(at) => &content[..at],
-        None => content,
-    }
 }
 
 /// A stored conversation's searchable texts, less those `skip` holds.

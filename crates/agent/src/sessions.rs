@@ -40,6 +40,9 @@ pub struct Session {
     pub updated_at: i64,
     #[serde(default)]
     pub archived: bool,
+    /// Kept at the top of the task list.
+    #[serde(default)]
+    pub pinned: bool,
     pub messages: Vec<Message>,
     #[serde(default)]
     pub errors: Vec<SessionError>,
@@ -143,6 +146,15 @@ impl SessionStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(format!("{}: {e}", path.display())),
         }
+    }
+}
+
+/// The person's words of a stored user message: the note the runtime appends (today's date, what
+/// changed) and the memories recalled after it are cut.
+pub fn person_words(content: &str) -> &str {
+    match content.rfind("\n\nToday is ") {
+        Some(at) => &content[..at],
+        None => content,
     }
 }
 

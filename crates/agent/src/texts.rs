@@ -67,3 +67,13 @@ pub const UNKNOWN_TOOL: &str = "[unknown tool \"{{name}}\" — tools: {{names}}]
 /// Arguments that are not JSON.
 pub const BAD_ARGUMENTS: &str =
     "[{{name}}: the arguments are not valid JSON ({{error}}) — call {{name}} again with a JSON object]";
+
+/// Whether a stored user message is one the runtime wrote (a nudge, the wrap-up, a compaction
+/// summary), not the person's words.
+pub fn is_runtime_text(content: &str) -> bool {
+    content == NUDGE_CUT_OFF
+        || content == NUDGE_THINKING_ONLY
+        || content.starts_with(COMPACT_SUMMARY)
+        || content.starts_with(COMPACT_REQUEST)
+        || (content.starts_with("The ") && content.ends_with(&WRAP_UP[WRAP_UP.len() - 90..]))
+}

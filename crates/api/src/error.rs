@@ -21,6 +21,12 @@ pub enum Error {
     Import(#[from] cairn_importers::ImportError),
     #[error(transparent)]
     Voice(#[from] cairn_voice::VoiceError),
+    /// No such task, or another thing asked for by name that is not there.
+    #[error("{0}")]
+    NotFound(String),
+    /// The session files could not be written.
+    #[error("{0}")]
+    Sessions(String),
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),
@@ -44,7 +50,7 @@ impl Error {
             | Self::NoModel(_)
             | Self::DeclaredTool(_)
             | Self::UnknownSource(_) => ErrorKind::BadRequest,
-            Self::Memory(MemoryError::NotFound(_)) => ErrorKind::NotFound,
+            Self::Memory(MemoryError::NotFound(_)) | Self::NotFound(_) => ErrorKind::NotFound,
             _ => ErrorKind::Internal,
         }
     }

@@ -7,6 +7,7 @@ mod error;
 mod memory;
 mod sources;
 mod status;
+mod tasks;
 mod voice;
 
 use std::sync::{Arc, OnceLock};
@@ -20,6 +21,7 @@ pub use error::{Error, ErrorKind};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use sources::SourceInfo;
 pub use status::VERSION;
+pub use tasks::TaskChange;
 pub use voice::VoiceCapture;
 
 /// How to look up an environment variable (injected so tests control `${ENV}` expansion).

@@ -211,3 +211,33 @@ pub struct AskQuestion {
     pub options: Vec<String>,
     pub default: Option<String>,
 }
+
+/// A task (a stored conversation) as the task list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    pub session: String,
+    pub title: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived: bool,
+    pub pinned: bool,
+}
+
+/// A stored conversation as the stream shows it: the person's words and Cairn's replies, each
+/// reply with the tool calls it made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranscriptMessage {
+    pub from_person: bool,
+    pub text: String,
+    pub tools: Vec<TranscriptTool>,
+}
+
+/// One tool call of a stored reply.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TranscriptTool {
+    pub call_id: String,
+    pub name: String,
+    pub display: String,
+    pub output: String,
+    pub failed: bool,
+}

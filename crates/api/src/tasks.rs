@@ -1,0 +1,213 @@
+//! Tasks for the workbench: the stored conversations as a list, one as a transcript (the person's
+//! words, Cairn's replies, each reply's tool calls), and rename, pin, archive, restore, delete.
+
+use cairn_agent::{person_words, Session};
+use cairn_llm::Role;
+use cairn_protocol::{TaskSummary, TranscriptMessage, TranscriptTool};
+use cairn_tools::{Toolbox, ToolboxOptions};
+
+use crate::{Cairn, Error};
+
+/// A change to a task.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct TaskChange {
+    pub title: Option<String>,
+    pub pinned: Option<bool>,
+    pub archived: Option<bool>,
+}
+
+fn summary(s: &Session) -> TaskSummary {
+    TaskSummary {
+        session: s.id.clone(),
+        title: s.title.clone(),
+        created_at: s.created_at,
+        updated_at: s.updated_at,
+        archived: s.archived,
+        pinned: s.pinned,
+    }
+}
+
+/// Whether a tool result reads as a failure (the runtime's error, refusal and exit-code texts).
+fn looks_failed(output: &str) -> bool {
+    let body = output
+        .split_once('\n')
+        .filter(|(first, _)| first.starts_with("[#"))
+        .map_or(output, |(_, rest)| rest);
+    body.contains("[error: ")
+        || body.contains("rejected by the user]")
+        || body.contains("[exit code: ")
+        || body.starts_with("[unknown tool")
+}
+
+/// A stored conversation as the stream shows it.
+pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
+    let tools = Toolbox::new(&ToolboxOptions {
+        save_answer: true,
+        ..ToolboxOptions::default()
+    });
+    let mut out: Vec<TranscriptMessage> = Vec::new();
+    for m in &session.messages {
+        match m.role {
+            Role::System => {}
+            Role::User => {
+                let words = person_words(&m.content).trim();
+                // The runtime's own requests (nudges, wrap-up, compaction) are not the person's.
+                if words.is_empty() || cairn_agent::is_runtime_text(&m.content) {
+                    continue;
+                }
+                out.push(TranscriptMessage {
+                    from_person: true,
+                    text: words.to_owned(),
+                    tools: Vec::new(),
+                });
+            }
+            Role::Assistant if m.content.trim().is_empty() && m.tool_calls.is_empty() => {}
+            Role::Assistant => {
+                let reply = match out.last_mut() {
+                    Some(last) if !last.from_person => last,
+                    _ => {
+                        out.push(TranscriptMessage {
+                            from_person: false,
+                            text: String::new(),
+                            tools: Vec::new(),
+                        });
+                        match out.last_mut() {
+                            Some(last) => last,
+                            None => continue,
+                        }
+                    }
+                };
+                if !m.content.trim().is_empty() {
+                    if !reply.text.is_empty() {
+                        reply.text.push_str("\n\n");
+                    }
+                    reply.text.push_str(m.content.trim());
+                }
+                for call in &m.tool_calls {
+                    let input: serde_json::Value =
+                        serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+                    let display = tools
+                        .get(&call.name)
+                        .map(|t| t.display(&input))
+                        .unwrap_or_else(|| format!("{}: {}", call.name, call.arguments));
+                    reply.tools.push(TranscriptTool {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        display,
+                        output: String::new(),
+                        failed: false,
+                    });
+                }
+            }
+            Role::Tool => {
+                if let Some(reply) = out.last_mut().filter(|r| !r.from_person) {
+                    let id = m.tool_call_id.as_deref().unwrap_or("");
+                    if let Some(tool) = reply.tools.iter_mut().find(|t| t.call_id == id) {
+                        tool.output = m.content.clone();
+                        tool.failed = looks_failed(&m.content);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+impl Cairn {
+    /// Every stored task, most recently updated first (archived ones included, marked).
+    pub fn tasks_list(&self) -> Vec<TaskSummary> {
+        self.session_store().list().iter().map(summary).collect()
+    }
+
+    /// One task's transcript.
+    pub fn task_transcript(&self, session: &str) -> Result<Vec<TranscriptMessage>, Error> {
+        let stored = self
+            .session_store()
+            .load(session)
+            .ok_or_else(|| Error::NotFound(format!("no task {session:?}")))?;
+        Ok(transcript(&stored))
+    }
+
+    /// Renames, pins or archives a task; its new summary.
+    pub fn task_update(&self, session: &str, change: TaskChange) -> Result<TaskSummary, Error> {
+        let store = self.session_store();
+        let mut updated = None;
+        let found = store
+            .update(session, |s| {
+                if let Some(title) = change
+                    .title
+                    .as_deref()
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                {
+                    s.title = title.chars().take(120).collect();
+                }
+                if let Some(pinned) = change.pinned {
+                    s.pinned = pinned;
+                }
+                if let Some(archived) = change.archived {
+                    s.archived = archived;
+                }
+                updated = Some(summary(s));
+            })
+            .map_err(Error::Sessions)?;
+        match (found, updated) {
+            (true, Some(summary)) => Ok(summary),
+            _ => Err(Error::NotFound(format!("no task {session:?}"))),
+        }
+    }
+
+    /// Deletes a task for good.
+    pub fn task_delete(&self, session: &str) -> Result<bool, Error> {
+        self.session_store()
+            .delete(session)
+            .map_err(Error::Sessions)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use cairn_llm::{Message, ToolCall};
+
+    #[test]
+    fn a_stored_turn_reads_back_with_its_tools_and_without_the_runtime_note() {
+        let mut call = Message::new(Role::Assistant, "Let me look.");
+        call.tool_calls.push(ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: r#"{"command": "ls"}"#.into(),
+        });
+        let session = Session {
+            id: "s".into(),
+            title: "t".into(),
+            created_at: 0,
+            updated_at: 0,
+            archived: false,
+            pinned: false,
+            messages: vec![
+                Message::new(Role::System, "system"),
+                Message::new(Role::User, "list files\n\nToday is 2026-11-29."),
+                call,
+                Message::tool_result("c1", "[#0001]\na\nb\n"),
+                Message::new(Role::Assistant, "Two files."),
+                Message::new(Role::User, "run it\n\nToday is 2026-11-29."),
+                Message::new(Role::Assistant, ""),
+            ],
+            errors: vec![],
+            marks: vec![],
+            context: Default::default(),
+            yolo: true,
+        };
+        let t = transcript(&session);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[0].text, "list files");
+        assert!(t[0].from_person);
+        assert_eq!(t[1].text, "Let me look.\n\nTwo files.");
+        assert_eq!(t[1].tools[0].display, "🛠️  bash: ls");
+        assert_eq!(t[1].tools[0].output, "[#0001]\na\nb\n");
+        assert!(!t[1].tools[0].failed);
+        assert!(looks_failed("[#0002]\n[command rejected by the user]"));
+    }
+}
