@@ -237,3 +237,20 @@ pub fn task_update(
 pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool, ApiError> {
     desktop.cairn.task_delete(&session).map_err(task_error)
 }
+
+/// `/model provider/model`: the chat continues with that model.
+#[tauri::command]
+pub fn set_model(desktop: State<'_, Desktop>, model: String) -> Result<String, ApiError> {
+    desktop.switch_model(model.trim())
+}
+
+/// `/compact`: the task's history replaced by the model's summary of it; the summary's length.
+#[tauri::command]
+pub async fn compact_task(desktop: State<'_, Desktop>, session: String) -> Result<usize, ApiError> {
+    let mut events = desktop.runtime()?.submit(Op::Compact { session });
+    match events.recv().await {
+        Some(Event::Compacted { summary }) => Ok(summary.chars().count()),
+        Some(Event::Error { message }) => Err(ApiError::new("compact", message)),
+        _ => Err(ApiError::new("compact", "the compaction did not finish")),
+    }
+}

@@ -26,6 +26,8 @@ pub struct Desktop {
     runtime: Mutex<Option<cairn_agent::Runtime>>,
     /// The voice capture in progress (the mic button is on).
     pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
+    /// The model chosen with /model (`provider/model`), instead of the config's default.
+    pub model: Mutex<Option<String>>,
 }
 
 impl Desktop {
@@ -38,13 +40,38 @@ impl Desktop {
         if let Some(runtime) = slot.as_ref() {
             return Ok(runtime.clone());
         }
-        let root = std::env::current_dir().unwrap_or_else(|_| self.cairn.home().root().to_owned());
-        let runtime = self
-            .cairn
-            .agent_runtime(cairn_api::ModelChoice::default(), root)
-            .map_err(|e| e.to_api_error())?;
+        let chosen = self.model.lock().ok().and_then(|m| m.clone());
+        let runtime = self.build_runtime(chosen)?;
         *slot = Some(runtime.clone());
         Ok(runtime)
+    }
+
+    fn build_runtime(
+        &self,
+        model: Option<String>,
+    ) -> Result<cairn_agent::Runtime, cairn_protocol::ApiError> {
+        let root = std::env::current_dir().unwrap_or_else(|_| self.cairn.home().root().to_owned());
+        let choice = cairn_api::ModelChoice {
+            model,
+            ..cairn_api::ModelChoice::default()
+        };
+        self.cairn
+            .agent_runtime(choice, root)
+            .map_err(|e| e.to_api_error())
+    }
+
+    /// Switches the chat to `model` (`provider/model`, or a model of the default provider); the
+    /// conversations carry over (they are stored).
+    pub fn switch_model(&self, model: &str) -> Result<String, cairn_protocol::ApiError> {
+        let runtime = self.build_runtime(Some(model.to_owned()))?;
+        let label = runtime.settings().model.clone();
+        if let Ok(mut slot) = self.runtime.lock() {
+            *slot = Some(runtime);
+        }
+        if let Ok(mut chosen) = self.model.lock() {
+            *chosen = Some(model.to_owned());
+        }
+        Ok(label)
     }
 }
 
@@ -116,6 +143,7 @@ fn run() -> anyhow::Result<()> {
             api: Mutex::new(api),
             runtime: Mutex::new(None),
             voice: Mutex::new(None),
+            model: Mutex::new(None),
         })
         .invoke_handler(tauri::generate_handler![
             commands::app_status,
@@ -132,6 +160,8 @@ fn run() -> anyhow::Result<()> {
             commands::task_transcript,
             commands::task_update,
             commands::task_delete,
+            commands::set_model,
+            commands::compact_task,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {

@@ -309,6 +309,7 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
 
     voice(client, home, &model.base_url).await?;
     tools(client).await?;
+    slash_commands(client).await?;
 
     // A typed Tauri command, called the way the UI calls it.
     let answer = client
@@ -408,6 +409,31 @@ async fn tools(client: &Client) -> TestResult {
     );
     wait_for_text(client, "#send", "Send").await?;
     screenshot(client, "tools-done").await?;
+    Ok(())
+}
+
+/// Slash commands: the palette filters as you type, /model lists the models, an unknown command
+/// says so, /new starts afresh.
+async fn slash_commands(client: &Client) -> TestResult {
+    let input = client.find(Locator::Id("composer-input")).await?;
+    input.send_keys("/mo").await?;
+    wait_for_text(client, "#slash-palette", "/model").await?;
+    screenshot(client, "slash-palette").await?;
+    input.send_keys("del").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#notice", "mock/garden-model  (default)").await?;
+    screenshot(client, "slash-model").await?;
+    input.send_keys("/bogus").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(
+        client,
+        "#notice",
+        "There is no /bogus command. Type /help for the list.",
+    )
+    .await?;
+    input.send_keys("/new").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, ".stream-title", "New task").await?;
     Ok(())
 }
 

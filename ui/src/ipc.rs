@@ -76,6 +76,16 @@ pub async fn task_delete(session: &str) -> Result<bool, ApiError> {
     invoke_with("task_delete", &serde_json::json!({"session": session})).await
 }
 
+/// Switches the chat's model (`/model`); the model's name.
+pub async fn set_model(model: &str) -> Result<String, ApiError> {
+    invoke_with("set_model", &serde_json::json!({"model": model})).await
+}
+
+/// Compacts a task's history (`/compact`); the summary's length in characters.
+pub async fn compact_task(session: &str) -> Result<usize, ApiError> {
+    invoke_with("compact_task", &serde_json::json!({"session": session})).await
+}
+
 /// Allows or denies a call waiting for permission.
 pub async fn approve(request: u64, allow: bool) -> Result<(), ApiError> {
     invoke_with(

@@ -112,6 +112,108 @@ pub fn fold_output(output: &str) -> String {
     )
 }
 
+/// A slash command of the composer: its name, its argument hint, what it does.
+pub const SLASH_COMMANDS: [(&str, &str, &str); 6] = [
+    ("/new", "", "Start a new task"),
+    ("/stop", "", "Stop the running turn"),
+    (
+        "/compact",
+        "",
+        "Summarise this task's history to free the model's context",
+    ),
+    (
+        "/model",
+        "[provider/model]",
+        "List the models, or switch to one",
+    ),
+    ("/status", "", "Show Cairn's status"),
+    ("/help", "", "List the commands"),
+];
+
+/// The commands whose name starts with what is typed (the palette), while only a command word
+/// is typed.
+pub fn slash_palette(draft: &str) -> Vec<(&'static str, &'static str, &'static str)> {
+    let typed = draft.trim_start();
+    if !typed.starts_with('/') || typed.contains(char::is_whitespace) {
+        return Vec::new();
+    }
+    SLASH_COMMANDS
+        .iter()
+        .copied()
+        .filter(|(name, _, _)| name.starts_with(typed))
+        .collect()
+}
+
+/// `/name argument` → the command (if known) and its argument; `Err` names an unknown command.
+pub fn parse_slash(input: &str) -> Option<Result<(&'static str, String), String>> {
+    let typed = input.trim();
+    let word = typed.strip_prefix('/')?;
+    let (name, arg) = match word.split_once(char::is_whitespace) {
+        Some((name, arg)) => (name, arg.trim()),
+        None => (word, ""),
+    };
+    Some(
+        SLASH_COMMANDS
+            .iter()
+            .find(|(known, _, _)| known.trim_start_matches('/') == name)
+            .map(|(known, _, _)| (*known, arg.to_owned()))
+            .ok_or_else(|| format!("There is no /{name} command. Type /help for the list.")),
+    )
+}
+
+/// `/help`: the commands, one a line; `unknown` (an error) first when given.
+pub fn help_text() -> String {
+    let mut out = String::from("Commands:\n");
+    for (name, args, help) in SLASH_COMMANDS {
+        let call = if args.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{name} {args}")
+        };
+        out.push_str(&format!("  {call:<28} {help}\n"));
+    }
+    out.push_str("Ctrl+K searches the tasks; Ctrl+Shift+M speaks.");
+    out
+}
+
+/// `/status`: version, API, config, model, data home.
+pub fn status_text(report: &StatusReport) -> String {
+    format!(
+        "{}\nConfig: {}{}\nModel: {}\nData: {}",
+        status_line(report),
+        report.paths.config,
+        if report.config.valid {
+            ""
+        } else {
+            " (has an error)"
+        },
+        model_label(report),
+        report.paths.home
+    )
+}
+
+/// `/model` without a name: the configured models, the default marked.
+pub fn models_text(report: &StatusReport) -> String {
+    let mut out = String::new();
+    for provider in &report.providers {
+        for model in &provider.models {
+            let name = format!("{}/{model}", provider.name);
+            let mark = if report.default_model.as_deref() == Some(name.as_str()) {
+                "  (default)"
+            } else {
+                ""
+            };
+            out.push_str(&format!("{name}{mark}\n"));
+        }
+    }
+    if out.is_empty() {
+        return "No model is configured: add a provider to the config (see Connect a model)."
+            .into();
+    }
+    out.push_str("Switch with /model provider/model.");
+    out
+}
+
 /// The task list's groups, in order.
 pub const TASK_GROUPS: [&str; 6] = [
     "Pinned",
@@ -223,5 +325,83 @@ mod tests {
         let snippet = setup_snippet("/h/config.toml");
         assert!(snippet.starts_with("# /h/config.toml"));
         assert!(snippet.contains("api_key = \"${OPENAI_API_KEY}\""));
+    }
+
+    #[test]
+    fn markdown_renders_code_and_never_passes_raw_html() {
+        let html = markdown_html(
+            "Run `ls`:\n\n```sh\nls -la\n```\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) [y](https://example.com)",
+        );
+        assert!(html.contains("<code>ls</code>"), "{html}");
+        assert!(
+            html.contains("<pre><code class=\"language-sh\">ls -la"),
+            "{html}"
+        );
+        assert!(!html.contains("<script>"), "{html}");
+        assert!(html.contains("&lt;script&gt;"), "{html}");
+        assert!(!html.contains("href=\"javascript"), "{html}");
+        assert!(html.contains("href=\"https://example.com\""), "{html}");
+    }
+
+    #[test]
+    fn tool_output_drops_the_id_header() {
+        assert_eq!(fold_output("[#0001]\nhello\n"), "hello\n");
+        assert_eq!(
+            fold_output("[#0002 a.txt sha 1234abcd]\nfn a() {}"),
+            "fn a() {}"
+        );
+        assert_eq!(fold_output("plain"), "plain");
+    }
+
+    #[test]
+    fn tasks_group_by_local_day_with_pins_and_archive_first() {
+        let day = 86_400_000.0;
+        let now = 20_000.0 * day + 10.0 * 3_600_000.0; // 10:00 UTC
+        assert_eq!(
+            task_group(now - 3_600_000.0, now, 0.0, false, false),
+            "Today"
+        );
+        assert_eq!(
+            task_group(now - 11.0 * 3_600_000.0, now, 0.0, false, false),
+            "Yesterday"
+        );
+        // 11 hours ago is still today in UTC+12 (offset -720).
+        assert_eq!(
+            task_group(now - 11.0 * 3_600_000.0, now, -720.0, false, false),
+            "Today"
+        );
+        assert_eq!(
+            task_group(now - 3.0 * day, now, 0.0, false, false),
+            "Last 7 days"
+        );
+        assert_eq!(
+            task_group(now - 30.0 * day, now, 0.0, false, false),
+            "Older"
+        );
+        assert_eq!(
+            task_group(now - 30.0 * day, now, 0.0, true, false),
+            "Pinned"
+        );
+        assert_eq!(task_group(now, now, 0.0, true, true), "Archived");
+    }
+
+    #[test]
+    fn slash_commands_are_offered_and_parsed() {
+        assert_eq!(slash_palette("/co").len(), 1);
+        assert_eq!(slash_palette("/").len(), 6);
+        assert!(slash_palette("/model x").is_empty());
+        assert!(slash_palette("hello").is_empty());
+        assert_eq!(
+            parse_slash("/model openai/gpt-4o"),
+            Some(Ok(("/model", "openai/gpt-4o".into())))
+        );
+        assert_eq!(parse_slash(" /new "), Some(Ok(("/new", String::new()))));
+        assert_eq!(
+            parse_slash("/frobnicate"),
+            Some(Err(
+                "There is no /frobnicate command. Type /help for the list.".into()
+            ))
+        );
+        assert_eq!(parse_slash("plain words"), None);
     }
 }

@@ -414,6 +414,14 @@ pub fn Workbench() -> impl IntoView {
         }
     };
 
+    // What a slash command says back, shown above the composer until dismissed.
+    let notice = RwSignal::new(None::<String>);
+    let current_session = move || {
+        current.get_untracked().and_then(|id| {
+            tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+        })
+    };
+
     // The current task's turn is running: Send becomes Stop.
     let running = Signal::derive(move || {
         current.get().is_some_and(|id| {
@@ -433,6 +441,52 @@ pub fn Workbench() -> impl IntoView {
             spawn_local(async move {
                 let _ = ipc::stop_turn(&session).await;
             });
+        }
+    };
+
+    let command = move |name: &'static str, arg: String| {
+        notice.set(None);
+        match name {
+            "/new" => {
+                current.set(None);
+                page.set(Page::Tasks);
+            }
+            "/stop" => {
+                if running.get_untracked() {
+                    stop();
+                } else {
+                    notice.set(Some("Nothing is running.".into()));
+                }
+            }
+            "/compact" => match current_session() {
+                None => notice.set(Some("Open a task to compact it.".into())),
+                Some(session) => {
+                    notice.set(Some("Summarising this task's history…".into()));
+                    spawn_local(async move {
+                        notice.set(Some(match ipc::compact_task(&session).await {
+                            Ok(chars) => format!("The history is now a summary of {chars} characters; the next message starts from it."),
+                            Err(e) => e.message,
+                        }));
+                    });
+                }
+            },
+            "/status" => notice.set(Some(match status.get_untracked() {
+                Some(Ok(report)) => present::status_text(&report),
+                Some(Err(e)) => e.message,
+                None => "Checking…".into(),
+            })),
+            "/model" if arg.is_empty() => notice.set(Some(match status.get_untracked() {
+                Some(Ok(report)) => present::models_text(&report),
+                _ => "The status is not known yet.".into(),
+            })),
+            "/model" => spawn_local(async move {
+                notice.set(Some(match ipc::set_model(&arg).await {
+                    Ok(model) => format!("The chat now uses {model}."),
+                    Err(e) => e.message,
+                }));
+            }),
+            _ if arg.is_empty() => notice.set(Some(present::help_text())),
+            _ => notice.set(Some(format!("{arg}\n\n{}", present::help_text()))),
         }
     };
 
@@ -533,7 +587,13 @@ pub fn Workbench() -> impl IntoView {
                         }
                     }}
                 </section>
-                <Composer on_send=send running on_stop=stop />
+                <Show when=move || notice.get().is_some()>
+                    <div id="notice" class="notice" role="status">
+                        <pre>{move || notice.get().unwrap_or_default()}</pre>
+                        <button class="icon" aria-label="Dismiss" on:click=move |_| notice.set(None)>"✕"</button>
+                    </div>
+                </Show>
+                <Composer on_send=send running on_stop=stop on_command=command />
             </main>
         </div>
     }
@@ -1050,8 +1110,10 @@ fn Composer(
     on_send: impl Fn(String) + Copy + Send + Sync + 'static,
     running: Signal<bool>,
     on_stop: impl Fn() + Copy + Send + Sync + 'static,
+    on_command: impl Fn(&'static str, String) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let draft = RwSignal::new(String::new());
+    let palette = Memo::new(move |_| present::slash_palette(&draft.get()));
     let voice = RwSignal::new(Voice::Idle);
     let start_voice = move || {
         voice.set(Voice::Listening {
@@ -1106,16 +1168,37 @@ fn Composer(
     };
     let submit = move || {
         let text = draft.get_untracked();
-        if !text.trim().is_empty() {
-            on_send(text);
-            draft.set(String::new());
+        if text.trim().is_empty() {
+            return;
         }
+        match present::parse_slash(&text) {
+            Some(Ok((name, arg))) => on_command(name, arg),
+            Some(Err(unknown)) => on_command("/help", unknown),
+            None => on_send(text),
+        }
+        draft.set(String::new());
     };
     view! {
         <form class="composer" on:submit=move |ev| {
             ev.prevent_default();
             submit();
         }>
+            <Show when=move || !palette.get().is_empty()>
+                <ul id="slash-palette" class="slash-palette" role="listbox">
+                    {move || palette.get().into_iter().map(|(name, args, help)| view! {
+                        <li role="option">
+                            <button type="button" on:click=move |_| {
+                                draft.set(format!("{name} "));
+                                focus_composer();
+                            }>
+                                <span class="slash-name">{name}</span>
+                                <span class="slash-args">{args}</span>
+                                <span class="slash-help">{help}</span>
+                            </button>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </Show>
             <textarea
                 id="composer-input"
                 rows="2"
@@ -1123,9 +1206,15 @@ fn Composer(
                 prop:value=move || draft.get()
                 on:input=move |ev| draft.set(event_target_value(&ev))
                 on:keydown=move |ev: web_sys::KeyboardEvent| {
-                    if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                    if ev.key() == "Tab" && !palette.get_untracked().is_empty() {
                         ev.prevent_default();
-                        if !running.get_untracked() {
+                        if let Some((name, _, _)) = palette.get_untracked().first() {
+                            draft.set(format!("{name} "));
+                        }
+                    } else if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                        ev.prevent_default();
+                        let is_command = draft.get_untracked().trim_start().starts_with('/');
+                        if is_command || !running.get_untracked() {
                             submit();
                         }
                     } else if (ev.key() == "m" || ev.key() == "M") && ev.ctrl_key() && ev.shift_key() {
