@@ -4,6 +4,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod sources_commands;
 mod windows;
 
 use std::sync::Mutex;
@@ -145,7 +146,15 @@ fn run() -> anyhow::Result<()> {
             voice: Mutex::new(None),
             model: Mutex::new(None),
         })
+        .manage(sources_commands::Scanning::default())
         .invoke_handler(tauri::generate_handler![
+            sources_commands::sources_list,
+            sources_commands::sources_scan,
+            sources_commands::sources_scan_control,
+            sources_commands::hooks_status,
+            sources_commands::hooks_cli,
+            sources_commands::hook_install,
+            sources_commands::hook_remove,
             commands::app_status,
             commands::show_workbench,
             commands::toggle_pet,

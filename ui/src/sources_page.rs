@@ -1,8 +1,1117 @@
-//! The sources page (being written).
+//! The Sources page: the other agents whose history is on this machine (a card each, with what
+//! was imported and when), scans with live progress (pause, resume, stop) and their summary, and
+//! Cairn's live hooks in Claude Code, Codex and Cursor.
 
+use cairn_protocol::ApiError;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::Deserialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::ipc::invoke_with;
+
+/// A source as `sources_list` answers (cairn-api's `SourceInfo`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Source {
+    name: String,
+    label: String,
+    detected: bool,
+    enabled: bool,
+    path: String,
+    files: usize,
+    conversations: usize,
+    turns: usize,
+    last_sync: Option<i64>,
+}
+
+/// One source's scan counts (cairn-importers' `SourceReport`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+struct Report {
+    source: String,
+    conversations: usize,
+    turns_seen: usize,
+    turns_added: usize,
+    turns_skipped: usize,
+    turns_failed: usize,
+    lines_malformed: usize,
+    #[serde(default)]
+    files_failed: usize,
+}
+
+/// What a scan streams as it goes (cairn-importers' `Progress`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+enum ScanEvent {
+    SourceStarted {
+        source: String,
+        files: usize,
+    },
+    File {
+        source: String,
+        done: usize,
+        files: usize,
+        report: Report,
+    },
+    SourceDone {
+        report: Report,
+    },
+    Stopped,
+}
+
+/// An agent's hook state (cairn-api's `HookStatus`).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Hook {
+    agent: String,
+    path: String,
+    installed: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    Running,
+    Paused,
+    Stopping,
+    Done,
+    Stopped,
+    Failed,
+}
+
+/// One source's line in the progress panel.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    source: String,
+    label: String,
+    files: usize,
+    done: usize,
+    report: Report,
+    finished: bool,
+}
+
+impl Row {
+    fn percent(&self) -> f64 {
+        if self.files == 0 {
+            return if self.finished { 100.0 } else { 0.0 };
+        }
+        (self.done.min(self.files) as f64 * 100.0 / self.files as f64).round()
+    }
+}
+
+/// A scan, from the click to its summary.
+#[derive(Debug, Clone, PartialEq)]
+struct Scan {
+    full: bool,
+    /// The one source scanned (its label), or all.
+    only: Option<String>,
+    phase: Phase,
+    rows: Vec<Row>,
+    /// Why it failed.
+    error: Option<String>,
+}
+
+impl Scan {
+    fn new(only: Option<String>, full: bool) -> Self {
+        Self {
+            full,
+            only,
+            phase: Phase::Running,
+            rows: Vec::new(),
+            error: None,
+        }
+    }
+
+    fn running(&self) -> bool {
+        matches!(self.phase, Phase::Running | Phase::Paused | Phase::Stopping)
+    }
+
+    /// Applies one streamed event; `label` names a source. Events may arrive after the summary,
+    /// so nothing here moves backwards.
+    fn apply(&mut self, event: ScanEvent, label: impl Fn(&str) -> String) {
+        match event {
+            ScanEvent::SourceStarted { source, files } => {
+                if !self.rows.iter().any(|r| r.source == source) {
+                    self.rows.push(Row {
+                        label: label(&source),
+                        report: Report {
+                            source: source.clone(),
+                            ..Report::default()
+                        },
+                        source,
+                        files,
+                        done: 0,
+                        finished: false,
+                    });
+                }
+            }
+            ScanEvent::File {
+                source,
+                done,
+                files,
+                report,
+            } => {
+                if let Some(row) = self.rows.iter_mut().find(|r| r.source == source) {
+                    row.files = files;
+                    if done >= row.done && !row.finished {
+                        row.done = done;
+                        row.report = report;
+                    }
+                }
+            }
+            ScanEvent::SourceDone { report } => {
+                if let Some(row) = self.rows.iter_mut().find(|r| r.source == report.source) {
+                    row.done = row.files;
+                    row.finished = true;
+                    row.report = report;
+                }
+            }
+            ScanEvent::Stopped => {
+                if self.phase != Phase::Failed {
+                    self.phase = Phase::Stopped;
+                }
+            }
+        }
+    }
+
+    /// The command returned: the reports are final.
+    fn finish(&mut self, outcome: Result<Vec<Report>, ApiError>, label: impl Fn(&str) -> String) {
+        match outcome {
+            Ok(reports) => {
+                let stopped = matches!(self.phase, Phase::Stopping | Phase::Stopped);
+                for report in reports {
+                    match self.rows.iter_mut().find(|r| r.source == report.source) {
+                        Some(row) => {
+                            if !stopped {
+                                row.done = row.files;
+                                row.finished = true;
+                            }
+                            row.report = report;
+                        }
+                        None => self.rows.push(Row {
+                            label: label(&report.source),
+                            source: report.source.clone(),
+                            files: 0,
+                            done: 0,
+                            report,
+                            finished: !stopped,
+                        }),
+                    }
+                }
+                self.phase = if stopped { Phase::Stopped } else { Phase::Done };
+            }
+            Err(e) => {
+                self.phase = Phase::Failed;
+                self.error = Some(e.message);
+            }
+        }
+    }
+
+    fn total(&self) -> Report {
+        let mut total = Report::default();
+        for r in self.rows.iter().map(|r| &r.report) {
+            total.conversations += r.conversations;
+            total.turns_seen += r.turns_seen;
+            total.turns_added += r.turns_added;
+            total.turns_skipped += r.turns_skipped;
+            total.turns_failed += r.turns_failed;
+            total.lines_malformed += r.lines_malformed;
+            total.files_failed += r.files_failed;
+        }
+        total
+    }
+
+    /// The one-line state above the bars.
+    fn headline(&self) -> String {
+        let kind = if self.full { "Deep scan" } else { "Scan" };
+        match self.phase {
+            Phase::Running => match self.rows.iter().rev().find(|r| !r.finished) {
+                Some(row) => format!("{kind}: reading {}…", row.label),
+                None => format!("{kind}: looking for history…"),
+            },
+            Phase::Paused => format!("{kind} paused"),
+            Phase::Stopping => format!("{kind}: stopping after the current file…"),
+            Phase::Done => format!("{kind} finished"),
+            Phase::Stopped => format!("{kind} stopped: what was read so far is kept"),
+            Phase::Failed => format!(
+                "{kind} failed: {}",
+                self.error.as_deref().unwrap_or("unknown error")
+            ),
+        }
+    }
+}
+
+/// "3 turns", "1 turn".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// A past moment as people say it: "just now", "5 minutes ago", "yesterday", or the date.
+fn ago(then_ms: i64, now_ms: i64) -> String {
+    let seconds = (now_ms - then_ms).max(0) / 1000;
+    let minutes = seconds / 60;
+    let hours = minutes / 60;
+    let days = hours / 24;
+    match () {
+        _ if seconds < 45 => "just now".to_owned(),
+        _ if minutes < 2 => "a minute ago".to_owned(),
+        _ if hours < 1 => format!("{minutes} minutes ago"),
+        _ if hours < 2 => "an hour ago".to_owned(),
+        _ if days < 1 => format!("{hours} hours ago"),
+        _ if days < 2 => "yesterday".to_owned(),
+        _ if days < 14 => format!("{days} days ago"),
+        _ => format!("on {}", date(then_ms)),
+    }
+}
+
+/// `2026-03-01` (UTC) from milliseconds since the epoch.
+fn date(ms: i64) -> String {
+    let days = ms.div_euclid(86_400_000);
+    // Howard Hinnant's civil-from-days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// The agents with hooks, as people know them, and what the hooks do.
+fn hook_agent(agent: &str) -> (&'static str, &'static str) {
+    match agent {
+        "claude-code" => (
+            "Claude Code",
+            "Recalls memory before each prompt and captures every finished turn (UserPromptSubmit, Stop).",
+        ),
+        "codex" => (
+            "Codex",
+            "Recalls memory before each prompt and captures every finished turn (UserPromptSubmit, Stop).",
+        ),
+        "cursor" => ("Cursor", "Captures every finished turn (stop)."),
+        _ => ("This agent", ""),
+    }
+}
+
+// The scan call needs a Tauri channel, which `ipc::invoke_with` cannot carry: the same bridge,
+// with the channel object passed as is.
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["window", "__TAURI_INTERNALS__"], js_name = invoke, catch)]
+    async fn tauri_invoke(cmd: &str, args: JsValue) -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen(js_namespace = ["window", "__TAURI__", "core"])]
+extern "C" {
+    /// Tauri's ordered message channel (`@tauri-apps/api/core` `Channel`).
+    type Channel;
+    #[wasm_bindgen(constructor)]
+    fn new() -> Channel;
+    #[wasm_bindgen(method, setter)]
+    fn set_onmessage(this: &Channel, handler: &js_sys::Function);
+}
+
+fn api_error(value: JsValue) -> ApiError {
+    serde_wasm_bindgen::from_value::<ApiError>(value.clone()).unwrap_or_else(|_| {
+        ApiError::new(
+            "ipc",
+            value
+                .as_string()
+                .unwrap_or_else(|| "the app did not answer".to_owned()),
+        )
+    })
+}
+
+/// Runs a scan; `on_event` sees its progress. Returns the reports, one per source scanned.
+async fn scan_sources(
+    only: Option<&str>,
+    full: bool,
+    on_event: impl FnMut(ScanEvent) + 'static,
+) -> Result<Vec<Report>, ApiError> {
+    let mut on_event = on_event;
+    let handler = Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
+        if let Ok(event) = serde_wasm_bindgen::from_value::<ScanEvent>(value) {
+            on_event(event);
+        }
+    });
+    let channel = Channel::new();
+    channel.set_onmessage(handler.as_ref().unchecked_ref());
+    let args = js_sys::Object::new();
+    let set =
+        |key: &str, value: &JsValue| js_sys::Reflect::set(&args, &JsValue::from_str(key), value);
+    set(
+        "only",
+        &only.map(JsValue::from_str).unwrap_or(JsValue::NULL),
+    )
+    .and_then(|_| set("full", &JsValue::from_bool(full)))
+    .and_then(|_| set("onProgress", &channel))
+    .map_err(api_error)?;
+    let outcome = tauri_invoke("sources_scan", args.into())
+        .await
+        .map_err(api_error)
+        .and_then(|value| {
+            serde_wasm_bindgen::from_value(value).map_err(|e| {
+                ApiError::new(
+                    "decode",
+                    format!("unexpected answer from sources_scan: {e}"),
+                )
+            })
+        });
+    // The channel may still deliver its last events after the command returns; keep the handler.
+    handler.forget();
+    outcome
+}
+
+async fn list_sources() -> Result<Vec<Source>, ApiError> {
+    invoke_with("sources_list", &serde_json::json!({})).await
+}
+
+async fn scan_control(action: &str) -> Result<bool, ApiError> {
+    invoke_with(
+        "sources_scan_control",
+        &serde_json::json!({ "action": action }),
+    )
+    .await
+}
+
+async fn hooks_status() -> Result<Vec<Hook>, ApiError> {
+    invoke_with("hooks_status", &serde_json::json!({})).await
+}
+
+/// Where the `cairn` command the hooks run should be, and whether it is there.
+async fn hooks_cli() -> Result<(String, bool), ApiError> {
+    invoke_with("hooks_cli", &serde_json::json!({})).await
+}
+
+async fn hook_change(agent: &str, install: bool) -> Result<Hook, ApiError> {
+    let command = if install {
+        "hook_install"
+    } else {
+        "hook_remove"
+    };
+    invoke_with(command, &serde_json::json!({ "agent": agent })).await
+}
+
+thread_local! {
+    /// The scan outlives the page: leaving and coming back shows it still running.
+    static SCAN: ArcRwSignal<Option<Scan>> = ArcRwSignal::new(None);
+}
+
+/// What the page's parts share.
+#[derive(Clone, Copy)]
+struct Ctx {
+    sources: RwSignal<Option<Result<Vec<Source>, String>>>,
+    scan: RwSignal<Option<Scan>>,
+    /// A deep scan waiting for its confirmation: of all sources (`None`) or one.
+    confirm: RwSignal<Option<Option<String>>>,
+    hooks: RwSignal<Option<Result<Vec<Hook>, String>>>,
+    cli: RwSignal<Option<(String, bool)>>,
+    /// The last install/remove result per agent: (agent, succeeded, text).
+    hook_notes: RwSignal<Vec<(String, bool, String)>>,
+    hook_busy: RwSignal<Option<String>>,
+}
+
+impl Ctx {
+    fn scanning(&self) -> bool {
+        self.scan.with(|s| s.as_ref().is_some_and(Scan::running))
+    }
+
+    fn label_of(&self) -> impl Fn(&str) -> String + 'static {
+        let labels: Vec<(String, String)> = self.sources.with_untracked(|s| {
+            s.as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map(|all| {
+                    all.iter()
+                        .map(|s| (s.name.clone(), s.label.clone()))
+                        .collect()
+                })
+                .unwrap_or_default()
+        });
+        move |name: &str| {
+            labels
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, l)| l.clone())
+                .unwrap_or_else(|| name.to_owned())
+        }
+    }
+
+    fn load_sources(self) {
+        spawn_local(async move {
+            let listed = list_sources().await.map_err(|e| e.message);
+            self.sources.set(Some(listed));
+        });
+    }
+
+    fn load_hooks(self) {
+        spawn_local(async move {
+            let hooks = hooks_status().await.map_err(|e| e.message);
+            self.hooks.set(Some(hooks));
+            if let Ok(cli) = hooks_cli().await {
+                self.cli.set(Some(cli));
+            }
+        });
+    }
+
+    fn start_scan(self, only: Option<String>, full: bool) {
+        if self.scanning() {
+            return;
+        }
+        self.confirm.set(None);
+        let label = self.label_of();
+        let scan = SCAN.with(Clone::clone);
+        scan.set(Some(Scan::new(only.as_deref().map(&label), full)));
+        let events = scan.clone();
+        let event_label = self.label_of();
+        spawn_local(async move {
+            let outcome = scan_sources(only.as_deref(), full, move |event| {
+                events.update(|s| {
+                    if let Some(s) = s {
+                        s.apply(event, &event_label);
+                    }
+                })
+            })
+            .await;
+            scan.update(|s| {
+                if let Some(s) = s {
+                    s.finish(outcome, &label);
+                }
+            });
+            // The cards show the new counts (if the page is still open).
+            if let Ok(listed) = list_sources().await {
+                self.sources.try_set(Some(Ok(listed)));
+            }
+        });
+    }
+
+    fn control(self, action: &'static str, next: Phase) {
+        let scan = SCAN.with(Clone::clone);
+        spawn_local(async move {
+            match scan_control(action).await {
+                Ok(true) => scan.update(|s| {
+                    if let Some(s) = s.as_mut().filter(|s| s.running()) {
+                        s.phase = next;
+                    }
+                }),
+                Ok(false) => {}
+                Err(e) => scan.update(|s| {
+                    if let Some(s) = s {
+                        s.error = Some(e.message);
+                    }
+                }),
+            }
+        });
+    }
+
+    fn change_hook(self, agent: String, install: bool) {
+        self.hook_busy.set(Some(agent.clone()));
+        spawn_local(async move {
+            let (label, _) = hook_agent(&agent);
+            let note = match hook_change(&agent, install).await {
+                Ok(hook) => {
+                    let text = if install {
+                        format!(
+                            "Installed in {}. Restart {label} or open a new session to load it.",
+                            hook.path
+                        )
+                    } else {
+                        format!(
+                            "Removed from {}. Other hooks there were kept, and imported memories stay.",
+                            hook.path
+                        )
+                    };
+                    self.hooks.update(|h| {
+                        if let Some(Ok(all)) = h {
+                            if let Some(slot) = all.iter_mut().find(|h| h.agent == hook.agent) {
+                                *slot = hook;
+                            }
+                        }
+                    });
+                    (true, text)
+                }
+                Err(e) => (false, e.message),
+            };
+            self.hook_notes.update(|notes| {
+                notes.retain(|(a, _, _)| *a != agent);
+                notes.push((agent.clone(), note.0, note.1));
+            });
+            self.hook_busy.set(None);
+        });
+    }
+}
 
 #[component]
 pub fn SourcesPage() -> impl IntoView {
-    view! { <h1 class="page-title">"Sources"</h1> }
+    let ctx = Ctx {
+        sources: RwSignal::new(None),
+        scan: RwSignal::from(SCAN.with(Clone::clone)),
+        confirm: RwSignal::new(None),
+        hooks: RwSignal::new(None),
+        cli: RwSignal::new(None),
+        hook_notes: RwSignal::new(Vec::new()),
+        hook_busy: RwSignal::new(None),
+    };
+    ctx.load_sources();
+    ctx.load_hooks();
+    let refresh = move |_| {
+        ctx.load_sources();
+        ctx.load_hooks();
+    };
+    view! {
+        <div id="sources-page" class="sources-page">
+            <header class="sources-head">
+                <div>
+                    <h1 class="page-title">"Sources"</h1>
+                    <p class="hint">
+                        "Other agents' history on this machine. A scan brings their finished turns into memory; it never changes the agents' files."
+                    </p>
+                </div>
+                <div class="sources-actions">
+                    <button id="sources-refresh" class="secondary" on:click=refresh>
+                        "Refresh"
+                    </button>
+                    <button
+                        id="deep-scan-all"
+                        class="secondary"
+                        disabled=move || ctx.scanning()
+                        on:click=move |_| ctx.confirm.set(Some(None))
+                    >
+                        "Deep scan"
+                    </button>
+                    <button
+                        id="scan-all"
+                        class="primary"
+                        disabled=move || ctx.scanning()
+                        on:click=move |_| ctx.start_scan(None, false)
+                    >
+                        "Scan"
+                    </button>
+                </div>
+            </header>
+            <DeepScanConfirm ctx />
+            <ScanPanel ctx />
+            <SourceCards ctx />
+            <HooksSection ctx />
+        </div>
+    }
+}
+
+#[component]
+fn DeepScanConfirm(ctx: Ctx) -> impl IntoView {
+    let start = NodeRef::<leptos::html::Button>::new();
+    Effect::new(move |_| {
+        if ctx.confirm.get().is_some() {
+            request_animation_frame(move || {
+                if let Some(button) = start.get_untracked() {
+                    let _ = button.focus();
+                }
+            });
+        }
+    });
+    move || {
+        let target = ctx.confirm.get()?;
+        let what = match &target {
+            Some(name) => (ctx.label_of())(name),
+            None => "every detected agent".to_owned(),
+        };
+        Some(view! {
+            <div id="deep-scan-confirm" class="sources-confirm" role="alertdialog" aria-labelledby="deep-scan-confirm-text">
+                <p id="deep-scan-confirm-text">
+                    <strong>"Deep scan " {what.clone()} "?"</strong>
+                    " It rereads every history file to backfill older conversations, which can take a while. Turns already in memory are not added twice."
+                </p>
+                <div class="sources-confirm-actions">
+                    <button class="secondary" on:click=move |_| ctx.confirm.set(None)>"Cancel"</button>
+                    <button
+                        id="deep-scan-start"
+                        class="primary"
+                        node_ref=start
+                        on:click=move |_| ctx.start_scan(target.clone(), true)
+                    >
+                        "Start deep scan"
+                    </button>
+                </div>
+            </div>
+        })
+    }
+}
+
+#[component]
+fn ScanPanel(ctx: Ctx) -> impl IntoView {
+    move || {
+        let scan = ctx.scan.get()?;
+        let running = scan.running();
+        let paused = scan.phase == Phase::Paused;
+        let stopping = scan.phase == Phase::Stopping;
+        let total = scan.total();
+        let finished = matches!(scan.phase, Phase::Done | Phase::Stopped);
+        let state_class = match scan.phase {
+            Phase::Failed => "scan-panel failed",
+            Phase::Done => "scan-panel done",
+            Phase::Paused => "scan-panel paused",
+            _ => "scan-panel",
+        };
+        let rows = scan
+            .rows
+            .iter()
+            .map(|row| {
+                let percent = row.percent();
+                let label = row.label.clone();
+                view! {
+                    <li class="scan-row" data-source={row.source.clone()}>
+                        <div class="scan-row-head">
+                            <span class="scan-row-label">{row.label.clone()}</span>
+                            <span class="scan-row-count">
+                                {format!(
+                                    "{} / {} files · {} added",
+                                    row.done,
+                                    row.files,
+                                    count(row.report.turns_added, "turn", "turns"),
+                                )}
+                            </span>
+                        </div>
+                        <div
+                            class={if row.finished { "progress complete" } else { "progress" }}
+                            role="progressbar"
+                            aria-label={format!("{label} files read")}
+                            aria-valuemin="0"
+                            aria-valuemax={row.files.to_string()}
+                            aria-valuenow={row.done.to_string()}
+                        >
+                            <div class="progress-fill" style:width={format!("{percent}%")}></div>
+                        </div>
+                    </li>
+                }
+            })
+            .collect_view();
+        let summary = finished.then(|| {
+            let lines = scan
+                .rows
+                .iter()
+                .map(|row| {
+                    let r = &row.report;
+                    view! {
+                        <tr>
+                            <th scope="row">{row.label.clone()}</th>
+                            <td>{r.conversations}</td>
+                            <td>{r.turns_seen}</td>
+                            <td class="added">{r.turns_added}</td>
+                            <td>{r.turns_skipped}</td>
+                            <td class={if r.turns_failed > 0 { "bad" } else { "" }}>{r.turns_failed}</td>
+                            <td>{r.lines_malformed}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            let headline = if scan.rows.is_empty() {
+                "No agent history to scan: no detected, enabled agent.".to_owned()
+            } else {
+                format!(
+                    "{} added from {} · {} seen · {} skipped · {} failed · {}{}",
+                    count(total.turns_added, "turn", "turns"),
+                    count(total.conversations, "conversation", "conversations"),
+                    total.turns_seen,
+                    total.turns_skipped,
+                    total.turns_failed,
+                    count(total.lines_malformed, "malformed line", "malformed lines"),
+                    if total.files_failed > 0 {
+                        format!(" · {}", count(total.files_failed, "unreadable file", "unreadable files"))
+                    } else {
+                        String::new()
+                    }
+                )
+            };
+            let table = (!scan.rows.is_empty()).then(|| {
+                view! {
+                    <table class="scan-table">
+                        <thead>
+                            <tr>
+                                <th scope="col">"Agent"</th>
+                                <th scope="col">"Conversations"</th>
+                                <th scope="col">"Turns seen"</th>
+                                <th scope="col">"Added"</th>
+                                <th scope="col">"Skipped"</th>
+                                <th scope="col">"Failed"</th>
+                                <th scope="col">"Malformed lines"</th>
+                            </tr>
+                        </thead>
+                        <tbody>{lines}</tbody>
+                    </table>
+                }
+            });
+            view! {
+                <div id="scan-summary" class="scan-summary">
+                    <p class="scan-totals">{headline}</p>
+                    {table}
+                </div>
+            }
+        });
+        let error = scan
+            .error
+            .clone()
+            .filter(|_| scan.phase != Phase::Failed)
+            .map(|e| view! { <p class="error-text">{e}</p> });
+        Some(view! {
+            <section id="scan-panel" class=state_class aria-live="polite" aria-label="Scan progress">
+                <div class="scan-panel-head">
+                    <h2 id="scan-status" class="scan-status">{scan.headline()}</h2>
+                    <div class="scan-controls">
+                        {running.then(|| view! {
+                            <button
+                                id="scan-pause"
+                                class="secondary"
+                                disabled=stopping
+                                on:click=move |_| {
+                                    if paused {
+                                        ctx.control("resume", Phase::Running)
+                                    } else {
+                                        ctx.control("pause", Phase::Paused)
+                                    }
+                                }
+                            >
+                                {if paused { "Resume" } else { "Pause" }}
+                            </button>
+                            <button
+                                id="scan-stop"
+                                class="secondary danger"
+                                disabled=stopping
+                                on:click=move |_| ctx.control("stop", Phase::Stopping)
+                            >
+                                "Stop"
+                            </button>
+                        })}
+                        {(!running).then(|| view! {
+                            <button id="scan-dismiss" class="secondary" on:click=move |_| ctx.scan.set(None)>
+                                "Close"
+                            </button>
+                        })}
+                    </div>
+                </div>
+                <ul class="scan-rows">{rows}</ul>
+                {running.then(|| view! {
+                    <p id="scan-live" class="hint">
+                        {format!("{} added so far", count(total.turns_added, "turn", "turns"))}
+                    </p>
+                })}
+                {error}
+                {summary}
+            </section>
+        })
+    }
+}
+
+#[component]
+fn SourceCards(ctx: Ctx) -> impl IntoView {
+    move || {
+        let listed = match ctx.sources.get() {
+            None => return view! { <p class="hint sources-loading">"Looking for agents…"</p> }.into_any(),
+            Some(Err(e)) => {
+                return view! { <p class="error-text">{format!("The sources could not be listed: {e}")}</p> }
+                    .into_any()
+            }
+            Some(Ok(listed)) => listed,
+        };
+        let now = js_sys::Date::now() as i64;
+        let (found, missing): (Vec<Source>, Vec<Source>) =
+            listed.into_iter().partition(|s| s.detected);
+        let found_count = found.len();
+        let cards = found
+            .into_iter()
+            .map(|s| source_card(ctx, s, now))
+            .collect_view();
+        let missing_list = (!missing.is_empty()).then(|| {
+            let items = missing
+                .into_iter()
+                .map(|s| {
+                    view! {
+                        <li id={format!("source-{}", s.name)} class="source-missing">
+                            <span class="source-missing-label">{s.label.clone()}</span>
+                            <span class="source-path" title={s.path.clone()}>{s.path.clone()}</span>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! {
+                <details class="sources-missing">
+                    <summary>"Not found on this machine"</summary>
+                    <p class="hint">"Cairn looked for their history here; install or use one and it shows up above."</p>
+                    <ul>{items}</ul>
+                </details>
+            }
+        });
+        view! {
+            <section class="sources-section" aria-labelledby="sources-agents-title">
+                <h2 id="sources-agents-title" class="section-title">"Agents"</h2>
+                {(found_count == 0).then(|| view! {
+                    <div class="card sources-empty">
+                        <h3>"No agent history found"</h3>
+                        <p>"Cairn reads Claude Code, Codex, Cursor and other agents' history when it is on this machine."</p>
+                    </div>
+                })}
+                <div id="source-cards" class="source-grid">{cards}</div>
+                {missing_list}
+            </section>
+        }
+        .into_any()
+    }
+}
+
+fn source_card(ctx: Ctx, s: Source, now: i64) -> impl IntoView {
+    let last = match s.last_sync {
+        Some(t) => format!("Last sync {}", ago(t, now)),
+        None => "Never synced".to_owned(),
+    };
+    let last_title = s.last_sync.map(date).unwrap_or_default();
+    let (badge, badge_class) = if s.enabled {
+        ("Detected", "badge badge-ok")
+    } else {
+        ("Disabled in config", "badge badge-off")
+    };
+    let scan_name = s.name.clone();
+    let deep_name = s.name.clone();
+    let label = s.label.clone();
+    view! {
+        <article id={format!("source-{}", s.name)} class="source-card" aria-label={s.label.clone()}>
+            <header class="source-card-head">
+                <h3 class="source-label">{s.label.clone()}</h3>
+                <span class=badge_class>{badge}</span>
+            </header>
+            <p class="source-path" title={s.path.clone()}>{s.path.clone()}</p>
+            <dl class="source-stats">
+                <div>
+                    <dt>"Files"</dt>
+                    <dd class="stat-files">{s.files}</dd>
+                </div>
+                <div>
+                    <dt>"Conversations"</dt>
+                    <dd class="stat-conversations">{s.conversations}</dd>
+                </div>
+                <div>
+                    <dt>"Turns"</dt>
+                    <dd class="stat-turns">{s.turns}</dd>
+                </div>
+            </dl>
+            <footer class="source-card-foot">
+                <span class="source-last" title={last_title}>{last}</span>
+                <div class="source-card-actions">
+                    <button
+                        class="secondary small"
+                        aria-label={format!("Deep scan {label}")}
+                        disabled=move || ctx.scanning()
+                        on:click=move |_| ctx.confirm.set(Some(Some(deep_name.clone())))
+                    >
+                        "Deep scan"
+                    </button>
+                    <button
+                        class="secondary small source-scan"
+                        aria-label={format!("Scan {}", s.label)}
+                        disabled=move || ctx.scanning()
+                        on:click=move |_| ctx.start_scan(Some(scan_name.clone()), false)
+                    >
+                        "Scan"
+                    </button>
+                </div>
+            </footer>
+        </article>
+    }
+}
+
+#[component]
+fn HooksSection(ctx: Ctx) -> impl IntoView {
+    let cli_missing = move || {
+        ctx.cli
+            .get()
+            .filter(|(_, found)| !found)
+            .map(|(path, _)| path)
+    };
+    view! {
+        <section id="hooks" class="sources-section" aria-labelledby="hooks-title">
+            <h2 id="hooks-title" class="section-title">"Live hooks"</h2>
+            <p class="hint">
+                "A hook lets an agent ask Cairn for relevant memories before each prompt and hand over each finished turn, so new conversations land in memory without a scan."
+            </p>
+            {move || cli_missing().map(|path| view! {
+                <div id="hooks-no-cli" class="sources-warning" role="status">
+                    <strong>"The cairn command is missing."</strong>
+                    " Hooks run it, and it should be at "
+                    <code>{path}</code>
+                    ", but it is not there. Install Cairn's command-line tool beside the app to install hooks."
+                </div>
+            })}
+            {move || match ctx.hooks.get() {
+                None => view! { <p class="hint">"Checking hooks…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="error-text">{e}</p> }.into_any(),
+                Some(Ok(hooks)) => {
+                    let rows = hooks.into_iter().map(|h| hook_row(ctx, h, cli_missing().is_some())).collect_view();
+                    view! { <ul class="hook-list">{rows}</ul> }.into_any()
+                }
+            }}
+        </section>
+    }
+}
+
+fn hook_row(ctx: Ctx, hook: Hook, no_cli: bool) -> impl IntoView {
+    let (label, what) = hook_agent(&hook.agent);
+    let agent = hook.agent.clone();
+    let note_agent = hook.agent.clone();
+    let busy_agent = hook.agent.clone();
+    let busy = move || ctx.hook_busy.get().is_some_and(|a| a == busy_agent);
+    let note = move || {
+        ctx.hook_notes.with(|notes| {
+            notes
+                .iter()
+                .find(|(a, _, _)| *a == note_agent)
+                .map(|(_, ok, text)| {
+                    view! {
+                        <p class={if *ok { "hook-note ok" } else { "hook-note failed" }} role="status">
+                            {text.clone()}
+                        </p>
+                    }
+                })
+        })
+    };
+    let installed = hook.installed;
+    let button = if installed {
+        let agent = agent.clone();
+        view! {
+            <button
+                id={format!("hook-remove-{}", hook.agent)}
+                class="secondary"
+                aria-label={format!("Remove the {label} hook")}
+                disabled=busy.clone()
+                on:click=move |_| ctx.change_hook(agent.clone(), false)
+            >
+                "Remove hook"
+            </button>
+        }
+        .into_any()
+    } else {
+        let agent = agent.clone();
+        view! {
+            <button
+                id={format!("hook-install-{}", hook.agent)}
+                class="primary"
+                aria-label={format!("Install the {label} hook")}
+                disabled=move || no_cli || busy()
+                on:click=move |_| ctx.change_hook(agent.clone(), true)
+            >
+                "Install hook"
+            </button>
+        }
+        .into_any()
+    };
+    view! {
+        <li id={format!("hook-{}", hook.agent)} class="hook-row">
+            <div class="hook-main">
+                <div class="hook-title">
+                    <h3>{label}</h3>
+                    <span class={if installed { "badge badge-ok" } else { "badge badge-off" }}>
+                        {if installed { "Installed" } else { "Not installed" }}
+                    </span>
+                </div>
+                <p class="hook-what">{what}</p>
+                <p class="source-path" title={hook.path.clone()}>{hook.path.clone()}</p>
+                {note}
+            </div>
+            <div class="hook-actions">{button}</div>
+        </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(name: &str) -> String {
+        match name {
+            "claude-code" => "Claude Code".into(),
+            other => other.into(),
+        }
+    }
+
+    fn report(source: &str, added: usize) -> Report {
+        Report {
+            source: source.into(),
+            conversations: 3,
+            turns_seen: added,
+            turns_added: added,
+            ..Report::default()
+        }
+    }
+
+    #[test]
+    fn a_scan_follows_its_events_and_ends_with_the_reports() {
+        let mut scan = Scan::new(None, false);
+        assert_eq!(scan.headline(), "Scan: looking for history…");
+        scan.apply(
+            ScanEvent::SourceStarted {
+                source: "claude-code".into(),
+                files: 3,
+            },
+            label,
+        );
+        scan.apply(
+            ScanEvent::File {
+                source: "claude-code".into(),
+                done: 2,
+                files: 3,
+                report: report("claude-code", 8),
+            },
+            label,
+        );
+        assert_eq!(scan.rows[0].done, 2);
+        assert_eq!(scan.rows[0].percent(), 67.0);
+        assert_eq!(scan.headline(), "Scan: reading Claude Code…");
+        // The summary may arrive before the last events: they do not move it back.
+        scan.finish(Ok(vec![report("claude-code", 12)]), label);
+        scan.apply(
+            ScanEvent::File {
+                source: "claude-code".into(),
+                done: 2,
+                files: 3,
+                report: report("claude-code", 8),
+            },
+            label,
+        );
+        assert_eq!(scan.phase, Phase::Done);
+        assert_eq!(scan.rows[0].done, 3);
+        assert_eq!(scan.total().turns_added, 12);
+        assert_eq!(scan.headline(), "Scan finished");
+    }
+
+    #[test]
+    fn a_stopped_scan_says_so() {
+        let mut scan = Scan::new(Some("Claude Code".into()), true);
+        scan.apply(
+            ScanEvent::SourceStarted {
+                source: "claude-code".into(),
+                files: 10,
+            },
+            label,
+        );
+        scan.phase = Phase::Stopping;
+        scan.apply(ScanEvent::Stopped, label);
+        scan.finish(Ok(vec![report("claude-code", 4)]), label);
+        assert_eq!(scan.phase, Phase::Stopped);
+        assert!(!scan.rows[0].finished);
+        assert!(scan.headline().starts_with("Deep scan stopped"));
+        let mut failed = Scan::new(None, false);
+        failed.finish(Err(ApiError::new("internal", "disk full")), label);
+        assert_eq!(failed.headline(), "Scan failed: disk full");
+    }
+
+    #[test]
+    fn times_read_as_people_say_them() {
+        let now = 1_772_400_000_000;
+        assert_eq!(ago(now - 5_000, now), "just now");
+        assert_eq!(ago(now - 90_000, now), "a minute ago");
+        assert_eq!(ago(now - 12 * 60_000, now), "12 minutes ago");
+        assert_eq!(ago(now - 3 * 3_600_000, now), "3 hours ago");
+        assert_eq!(ago(now - 30 * 3_600_000, now), "yesterday");
+        assert_eq!(ago(now - 5 * 86_400_000, now), "5 days ago");
+        assert_eq!(ago(951_782_400_000, now), "on 2000-02-29");
+        assert_eq!(count(1, "turn", "turns"), "1 turn");
+        assert_eq!(count(0, "turn", "turns"), "0 turns");
+    }
 }

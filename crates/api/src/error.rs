@@ -30,6 +30,9 @@ pub enum Error {
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),
+    /// An agent's hook file could not be read or written: the message names it and why.
+    #[error("{0}")]
+    Hooks(String),
 }
 
 /// The class of failure, which front ends map to their own signals (HTTP status, exit code).

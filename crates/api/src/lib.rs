@@ -4,6 +4,7 @@
 
 mod agent;
 mod error;
+mod hooks;
 mod memory;
 mod sources;
 mod status;
@@ -18,6 +19,7 @@ use cairn_memory::MemoryStore;
 
 pub use agent::ModelChoice;
 pub use error::{Error, ErrorKind};
+pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use sources::SourceInfo;
 pub use status::VERSION;

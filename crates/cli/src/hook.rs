@@ -1,10 +1,11 @@
 //! The live hooks: `cairn hook <event>` is the command other agents run (JSON on stdin, JSON on
-//! stdout), and `cairn sources hook install|remove <agent>` edits their hook files — atomically,
-//! idempotently, keeping other tools' entries. Hooks fail open: when anything goes wrong the hook
-//! prints nothing and exits 0, so the agent carries on without Cairn.
+//! stdout), and `cairn sources hook install|remove <agent>` edits their hook files (through
+//! `cairn_api::install_hooks`: atomically, idempotently, keeping other tools' entries). Hooks
+//! fail open: when anything goes wrong the hook prints nothing and exits 0, so the agent carries
+//! on without Cairn.
 
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -219,146 +220,17 @@ fn resume_text(cairn: &Cairn, words: &str) -> anyhow::Result<String> {
     Ok(out)
 }
 
-/// The command an agent runs for `event`.
-fn hook_command(agent: &str, event: &str) -> anyhow::Result<String> {
-    let exe = std::env::current_exe().context("cannot find the cairn executable")?;
-    Ok(format!("'{}' hook {event} --agent {agent}", exe.display()))
-}
-
-/// Our entries are recognised by their command: `… hook <event> --agent …` of a cairn binary.
-fn is_ours(command: &str) -> bool {
-    command.contains(" hook ") && command.contains("--agent") && command.contains("cairn")
-}
-
-/// Where an agent keeps its hooks, and the events Cairn hooks into.
-fn hook_file(agent: &str) -> anyhow::Result<(PathBuf, &'static [&'static str])> {
-    let env = SourceEnv::from_process(Default::default());
-    Ok(match agent {
-        "claude-code" => (
-            env.dir("CLAUDE_CONFIG_DIR", ".claude")
-                .join("settings.json"),
-            &["UserPromptSubmit", "Stop"],
-        ),
-        "codex" => (
-            env.dir("CODEX_HOME", ".codex").join("hooks.json"),
-            &["UserPromptSubmit", "Stop"],
-        ),
-        "cursor" => (env.home.join(".cursor").join("hooks.json"), &["stop"]),
-        other => bail!("no hooks for {other:?}: claude-code, codex or cursor"),
-    })
-}
-
 pub fn setup(_cairn: &Cairn, setup: HookSetup) -> anyhow::Result<()> {
-    let (agent, install) = match &setup {
-        HookSetup::Install { agent } => (agent.as_str(), true),
-        HookSetup::Remove { agent } => (agent.as_str(), false),
-    };
-    let (path, events) = hook_file(agent)?;
-    let mut doc: Value = match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .with_context(|| format!("{} is not valid JSON; fix it first", path.display()))?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-    };
-    if !doc.is_object() {
-        bail!("{} is not a JSON object; fix it first", path.display());
-    }
-    if agent == "cursor" && doc.get("version").is_none() {
-        doc["version"] = json!(1);
-    }
-    for event in events {
-        let list = doc["hooks"][*event].as_array().cloned().unwrap_or_default();
-        let mut kept: Vec<Value> = Vec::new();
-        for entry in list {
-            if agent == "cursor" {
-                if !entry["command"].as_str().is_some_and(is_ours) {
-                    kept.push(entry);
-                }
-                continue;
-            }
-            // { matcher, hooks: [ {type, command, timeout} ] }: drop ours, keep the group if
-            // anything else is left in it.
-            let mut entry = entry;
-            if let Some(hooks) = entry["hooks"].as_array() {
-                let others: Vec<Value> = hooks
-                    .iter()
-                    .filter(|h| !h["command"].as_str().is_some_and(is_ours))
-                    .cloned()
-                    .collect();
-                if others.is_empty() {
-                    continue;
-                }
-                entry["hooks"] = json!(others);
-            }
-            kept.push(entry);
+    match setup {
+        HookSetup::Install { agent } => {
+            let exe = std::env::current_exe().context("cannot find the cairn executable")?;
+            let path = cairn_api::install_hooks(&agent, &exe)?;
+            println!("installed Cairn's {agent} hooks in {}", path.display());
         }
-        if install {
-            let command = hook_command(agent, event)?;
-            kept.push(if agent == "cursor" {
-                json!({"command": command})
-            } else {
-                json!({"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 30}]})
-            });
-        }
-        if !doc["hooks"].is_object() {
-            doc["hooks"] = json!({});
-        }
-        if kept.is_empty() {
-            if let Some(hooks) = doc["hooks"].as_object_mut() {
-                hooks.remove(*event);
-            }
-        } else {
-            doc["hooks"][*event] = json!(kept);
+        HookSetup::Remove { agent } => {
+            let path = cairn_api::remove_hooks(&agent)?;
+            println!("removed Cairn's {agent} hooks from {}", path.display());
         }
     }
-    write_json(&path, &doc)?;
-    if agent == "codex" && install {
-        enable_codex_hooks(&path.with_file_name("config.toml"))?;
-    }
-    println!(
-        "{} Cairn's {agent} hooks {} {}",
-        if install { "installed" } else { "removed" },
-        if install { "in" } else { "from" },
-        path.display()
-    );
-    Ok(())
-}
-
-/// Writes JSON through a temporary file, keeping the file's permissions.
-fn write_json(path: &Path, doc: &Value) -> anyhow::Result<()> {
-    let dir = path.parent().context("the hook file has no folder")?;
-    std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let temp = dir.join(format!(".cairn-hooks-{}.tmp", std::process::id()));
-    std::fs::write(&temp, serde_json::to_vec_pretty(doc)?)?;
-    if let Some(p) = permissions {
-        std::fs::set_permissions(&temp, p)?;
-    }
-    std::fs::rename(&temp, path).with_context(|| format!("cannot write {}", path.display()))
-}
-
-/// Current Codex runs hooks only with `[features] codex_hooks = true`.
-fn enable_codex_hooks(config: &Path) -> anyhow::Result<()> {
-    let text = std::fs::read_to_string(config).unwrap_or_default();
-    if text.contains("codex_hooks") {
-        return Ok(());
-    }
-    let updated = if let Some(at) = text.find("[features]") {
-        let end = at + "[features]".len();
-        format!("{}\ncodex_hooks = true{}", &text[..end], &text[end..])
-    } else {
-        format!(
-            "{}{}[features]\ncodex_hooks = true\n",
-            text,
-            if text.is_empty() || text.ends_with('\n') {
-                ""
-            } else {
-                "\n"
-            }
-        )
-    };
-    let temp = config.with_extension("toml.cairn-tmp");
-    std::fs::write(&temp, updated)?;
-    std::fs::rename(&temp, config)?;
     Ok(())
 }

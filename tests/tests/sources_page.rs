@@ -1,0 +1,457 @@
+//! The Sources page in the real desktop app: a fake home holding Claude Code history, the page
+//! finding it, a scan streaming its progress to the end with the right count of turns, a deep scan
+//! paused, resumed and stopped, and the Claude Code hook installed and removed in the fake
+//! `~/.claude/settings.json`. Screenshots land in `target/e2e/sources-*.png` (light, and one dark).
+//!
+//! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and the `cairn` CLI beside the
+//! app, so it is ignored by a plain `cargo test`; `./run test` runs it with `--include-ignored`.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cairn_importers::synthetic::claude_code_session;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Value};
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+/// Sessions and turns of the fake Claude Code history the page first finds.
+const SESSIONS: usize = 3;
+const TURNS: usize = 4;
+
+/// Kills the driver, WebKitWebDriver and the app (one process group) however the test ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> TestResult<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// `target/debug/cairn-desktop` next to this test binary (`target/debug/deps/sources_page-…`).
+fn desktop_binary() -> TestResult<PathBuf> {
+    if let Ok(path) = std::env::var("CAIRN_DESKTOP_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
+    let binary = dir.join("cairn-desktop");
+    if !binary.exists() {
+        return Err(format!(
+            "{} is missing: run `cargo build --workspace` first",
+            binary.display()
+        )
+        .into());
+    }
+    Ok(binary)
+}
+
+fn screenshot_dir() -> TestResult<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("e2e");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Keeps two pictures: the screen as a person sees it (the X display, `<name>.png`) and WebDriver's
+/// view of the current window (`<name>-webview.png`).
+async fn screenshot(client: &Client, name: &str) -> TestResult {
+    let dir = screenshot_dir()?;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let screen = Command::new("import")
+        .args(["-window", "root"])
+        .arg(dir.join(format!("{name}.png")))
+        .status()?;
+    if !screen.success() {
+        return Err(format!("import could not capture the display for {name}").into());
+    }
+    std::fs::write(
+        dir.join(format!("{name}-webview.png")),
+        client.screenshot().await?,
+    )?;
+    Ok(())
+}
+
+/// The element's textContent (WebDriver's own text can be stale under Xvfb).
+async fn text_of(client: &Client, css: &str) -> TestResult<Option<String>> {
+    let script = "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;";
+    Ok(match client.execute(script, vec![json!(css)]).await? {
+        Value::String(text) => Some(text),
+        _ => None,
+    })
+}
+
+async fn wait_for_text(client: &Client, css: &str, wanted: &str) -> TestResult<String> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        if let Ok(Some(text)) = text_of(client, css).await {
+            last = text;
+            if last.contains(wanted) {
+                return Ok(last);
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let page = client.source().await.unwrap_or_default();
+    Err(format!("{css} never showed {wanted:?}; last text {last:?}; the page:\n{page}").into())
+}
+
+/// Clicks through the page's script: the element is found by CSS when the click happens.
+async fn click(client: &Client, css: &str) -> TestResult {
+    let script = "const e = document.querySelector(arguments[0]); if (!e || e.disabled) return false; e.click(); return true;";
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if client.execute(script, vec![json!(css)]).await? == Value::Bool(true) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(format!("{css} was never there to click").into())
+}
+
+async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        for handle in client.windows().await? {
+            client.switch_to_window(handle).await?;
+            if client.title().await? == title {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(format!("no window titled {title:?}").into())
+}
+
+/// Claude Code history: `sessions` sessions of `turns` turns in `~/.claude/projects/<project>/`.
+fn claude_history(
+    home: &Path,
+    project: &str,
+    first: usize,
+    sessions: usize,
+    turns: usize,
+) -> TestResult {
+    let dir = home.join(".claude/projects").join(project);
+    std::fs::create_dir_all(&dir)?;
+    for s in first..first + sessions {
+        let id = format!("00000000-0000-4000-8000-{s:012}");
+        std::fs::write(
+            dir.join(format!("{id}.jsonl")),
+            claude_code_session(&id, "/work/demo", turns),
+        )?;
+    }
+    Ok(())
+}
+
+/// Starts `app` under tauri-driver with the fake home (and the dark theme when asked).
+async fn start(
+    app: &Path,
+    home: &Path,
+    cairn_home: &Path,
+    dark: bool,
+) -> TestResult<(Driver, Client)> {
+    let port = free_port()?;
+    let native_port = free_port()?;
+    let mut command = Command::new("tauri-driver");
+    command
+        .args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native_port.to_string(),
+        ])
+        .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+        .env("HOME", home)
+        .env("CAIRN_HOME", cairn_home)
+        .env_remove("CAIRN_CONFIG")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env_remove("CODEX_HOME")
+        .process_group(0)
+        .stdout(Stdio::null());
+    if dark {
+        command.env("GTK_THEME", "Adwaita:dark");
+    } else {
+        command.env_remove("GTK_THEME");
+    }
+    let driver = Driver(command.spawn()?);
+    let capabilities = json!({
+        "browserName": "wry",
+        "tauri:options": { "application": app }
+    });
+    let Value::Object(capabilities) = capabilities else {
+        return Err("capabilities must be an object".into());
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let client = loop {
+        match ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(client) => break client,
+            Err(e) if Instant::now() > deadline => return Err(e.into()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    };
+    switch_to_window_titled(&client, "Cairn").await?;
+    Ok((driver, client))
+}
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_sources_page_scans_and_installs_hooks() -> TestResult {
+    let cli = desktop_binary()?.with_file_name("cairn");
+    if !cli.is_file() {
+        return Err(format!(
+            "{} is missing: the hooks point at it; run `cargo build --workspace` first",
+            cli.display()
+        )
+        .into());
+    }
+    let home = tempfile::tempdir()?;
+    let cairn_home = tempfile::tempdir()?;
+    claude_history(home.path(), "-work-demo", 0, SESSIONS, TURNS)?;
+
+    let app = desktop_binary()?;
+    let (driver, client) = start(&app, home.path(), cairn_home.path(), false).await?;
+    let outcome = drive(&client, home.path(), &cli).await;
+    let _ = client.close().await;
+    drop(driver);
+    outcome?;
+
+    // The app alone, without the CLI beside it, in the dark theme (WebKit follows GTK_THEME for
+    // prefers-color-scheme): the page says the hooks have nothing to run and offers no install.
+    let alone = screenshot_dir()?.join("sources-app-alone");
+    std::fs::create_dir_all(&alone)?;
+    let alone = alone.canonicalize()?;
+    let lonely_app = alone.join("cairn-desktop");
+    let _ = std::fs::remove_file(&lonely_app);
+    if std::fs::hard_link(&app, &lonely_app).is_err() {
+        std::fs::copy(&app, &lonely_app)?;
+    }
+    let (driver, client) = start(&lonely_app, home.path(), cairn_home.path(), true).await?;
+    let outcome = async {
+        click(&client, "#page-sources").await?;
+        wait_for_text(&client, "#source-claude-code", "Last sync").await?;
+        let warning =
+            wait_for_text(&client, "#hooks-no-cli", "The cairn command is missing").await?;
+        assert!(
+            warning.contains(&alone.join("cairn").display().to_string()),
+            "{warning}"
+        );
+        let disabled = client
+            .execute(
+                "return document.getElementById('hook-install-claude-code').disabled;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(disabled, Value::Bool(true), "no install without the CLI");
+        let dark: Value = client
+            .execute(
+                "return window.matchMedia('(prefers-color-scheme: dark)').matches;",
+                vec![],
+            )
+            .await?;
+        eprintln!("the dark run matches prefers-color-scheme: dark: {dark}");
+        screenshot(&client, "sources-dark").await?;
+        scroll_to(&client, "#hooks").await?;
+        screenshot(&client, "sources-dark-no-cli").await
+    }
+    .await;
+    let _ = client.close().await;
+    drop(driver);
+    let _ = std::fs::remove_dir_all(&alone);
+    outcome
+}
+
+/// Scrolls the page so the element is at the top (for the screenshots).
+async fn scroll_to(client: &Client, css: &str) -> TestResult {
+    client
+        .execute(
+            "const e = document.querySelector(arguments[0]); if (e) e.scrollIntoView({block: 'start'});",
+            vec![json!(css)],
+        )
+        .await?;
+    Ok(())
+}
+
+async fn drive(client: &Client, home: &Path, cli: &Path) -> TestResult {
+    // The page finds Claude Code's history: detected, three files, nothing imported yet.
+    click(client, "#page-sources").await?;
+    wait_for_text(client, "#source-claude-code", "Claude Code").await?;
+    wait_for_text(client, "#source-claude-code .badge", "Detected").await?;
+    let files = wait_for_text(client, "#source-claude-code .stat-files", "3").await?;
+    assert_eq!(files.trim(), "3");
+    wait_for_text(client, "#source-claude-code", "Never synced").await?;
+    let path = text_of(client, "#source-claude-code .source-path")
+        .await?
+        .unwrap_or_default();
+    assert_eq!(
+        path,
+        home.join(".claude/projects").display().to_string(),
+        "the card shows where it reads"
+    );
+    // Agents not on this machine are not cards.
+    assert!(text_of(client, "#source-codex.source-card")
+        .await?
+        .is_none());
+    screenshot(client, "sources").await?;
+
+    // Scan: the progress runs to the end, the summary counts every turn, the card refreshes.
+    click(client, "#scan-all").await?;
+    wait_for_text(client, "#scan-status", "Scan finished").await?;
+    let row = wait_for_text(client, "#scan-panel .scan-row", "3 / 3 files").await?;
+    let added = SESSIONS * TURNS;
+    assert!(row.contains(&format!("{added} turns added")), "{row}");
+    let bar: Value = client
+        .execute(
+            "const b = document.querySelector('#scan-panel [role=progressbar]'); return [b.getAttribute('aria-valuenow'), b.getAttribute('aria-valuemax')];",
+            vec![],
+        )
+        .await?;
+    assert_eq!(bar, json!(["3", "3"]));
+    let summary = wait_for_text(client, "#scan-summary", "turns added").await?;
+    assert!(
+        summary.contains(&format!(
+            "{added} turns added from {SESSIONS} conversations"
+        )),
+        "{summary}"
+    );
+    assert!(summary.contains("0 failed"), "{summary}");
+    assert!(summary.contains("0 malformed lines"), "{summary}");
+    wait_for_text(
+        client,
+        "#source-claude-code .stat-turns",
+        &added.to_string(),
+    )
+    .await?;
+    wait_for_text(client, "#source-claude-code .stat-conversations", "3").await?;
+    wait_for_text(client, "#source-claude-code", "Last sync just now").await?;
+    screenshot(client, "sources-scanned").await?;
+
+    // A second scan finds nothing new.
+    click(client, "#scan-dismiss").await?;
+    click(client, "#source-claude-code .source-scan").await?;
+    wait_for_text(client, "#scan-status", "Scan finished").await?;
+    wait_for_text(client, "#scan-summary", "0 turns added").await?;
+
+    deep_scan_paused_resumed_stopped(client, home).await?;
+
+    // The Claude Code hook: installed in the fake ~/.claude/settings.json, pointing at the CLI.
+    let settings = home.join(".claude/settings.json");
+    wait_for_text(client, "#hook-claude-code", "Not installed").await?;
+    wait_for_text(client, "#hook-claude-code", &settings.display().to_string()).await?;
+    assert!(!settings.exists());
+    scroll_to(client, "#hooks").await?;
+    assert!(
+        text_of(client, "#hooks-no-cli").await?.is_none(),
+        "the cairn CLI is beside the app"
+    );
+    // A real click, as a person makes it.
+    client
+        .find(Locator::Id("hook-install-claude-code"))
+        .await?
+        .click()
+        .await?;
+    wait_for_text(client, "#hook-claude-code .hook-note", "Installed in").await?;
+    wait_for_text(client, "#hook-claude-code .badge", "Installed").await?;
+    let doc: Value = serde_json::from_slice(&std::fs::read(&settings)?)?;
+    for event in ["UserPromptSubmit", "Stop"] {
+        let command = doc["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(
+            command,
+            format!("'{}' hook {event} --agent claude-code", cli.display()),
+            "{doc}"
+        );
+    }
+    client.find(Locator::Id("hook-remove-claude-code")).await?;
+    scroll_to(client, "#hooks").await?;
+    screenshot(client, "sources-hook-installed").await?;
+
+    click(client, "#hook-remove-claude-code").await?;
+    wait_for_text(client, "#hook-claude-code .hook-note", "Removed from").await?;
+    wait_for_text(client, "#hook-claude-code .badge", "Not installed").await?;
+    let doc: Value = serde_json::from_slice(&std::fs::read(&settings)?)?;
+    assert_eq!(doc["hooks"], json!({}), "{doc}");
+    screenshot(client, "sources-hook-removed").await?;
+    Ok(())
+}
+
+/// A deep scan over a larger history, confirmed, paused (nothing moves), resumed, and stopped.
+async fn deep_scan_paused_resumed_stopped(client: &Client, home: &Path) -> TestResult {
+    claude_history(home, "-work-big", 100, 400, 25)?;
+    click(client, "#scan-dismiss").await?;
+    click(client, "#deep-scan-all").await?;
+    wait_for_text(client, "#deep-scan-confirm", "rereads every history file").await?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let focused = loop {
+        let focused = client
+            .execute(
+                "return document.activeElement && document.activeElement.id;",
+                vec![],
+            )
+            .await?;
+        if focused == json!("deep-scan-start") || Instant::now() > deadline {
+            break focused;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        focused,
+        json!("deep-scan-start"),
+        "the confirmation takes the focus"
+    );
+    screenshot(client, "sources-deep-scan-confirm").await?;
+    // Enter on the focused button starts it: the confirmation works from the keyboard.
+    client.active_element().await?.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#scan-status", "Deep scan: reading Claude Code").await?;
+    click(client, "#scan-pause").await?;
+    wait_for_text(client, "#scan-status", "Deep scan paused").await?;
+    wait_for_text(client, "#scan-pause", "Resume").await?;
+    // The file in hand finishes; after that nothing moves while paused.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let before = text_of(client, "#scan-panel .scan-row-count").await?;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let after = text_of(client, "#scan-panel .scan-row-count").await?;
+    assert_eq!(before, after, "a paused scan does not move");
+    let progress = after.unwrap_or_default();
+    assert!(
+        !progress.starts_with("403 / 403"),
+        "{progress}: paused too late to tell"
+    );
+    screenshot(client, "sources-scan-paused").await?;
+
+    click(client, "#scan-pause").await?;
+    wait_for_text(client, "#scan-status", "Deep scan: reading").await?;
+    click(client, "#scan-stop").await?;
+    wait_for_text(client, "#scan-status", "Deep scan stopped").await?;
+    let summary = wait_for_text(client, "#scan-summary", "turns added").await?;
+    let row = text_of(client, "#scan-panel .scan-row-count")
+        .await?
+        .unwrap_or_default();
+    assert!(
+        !row.starts_with("403 / 403"),
+        "stopped before the end: {row}"
+    );
+    screenshot(client, "sources-scan-stopped").await?;
+    eprintln!("stopped deep scan: {row}; {summary}");
+    Ok(())
+}
