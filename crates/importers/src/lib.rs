@@ -12,7 +12,8 @@ mod turn;
 
 pub use error::ImportError;
 pub use source::{
-    files_under, has_extension, json_lines, parse_json_lines, HistorySource, SourceEnv,
+    files_under, has_extension, json_lines, parse_json_lines, read_transcript, HistorySource,
+    SourceEnv, Transcript,
 };
 pub use sync::{
     import_conversation, import_of, scan, session_key, turn_key, ConversationCheckpoint,

@@ -95,6 +95,38 @@ pub fn json_lines(path: &Path) -> Result<(Vec<serde_json::Value>, usize), Import
     Ok(parse_json_lines(&bytes))
 }
 
+/// A JSONL transcript read whole.
+pub struct Transcript {
+    pub records: Vec<serde_json::Value>,
+    /// Lines that did not parse.
+    pub malformed: usize,
+    /// The file's name without `.jsonl`.
+    pub stem: String,
+    /// The session a sub-agent's transcript belongs to (`<session>/subagents/<name>.jsonl`).
+    pub parent: Option<String>,
+}
+
+/// Reads a JSONL transcript: its records, its name and the session above it, if any.
+pub fn read_transcript(path: &Path) -> Result<Transcript, ImportError> {
+    let (records, malformed) = json_lines(path)?;
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let parent = path
+        .parent()
+        .filter(|p| p.file_name().is_some_and(|n| n == "subagents"))
+        .and_then(Path::parent)
+        .and_then(Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned());
+    Ok(Transcript {
+        records,
+        malformed,
+        stem,
+        parent,
+    })
+}
+
 /// [`json_lines`] over bytes (for fuzzing and tests).
 pub fn parse_json_lines(bytes: &[u8]) -> (Vec<serde_json::Value>, usize) {
     let mut records = Vec::new();

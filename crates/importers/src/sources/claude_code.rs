@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::source::{files_under, has_extension, json_lines};
+use crate::source::{files_under, has_extension, read_transcript};
 use crate::turn::{content_text, git_root, parse_time, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
@@ -340,20 +340,10 @@ impl HistorySource for ClaudeCode {
     }
 
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {
-        let (records, malformed) = json_lines(file)?;
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
         // <session>/subagents/agent-<id>.jsonl belongs to <session>.
-        let parent = file
-            .parent()
-            .filter(|p| p.file_name().is_some_and(|n| n == "subagents"))
-            .and_then(Path::parent)
-            .and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned());
-        let mut conversation = self.conversation(&records, &stem, parent.as_deref());
-        conversation.malformed = malformed;
+        let t = read_transcript(file)?;
+        let mut conversation = self.conversation(&t.records, &t.stem, t.parent.as_deref());
+        conversation.malformed = t.malformed;
         Ok(vec![conversation])
     }
 }

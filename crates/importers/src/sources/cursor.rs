@@ -24,7 +24,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use super::opencode::{columns, json_time, open_read_only, value_json, value_text};
-use crate::source::{files_under, has_extension, json_lines};
+use crate::source::{files_under, has_extension, read_transcript};
 use crate::turn::{content_text, git_root, stable_id, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
@@ -527,23 +527,13 @@ impl HistorySource for CursorAgent {
     /// One conversation per transcript: its id is the file's name, or `<parent>:<name>` for a
     /// sub-agent's (`<parent>/subagents/<name>.jsonl`).
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {
-        let (records, malformed) = json_lines(file)?;
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let parent = file
-            .parent()
-            .filter(|p| p.file_name().is_some_and(|n| n == "subagents"))
-            .and_then(Path::parent)
-            .and_then(Path::file_name)
-            .map(|n| n.to_string_lossy().into_owned());
-        let id = match parent {
-            Some(parent) => format!("{parent}:{stem}"),
-            None => stem,
+        let t = read_transcript(file)?;
+        let id = match t.parent {
+            Some(parent) => format!("{parent}:{}", t.stem),
+            None => t.stem,
         };
-        let mut conversation = self.conversation(&records, &id);
-        conversation.malformed = malformed;
+        let mut conversation = self.conversation(&t.records, &id);
+        conversation.malformed = t.malformed;
         Ok(vec![conversation])
     }
 }

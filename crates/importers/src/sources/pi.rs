@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::workbuddy::unix_ms;
-use crate::source::{files_under, has_extension, json_lines};
+use crate::source::{files_under, has_extension, read_transcript};
 use crate::turn::{content_text, git_root, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
@@ -191,13 +191,9 @@ impl HistorySource for Pi {
     }
 
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {
-        let (records, malformed) = json_lines(file)?;
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut conversation = self.conversation(&records, &stem);
-        conversation.malformed = malformed;
+        let transcript = read_transcript(file)?;
+        let mut conversation = self.conversation(&transcript.records, &transcript.stem);
+        conversation.malformed = transcript.malformed;
         Ok(vec![conversation])
     }
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::source::{files_under, has_extension, json_lines};
+use crate::source::{files_under, has_extension, read_transcript};
 use crate::turn::{git_root, parse_time, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
@@ -531,13 +531,9 @@ impl HistorySource for WorkBuddy {
     }
 
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {
-        let (records, malformed) = json_lines(file)?;
-        let stem = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut conversation = self.conversation(&records, &stem);
-        conversation.malformed = malformed;
+        let transcript = read_transcript(file)?;
+        let mut conversation = self.conversation(&transcript.records, &transcript.stem);
+        conversation.malformed = transcript.malformed;
         Ok(vec![conversation])
     }
 }
