@@ -3,7 +3,7 @@
 use cairn_agent::{Event, Op};
 use cairn_api::TaskChange;
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, StatusReport, TaskSummary, TranscriptMessage,
+    ApiError, AskQuestion, ChatEvent, RecalledMemory, StatusReport, TaskSummary, TranscriptMessage,
 };
 use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
@@ -44,7 +44,21 @@ pub async fn send_message(
     let mut events = runtime.submit(Op::UserMessage { session, text });
     while let Some(event) = events.recv().await {
         let event = match event {
-            Event::Recalled { hits, .. } => ChatEvent::Recalled { hits },
+            Event::Recalled { hits, items, .. } => ChatEvent::Recalled {
+                hits,
+                items: items
+                    .into_iter()
+                    .map(|i| RecalledMemory {
+                        id: i.id,
+                        source: i.source,
+                        date: i.date,
+                        snippet: i.snippet,
+                        score: i.score,
+                        channels: i.channels,
+                        reason: i.reason,
+                    })
+                    .collect(),
+            },
             Event::Text(text) => ChatEvent::Text { text },
             Event::Reasoning(_) => continue,
             Event::Nudged { reason } => ChatEvent::Notice {

@@ -400,6 +400,20 @@ async fn tools(client: &Client) -> TestResult {
     client.find(Locator::Id("answer")).await?.click().await?;
     wait_for_text(client, "#messages", "Basil goes in the south bed.").await?;
     wait_for_text(client, "#messages", "bash: echo planted").await?;
+    // The memory that informed the answer is shown, with why it was chosen.
+    wait_for_text(client, ".recalled-block", "1 memory recalled from memory").await?;
+    let why = client
+        .execute(
+            "const d = document.querySelector('.recalled-block'); d.open = true; return d.textContent;",
+            vec![],
+        )
+        .await?;
+    assert!(
+        why.as_str()
+            .unwrap_or_default()
+            .contains("basil grew best in the south bed"),
+        "{why}"
+    );
     let strong = client
         .execute("return Array.from(document.querySelectorAll('#messages strong')).map(e => e.textContent).join(',');", vec![])
         .await?;
@@ -556,6 +570,20 @@ fn seed_task(home: &Path) -> TestResult {
         dir.join("seeded-1.json"),
         serde_json::to_vec_pretty(&session)?,
     )?;
+    // And a memory the basil question will recall.
+    let cairn = desktop_binary()?.with_file_name("cairn");
+    let added = Command::new(cairn)
+        .args([
+            "memory",
+            "add",
+            "Last summer the basil grew best in the south bed, next to the tomatoes",
+        ])
+        .env("CAIRN_HOME", home)
+        .env_remove("CAIRN_CONFIG")
+        .output()?;
+    if !added.status.success() {
+        return Err(String::from_utf8_lossy(&added.stderr).into_owned().into());
+    }
     Ok(())
 }
 

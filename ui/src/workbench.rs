@@ -1,7 +1,7 @@
 //! The workbench window: the task list, the message stream and the composer.
 
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, StatusReport, TaskSummary, TranscriptMessage,
+    ApiError, AskQuestion, ChatEvent, RecalledMemory, StatusReport, TaskSummary, TranscriptMessage,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -26,8 +26,9 @@ struct Message {
     author: Author,
     text: String,
     progress: Progress,
-    /// Memories recalled before this reply.
+    /// Memories recalled before this reply, and why each.
     recalled: usize,
+    recalled_items: Vec<RecalledMemory>,
     /// The tool calls this reply made, in order.
     tools: Vec<ToolLine>,
     /// An approval or a question waiting for the person.
@@ -70,6 +71,7 @@ impl Message {
             text,
             progress: Progress::Done,
             recalled: 0,
+            recalled_items: Vec::new(),
             tools: Vec::new(),
             pending: None,
             stopped: false,
@@ -82,6 +84,7 @@ impl Message {
             text: String::new(),
             progress: Progress::Streaming,
             recalled: 0,
+            recalled_items: Vec::new(),
             tools: Vec::new(),
             pending: None,
             stopped: false,
@@ -91,7 +94,10 @@ impl Message {
     /// Applies one streamed event to this reply.
     fn apply(&mut self, event: ChatEvent) {
         match event {
-            ChatEvent::Recalled { hits } => self.recalled = hits,
+            ChatEvent::Recalled { hits, items } => {
+                self.recalled = hits;
+                self.recalled_items = items;
+            }
             ChatEvent::Text { text } => self.text.push_str(&text),
             ChatEvent::Notice { .. } => {}
             ChatEvent::Tool {
@@ -864,9 +870,28 @@ fn MessageList(messages: Vec<Message>, tasks: RwSignal<Vec<Task>>, id: usize) ->
                         }
                     });
                     let stopped = m.stopped.then(|| view! { <p class="stopped-mark">"Stopped."</p> });
+                    let recalled_block = (!m.recalled_items.is_empty()).then(|| {
+                        let items = m.recalled_items.clone();
+                        let label = if items.len() == 1 { "1 memory recalled from memory".to_owned() } else { format!("{} memories recalled from memory", items.len()) };
+                        view! {
+                            <details class="recalled-block">
+                                <summary>{label}</summary>
+                                <ol>
+                                    {items.into_iter().map(|i| view! {
+                                        <li>
+                                            <p class="recalled-meta">{format!("{} · {} · score {:.2} · {}", i.date, i.source, i.score, i.channels)}</p>
+                                            <p class="recalled-text">{i.snippet}</p>
+                                            <p class="recalled-why">{i.reason}</p>
+                                        </li>
+                                    }).collect_view()}
+                                </ol>
+                            </details>
+                        }
+                    });
                     view! {
                         <li class=class>
                             <span class="who">{who} {recalled}</span>
+                            {recalled_block}
                             <ul class="tools">{tools}</ul>
                             {body}
                             {pending}

@@ -13,7 +13,7 @@ mod texts;
 mod turn;
 
 pub use context::{cap, result_id, ContextState};
-pub use runtime::{AgentSettings, Budgets, Event, Op, Runtime};
+pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledItem, Runtime};
 pub use search_tool::SearchMemory;
 pub use sessions::{person_words, title_of, Session, SessionError, SessionMark, SessionStore};
 pub use texts::{is_runtime_text, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, WRAP_UP};

@@ -36,10 +36,12 @@ pub enum Op {
 /// What happens, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Event {
-    /// Memories recalled before the request (`hits` of them, rendered as `injection`).
+    /// Memories recalled before the request (`hits` of them, rendered as `injection`), with
+    /// why each was chosen.
     Recalled {
         hits: usize,
         injection: String,
+        items: Vec<RecalledItem>,
     },
     Text(String),
     Reasoning(String),
@@ -97,6 +99,21 @@ pub enum Event {
     Error {
         message: String,
     },
+}
+
+/// A recalled memory as a front end explains it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecalledItem {
+    pub id: i64,
+    pub source: String,
+    /// `YYYY-MM-DD` of the memory.
+    pub date: String,
+    pub snippet: String,
+    pub score: f64,
+    /// Which recall channels found it (`lexical #1, vector #3`).
+    pub channels: String,
+    /// Why it was kept, in words.
+    pub reason: String,
 }
 
 /// What one prompt may spend (agent-loop.json `budgets`; unset by default).

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use crate::context::recall_declaration;
 use crate::execute::{Outcome, StepCalls};
 use crate::prompt::user_message;
-use crate::runtime::{Runtime, SessionState};
+use crate::runtime::{RecalledItem, Runtime, SessionState};
 use crate::texts::{
     COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, MARK_STOPPED, MARK_WRAPPED, MODE_ASK, MODE_YOLO,
     NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT,
@@ -59,11 +59,12 @@ impl Runtime {
         tx: &mpsc::Sender<Event>,
     ) -> Result<(), String> {
         let recalled = self.recall(session, text);
-        if let Some((hits, injection)) = &recalled {
+        if let Some((hits, injection, items)) = &recalled {
             let _ = tx
                 .send(Event::Recalled {
                     hits: *hits,
                     injection: injection.clone(),
+                    items: items.clone(),
                 })
                 .await;
         }
@@ -79,7 +80,7 @@ impl Runtime {
             note = fill(NOTE_MODE, &[("mode", mode), ("mode_text", mode_text)]);
         }
         state.told_yolo = Some(self.settings.yolo);
-        let injection = recalled.map(|(_, i)| i).unwrap_or_default();
+        let injection = recalled.map(|(_, i, _)| i).unwrap_or_default();
         let mut turn_start = state.messages.len();
         let mut compacted = false;
         state.messages.push(Message::new(
@@ -413,13 +414,31 @@ impl Runtime {
     }
 
     /// Relevant memories from other sessions, rendered for the model.
-    fn recall(&self, session: &str, text: &str) -> Option<(usize, String)> {
+    fn recall(&self, session: &str, text: &str) -> Option<(usize, String, Vec<RecalledItem>)> {
         let memory = self.memory.as_ref()?;
         let mut query = SearchQuery::new(text).limit(self.settings.recall_limit);
         query.exclude_session = Some(session.to_owned());
         match memory.search(&query) {
             Ok(result) if !result.hits.is_empty() => {
-                Some((result.hits.len(), render_injection(&result.hits)))
+                let items = result
+                    .hits
+                    .iter()
+                    .map(|hit| RecalledItem {
+                        id: hit.memory.id,
+                        source: hit.memory.source.clone(),
+                        date: cairn_memory::date(hit.memory.created_at),
+                        snippet: cairn_memory::snippet(hit.memory.text.trim(), 240),
+                        score: hit.score,
+                        channels: hit
+                            .channels
+                            .iter()
+                            .map(|c| format!("{} #{}", c.channel, c.rank + 1))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        reason: hit.reason.clone(),
+                    })
+                    .collect();
+                Some((result.hits.len(), render_injection(&result.hits), items))
             }
             Ok(_) => None,
             Err(e) => {

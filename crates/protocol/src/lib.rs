@@ -158,11 +158,16 @@ mod tests {
 }
 
 /// What the desktop's chat stream carries, one event at a time (over a Tauri channel).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ChatEvent {
     /// Memories recalled before the request.
-    Recalled { hits: usize },
+    Recalled {
+        hits: usize,
+        /// What was recalled, and why.
+        #[serde(default)]
+        items: Vec<RecalledMemory>,
+    },
     /// A piece of the answer.
     Text { text: String },
     /// Something the person should know that is not the answer (a retry, a wrap-up).
@@ -240,4 +245,18 @@ pub struct TranscriptTool {
     pub display: String,
     pub output: String,
     pub failed: bool,
+}
+
+/// A memory recalled before a request, as the "recalled from memory" block shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecalledMemory {
+    pub id: i64,
+    pub source: String,
+    pub date: String,
+    pub snippet: String,
+    pub score: f64,
+    /// Which recall channels found it, with ranks.
+    pub channels: String,
+    /// Why it was kept.
+    pub reason: String,
 }

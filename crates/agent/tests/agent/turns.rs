@@ -107,10 +107,17 @@ async fn memories_are_recalled_before_and_the_turn_captured_after() -> TestResul
     })?;
     let runtime = Runtime::new(settings(&server), Some(memory.clone()));
     let events = run(&runtime, "now", "When should the database migration run?").await;
-    assert!(
-        matches!(&events[0], Event::Recalled { hits: 1, .. }),
-        "{events:?}"
-    );
+    match &events[0] {
+        Event::Recalled { hits: 1, items, .. } => {
+            assert!(
+                items[0].snippet.contains("night window at 02:00"),
+                "{items:?}"
+            );
+            assert!(!items[0].channels.is_empty(), "{items:?}");
+            assert!(!items[0].reason.is_empty(), "{items:?}");
+        }
+        other => panic!("{other:?}"),
+    }
 
     let sent = server.requests()[0]["messages"][1]["content"]
         .as_str()
