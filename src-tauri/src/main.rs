@@ -4,6 +4,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod memory_commands;
 mod sources_commands;
 mod windows;
 
@@ -107,6 +108,16 @@ fn run() -> anyhow::Result<()> {
         cairn_config::Config::default()
     });
     cairn.home().ensure_dirs()?;
+    if config.auto_sync {
+        // Other agents' history: scanned now, then followed as they write (`[sync] auto`).
+        let follower = cairn.clone();
+        std::thread::spawn(move || {
+            let control = cairn_importers::ScanControl::default();
+            if let Err(e) = follower.follow_sources(None, &control, &mut |_| {}) {
+                tracing::warn!("keeping other agents' history in sync stopped: {e}");
+            }
+        });
+    }
 
     let api = tauri::async_runtime::block_on(cairn_http::serve(cairn.clone(), config.api_port));
     let (serving, api) = match api {
@@ -155,6 +166,13 @@ fn run() -> anyhow::Result<()> {
             sources_commands::hooks_cli,
             sources_commands::hook_install,
             sources_commands::hook_remove,
+            memory_commands::memory_overview,
+            memory_commands::memory_items,
+            memory_commands::memory_search,
+            memory_commands::memory_get,
+            memory_commands::memory_edit,
+            memory_commands::memory_delete,
+            memory_commands::memory_analysis,
             commands::app_status,
             commands::show_workbench,
             commands::toggle_pet,

@@ -145,6 +145,8 @@ async fn the_desktop_app_starts_and_answers() -> TestResult {
             ])
             .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
             .env("CAIRN_HOME", home.path())
+            // The app keeps other agents' history in sync: give it an empty home, not ours.
+            .env("HOME", home.path())
             .env_remove("CAIRN_CONFIG")
             .process_group(0)
             .stdout(Stdio::null())

@@ -165,6 +165,11 @@ async fn start(
     cairn_home: &Path,
     dark: bool,
 ) -> TestResult<(Driver, Client)> {
+    // Scans happen when the test presses Scan, not on their own at start-up.
+    let config = cairn_home.join("config.toml");
+    if !config.exists() {
+        std::fs::write(&config, "[sync]\nauto = false\n")?;
+    }
     let port = free_port()?;
     let native_port = free_port()?;
     let mut command = Command::new("tauri-driver");

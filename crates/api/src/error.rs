@@ -30,6 +30,9 @@ pub enum Error {
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),
+    /// The file system cannot be watched for new history.
+    #[error("cannot watch the file system: {0}")]
+    Watch(String),
     /// An agent's hook file could not be read or written: the message names it and why.
     #[error("{0}")]
     Hooks(String),

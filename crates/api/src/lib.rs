@@ -21,7 +21,7 @@ pub use agent::ModelChoice;
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
-pub use sources::SourceInfo;
+pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;
 pub use tasks::TaskChange;
 pub use voice::VoiceCapture;

@@ -126,3 +126,76 @@ impl Cairn {
         )?)
     }
 }
+
+/// What following the sources reports.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FollowEvent {
+    /// The first scan is done; these folders are watched (source, folder).
+    Watching(Vec<(String, PathBuf)>),
+    /// A rescan after a change found new turns.
+    Added(SourceReport),
+}
+
+impl Cairn {
+    /// Scans the detected, enabled sources (or only `only`), then rescans a source within about a
+    /// second of its files changing (file-system notifications, debounced) until `control` is
+    /// stopped. Continuous sync: a turn another agent writes is in memory seconds later.
+    pub fn follow_sources(
+        &self,
+        only: Option<&str>,
+        control: &ScanControl,
+        on_event: &mut dyn FnMut(FollowEvent),
+    ) -> Result<(), Error> {
+        use notify::{RecursiveMode, Watcher};
+        use std::time::Duration;
+
+        self.scan_sources(only, ScanMode::Incremental, control, &mut |_| {})?;
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<PathBuf>>();
+        let mut watcher =
+            notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+                if let Ok(event) = event {
+                    let _ = tx.send(event.paths);
+                }
+            })
+            .map_err(|e| Error::Watch(e.to_string()))?;
+        let mut watched: Vec<(String, PathBuf)> = Vec::new();
+        for (source, enabled) in self.history_sources() {
+            if !enabled || only.is_some_and(|o| o != source.name()) {
+                continue;
+            }
+            for root in source.roots().into_iter().filter(|r| r.exists()) {
+                if watcher.watch(&root, RecursiveMode::Recursive).is_ok() {
+                    watched.push((source.name().to_owned(), root));
+                }
+            }
+        }
+        on_event(FollowEvent::Watching(watched.clone()));
+        if watched.is_empty() {
+            return Ok(());
+        }
+        while !control.is_stopped() {
+            let Ok(first) = rx.recv_timeout(Duration::from_secs(1)) else {
+                continue;
+            };
+            // Debounce: gather what else changes in the next moment, then scan once per source.
+            let mut paths = first;
+            while let Ok(more) = rx.recv_timeout(Duration::from_millis(750)) {
+                paths.extend(more);
+            }
+            let mut touched: Vec<&str> = watched
+                .iter()
+                .filter(|(_, root)| paths.iter().any(|p| p.starts_with(root)))
+                .map(|(name, _)| name.as_str())
+                .collect();
+            touched.dedup();
+            for name in touched {
+                let reports =
+                    self.scan_sources(Some(name), ScanMode::Incremental, control, &mut |_| {})?;
+                for report in reports.into_iter().filter(|r| r.turns_added > 0) {
+                    on_event(FollowEvent::Added(report));
+                }
+            }
+        }
+        Ok(())
+    }
+}

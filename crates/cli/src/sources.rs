@@ -2,10 +2,8 @@
 //! bar, or a JSON summary), continuous sync, and the live hooks of the agents that have them.
 
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 
-use anyhow::Context;
-use cairn_api::Cairn;
+use cairn_api::{Cairn, FollowEvent};
 use cairn_importers::{Progress, ScanControl, ScanMode, SourceReport};
 
 #[derive(Debug, clap::Subcommand)]
@@ -175,77 +173,28 @@ fn on_ctrl_c(stop: impl Fn() + Send + 'static) {
     }
 }
 
-/// Scans, then rescans a source within seconds of its files changing (debounced).
+/// Scans, then rescans a source within seconds of its files changing (debounced), until Ctrl-C.
 fn watch(cairn: &Cairn, only: Option<&str>) -> anyhow::Result<()> {
-    use notify::{RecursiveMode, Watcher};
-
-    // Ctrl-C stops the scan in progress and ends the watch (an empty batch is the signal).
     let control = std::sync::Arc::new(ScanControl::default());
-    let (tx, rx) = std::sync::mpsc::channel::<Vec<std::path::PathBuf>>();
-    let (stopper, quit) = (control.clone(), tx.clone());
-    on_ctrl_c(move || {
-        stopper.stop();
-        let _ = quit.send(Vec::new());
-    });
-    let reports = scan(cairn, only, ScanMode::Incremental, true, &control)?;
-    print_reports(&reports);
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        if let Ok(event) = event {
-            let _ = tx.send(event.paths);
+    let stopper = control.clone();
+    on_ctrl_c(move || stopper.stop());
+    let mut watching_anything = true;
+    cairn.follow_sources(only, &control, &mut |event| match event {
+        FollowEvent::Watching(watched) if watched.is_empty() => watching_anything = false,
+        FollowEvent::Watching(watched) => eprintln!(
+            "watching {} for new turns (Ctrl-C to stop)",
+            watched
+                .iter()
+                .map(|(n, r)| format!("{n} ({})", r.display()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        FollowEvent::Added(report) => {
+            eprintln!("{}: {} new turn(s)", report.source, report.turns_added)
         }
-    })
-    .context("cannot watch the file system")?;
-    let mut watched = Vec::new();
-    for (source, enabled) in cairn.history_sources() {
-        if !enabled || only.is_some_and(|o| o != source.name()) {
-            continue;
-        }
-        for root in source.roots() {
-            let target = if root.exists() {
-                root.clone()
-            } else {
-                continue;
-            };
-            if watcher.watch(&target, RecursiveMode::Recursive).is_ok() {
-                watched.push((source.name().to_owned(), root));
-            }
-        }
-    }
-    if watched.is_empty() {
+    })?;
+    if !watching_anything {
         anyhow::bail!("no agent history to watch (see `cairn sources list`)");
-    }
-    eprintln!(
-        "watching {} for new turns (Ctrl-C to stop)",
-        watched
-            .iter()
-            .map(|(n, r)| format!("{n} ({})", r.display()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    while let Ok(first) = rx.recv() {
-        if first.is_empty() || control.is_stopped() {
-            break;
-        }
-        // Debounce: gather what else changes in the next moment, then scan once per source.
-        let mut paths = first;
-        while let Ok(more) = rx.recv_timeout(Duration::from_millis(750)) {
-            if more.is_empty() {
-                return Ok(());
-            }
-            paths.extend(more);
-        }
-        let mut touched: Vec<&str> = watched
-            .iter()
-            .filter(|(_, root)| paths.iter().any(|p| p.starts_with(root)))
-            .map(|(name, _)| name.as_str())
-            .collect();
-        touched.dedup();
-        for name in touched {
-            let reports = scan(cairn, Some(name), ScanMode::Incremental, false, &control)?;
-            for r in reports.iter().filter(|r| r.turns_added > 0) {
-                eprintln!("{}: {} new turn(s)", r.source, r.turns_added);
-            }
-        }
     }
     Ok(())
 }

@@ -34,6 +34,8 @@ pub struct Config {
     pub sources: BTreeMap<String, SourceConfig>,
     /// `[voice]`: speech input.
     pub voice: VoiceConfig,
+    /// `[sync] auto`: the app keeps other agents' history in sync while it runs (on by default).
+    pub auto_sync: bool,
 }
 
 /// `[voice]`: which whisper model, which language, which input.
@@ -123,6 +125,7 @@ impl Default for Config {
             agent: AgentConfig::default(),
             sources: BTreeMap::new(),
             voice: VoiceConfig::default(),
+            auto_sync: true,
         }
     }
 }
@@ -218,6 +221,7 @@ struct RawConfig {
     #[serde(default)]
     sources: BTreeMap<String, RawSource>,
     voice: Option<RawVoice>,
+    sync: Option<RawSync>,
     #[serde(default)]
     providers: BTreeMap<String, RawProvider>,
     pet: Option<RawPet>,
@@ -235,6 +239,12 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawApi {
     port: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSync {
+    auto: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -397,6 +407,7 @@ impl Config {
             log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
             memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
             agent,
+            auto_sync: raw.sync.and_then(|s| s.auto).unwrap_or(true),
             voice: match raw.voice {
                 Some(v) => {
                     let d = VoiceConfig::default();

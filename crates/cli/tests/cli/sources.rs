@@ -333,3 +333,43 @@ fn a_claude_code_hook_exchange_recalls_then_captures_without_duplicates() {
     assert!(out.status.success());
     assert_eq!(stdout(&out), "");
 }
+
+#[test]
+fn watching_brings_a_new_turn_in_within_seconds() {
+    let home = tempfile::tempdir().unwrap();
+    let cairn_home = tempfile::tempdir().unwrap();
+    claude_project(home.path(), 1, 2);
+    let mut watch = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["sources", "watch", "--source", "claude-code"])
+        .env("HOME", home.path())
+        .env("CAIRN_HOME", cairn_home.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let wait_for = |turns: i64| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let db = cairn_home.path().join("data/memory.sqlite");
+            if db.exists() && turn_count(cairn_home.path()).0 >= turns {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{turns} turns never arrived");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    wait_for(2);
+    // Another agent writes a new turn: it is in memory seconds later.
+    let file = home
+        .path()
+        .join(".claude/projects/-work-garden/00000000-0000-4000-8000-000000000000.jsonl");
+    std::fs::write(
+        &file,
+        claude_code_session("00000000-0000-4000-8000-000000000000", "/work/garden", 3),
+    )
+    .unwrap();
+    wait_for(3);
+    let _ = watch.kill();
+    let _ = watch.wait();
+    assert_eq!(turn_count(cairn_home.path()), (3, 3));
+}

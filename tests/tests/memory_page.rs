@@ -1,0 +1,572 @@
+//! The Memory page of the real desktop app, end to end: a fresh home's empty state; then a home
+//! seeded through the `cairn` CLI, its counts, the layer filter, a search with its explanation, an
+//! entry opened, edited and deleted (checked back through the CLI), the analytics; and the same
+//! page in dark mode. Screenshots go to `target/e2e/memory-*.png`.
+//!
+//! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and `cargo build --workspace`
+//! (for `cairn-desktop` and `cairn`), so it is ignored by a plain `cargo test`.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use cairn_config::read_runtime;
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{json, Value};
+
+type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+/// Kills the driver, WebKitWebDriver and the app (one process group) however the test ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+        let _ = self.0.wait();
+    }
+}
+
+/// A running app and the WebDriver session driving it.
+struct App {
+    client: Client,
+    _driver: Driver,
+}
+
+impl App {
+    /// Closes the session; the driver's process group goes with `_driver`.
+    async fn close(self) {
+        let _ = self.client.close().await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+fn free_port() -> TestResult<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A binary of the workspace next to this test binary (`target/debug/deps/memory_page-…`).
+fn workspace_binary(name: &str, env: &str) -> TestResult<PathBuf> {
+    if let Ok(path) = std::env::var(env) {
+        return Ok(PathBuf::from(path));
+    }
+    let exe = std::env::current_exe()?;
+    let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
+    let binary = dir.join(name);
+    if !binary.exists() {
+        return Err(format!(
+            "{} is missing: run `cargo build --workspace` first",
+            binary.display()
+        )
+        .into());
+    }
+    Ok(binary)
+}
+
+fn screenshot_dir() -> TestResult<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("e2e");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The X display as a person sees it (`<name>.png`) and WebDriver's view of the window
+/// (`<name>-webview.png`).
+async fn screenshot(client: &Client, name: &str) -> TestResult {
+    let dir = screenshot_dir()?;
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let screen = Command::new("import")
+        .args(["-window", "root"])
+        .arg(dir.join(format!("{name}.png")))
+        .status()?;
+    if !screen.success() {
+        return Err(format!("import could not capture the display for {name}").into());
+    }
+    std::fs::write(
+        dir.join(format!("{name}-webview.png")),
+        client.screenshot().await?,
+    )?;
+    Ok(())
+}
+
+/// The DOM's text of the first element matching `css` (textContent: WebKitWebDriver's rendered
+/// text can be stale under Xvfb), or `None` when there is none.
+async fn text_of(client: &Client, css: &str) -> TestResult<Option<String>> {
+    let script = "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;";
+    Ok(match client.execute(script, vec![json!(css)]).await? {
+        Value::String(text) => Some(text),
+        _ => None,
+    })
+}
+
+/// Waits until the text of `css` satisfies `check`; returns it.
+async fn wait_until_text(
+    client: &Client,
+    css: &str,
+    what: &str,
+    check: impl Fn(&str) -> bool,
+) -> TestResult<String> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = None;
+    while Instant::now() < deadline {
+        if let Ok(Some(text)) = text_of(client, css).await {
+            if check(&text) {
+                return Ok(text);
+            }
+            last = Some(text);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let page = client.source().await.unwrap_or_default();
+    Err(format!("{css} never {what}; last text {last:?}; the page:\n{page}").into())
+}
+
+async fn wait_for_text(client: &Client, css: &str, wanted: &str) -> TestResult<String> {
+    wait_until_text(client, css, &format!("showed {wanted:?}"), |t| {
+        t.contains(wanted)
+    })
+    .await
+}
+
+async fn click(client: &Client, css: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match client.find(Locator::Css(css)).await {
+            Ok(element) => {
+                element.click().await?;
+                return Ok(());
+            }
+            Err(e) if Instant::now() > deadline => {
+                return Err(format!("no {css} to click: {e}").into())
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+}
+
+/// Waits until an element matches `css`.
+async fn wait_for(client: &Client, css: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while count(client, css).await? == 0 {
+        if Instant::now() > deadline {
+            return Err(format!("{css} never appeared").into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Ok(())
+}
+
+async fn count(client: &Client, css: &str) -> TestResult<u64> {
+    let value = client
+        .execute(
+            "return document.querySelectorAll(arguments[0]).length;",
+            vec![json!(css)],
+        )
+        .await?;
+    Ok(value.as_u64().unwrap_or(0))
+}
+
+async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        for handle in client.windows().await? {
+            client.switch_to_window(handle).await?;
+            if client.title().await? == title {
+                return Ok(());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    Err(format!("no window titled {title:?}").into())
+}
+
+/// Starts the app on `home` through tauri-driver, on the workbench window.
+async fn launch(home: &Path, dark: bool) -> TestResult<App> {
+    let port = free_port()?;
+    let native_port = free_port()?;
+    let mut command = Command::new("tauri-driver");
+    command
+        .args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native_port.to_string(),
+        ])
+        .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
+        .env("CAIRN_HOME", home)
+        // Nothing of this machine's agents' history: the page shows only what the test seeds.
+        .env("HOME", home)
+        .env_remove("CAIRN_CONFIG")
+        .process_group(0)
+        .stdout(Stdio::null());
+    if dark {
+        command.env("GTK_THEME", "Adwaita:dark");
+    } else {
+        command.env_remove("GTK_THEME");
+    }
+    let driver = Driver(command.spawn()?);
+    let capabilities = json!({
+        "browserName": "wry",
+        "tauri:options": { "application": workspace_binary("cairn-desktop", "CAIRN_DESKTOP_BIN")? }
+    });
+    let Value::Object(capabilities) = capabilities else {
+        return Err("capabilities must be an object".into());
+    };
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let client = loop {
+        match ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities.clone())
+            .connect(&url)
+            .await
+        {
+            Ok(client) => break client,
+            Err(e) if Instant::now() > deadline => return Err(e.into()),
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    };
+    let app = App {
+        client,
+        _driver: driver,
+    };
+    switch_to_window_titled(&app.client, "Cairn").await?;
+    wait_for_text(&app.client, "#status-line", "API on").await?;
+    Ok(app)
+}
+
+/// Runs `cairn` on `home`; its standard output, or an error with its standard error.
+fn cairn(home: &Path, args: &[&str]) -> TestResult<String> {
+    let output = Command::new(workspace_binary("cairn", "CAIRN_BIN")?)
+        .args(args)
+        .env("CAIRN_HOME", home)
+        .env_remove("CAIRN_CONFIG")
+        .output()?;
+    if !output.status.success() {
+        return Err(format!(
+            "cairn {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `cairn memory add … --json`: the new memory's id.
+fn add(home: &Path, text: &str, layer: &str, source: Option<&str>) -> TestResult<i64> {
+    let mut args = vec!["memory", "add", text, "--layer", layer, "--json"];
+    if let Some(source) = source {
+        args.extend(["--source", source]);
+    }
+    let added: Value = serde_json::from_str(&cairn(home, &args)?)?;
+    added["id"]
+        .as_i64()
+        .ok_or_else(|| "no id in the answer".into())
+}
+
+/// Sets an input's or textarea's value the way typing does (an `input` event).
+async fn set_value(client: &Client, css: &str, value: &str) -> TestResult {
+    client
+        .execute(
+            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
+             e.dispatchEvent(new Event('input', { bubbles: true }));",
+            vec![json!(css), json!(value)],
+        )
+        .await?;
+    Ok(())
+}
+
+const NIGHTLY: &str =
+    "The nightly build failed because the cache volume was full; clearing /var/cache/ci fixed it.";
+const NIGHTLY_EDITED: &str = "The nightly build failed because the cache volume was full; clearing /var/cache/ci and pruning old images fixed it.";
+const QUERY: &str = "why did the nightly build fail on /var/cache/ci";
+const BUCKET: &str = "Renamed the staging bucket to assets-staging with gsutil mv, as asked.";
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_memory_page_shows_searches_edits_and_deletes() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let home = home.path();
+
+    // A fresh home: the page says what fills the memory.
+    let app = launch(home, false).await?;
+    let outcome = empty_state(&app.client).await;
+    app.close().await;
+    outcome?;
+
+    // Seeded through the CLI while the app is not running.
+    let nightly = add(home, NIGHTLY, "L1", Some("claude-code"))?;
+    add(
+        home,
+        "Ran cargo test in the api crate: 42 passed after fixing the flaky port test.",
+        "L1",
+        Some("codex"),
+    )?;
+    let bucket = add(home, BUCKET, "L1", Some("codex"))?;
+    add(
+        home,
+        "Before a nightly build, check the free space on the cache volume and clear it above 90%.",
+        "L2",
+        Some("cairn"),
+    )?;
+    add(
+        home,
+        "The staging database runs Postgres 16 on port 5433.",
+        "L3",
+        None,
+    )?;
+    add(
+        home,
+        "Release checklist: bump the version, tag, push the tag, wait for CI, publish the crate.",
+        "skill",
+        Some("cairn"),
+    )?;
+    add(
+        home,
+        "The build server in the office is noisy; its fan needs replacing.",
+        "L1",
+        Some("cursor"),
+    )?;
+
+    let app = launch(home, false).await?;
+    let outcome = seeded(&app.client, home, nightly, bucket).await;
+    if outcome.is_err() {
+        app.close().await;
+        return outcome;
+    }
+    app.close().await;
+
+    // Dark mode, where the system asks for it.
+    let app = launch(home, true).await?;
+    let outcome = dark(&app.client).await;
+    app.close().await;
+    outcome
+}
+
+async fn empty_state(client: &Client) -> TestResult {
+    click(client, "#page-memory").await?;
+    wait_for_text(client, "#mem-stat-total", "0").await?;
+    wait_for_text(client, "#mem-empty", "Nothing remembered yet").await?;
+    wait_for_text(client, "#mem-empty", "cairn memory add").await?;
+    screenshot(client, "memory-empty").await?;
+    click(client, "#mem-tab-entries").await?;
+    wait_for_text(client, "#mem-empty", "Nothing remembered yet").await?;
+    click(client, "#mem-layer-skill").await?;
+    wait_for_text(client, "#mem-empty", "No skills yet").await?;
+    click(client, "#mem-tab-analytics").await?;
+    wait_for_text(client, "#mem-per-day", "No memories yet").await?;
+    wait_for_text(client, "#mem-recent-searches", "No searches yet").await?;
+    wait_for_text(client, "#mem-stat-hit-rate", "—").await?;
+    screenshot(client, "memory-empty-analytics").await?;
+    Ok(())
+}
+
+async fn seeded(client: &Client, home: &Path, nightly: i64, bucket: i64) -> TestResult {
+    // Older memories from another agent, through the app's own API, so the chart spans days.
+    let info = read_runtime(&home.join("runtime.json"))?.ok_or("runtime.json is missing")?;
+    let http = reqwest::Client::builder().no_proxy().build()?;
+    let now = SystemTime::now().duration_since(UNIX_EPOCH)?.as_millis() as i64;
+    let day = 86_400_000;
+    for (i, days_ago) in [9, 7, 7, 4, 2].into_iter().enumerate() {
+        let source = if i % 2 == 0 { "cursor" } else { "codex" };
+        let answer = http
+            .post(format!("{}/api/v1/memory/add", info.api_url))
+            .bearer_auth(&info.token)
+            .json(&json!({
+                "text": format!("Refactored the settings form and its tests in {source} (session {i})."),
+                "layer": "L1",
+                "source": source,
+                "created_at": now - days_ago * day,
+            }))
+            .send()
+            .await?;
+        assert_eq!(answer.status(), 200, "{}", answer.text().await?);
+    }
+
+    // The overview: 12 memories, by layer and by source.
+    click(client, "#page-memory").await?;
+    wait_for_text(client, "#mem-stat-total", "12").await?;
+    assert_eq!(
+        text_of(client, "#mem-overview-L1 .mem-row-count")
+            .await?
+            .as_deref(),
+        Some("9")
+    );
+    assert_eq!(
+        text_of(client, "#mem-overview-L2 .mem-row-count")
+            .await?
+            .as_deref(),
+        Some("1")
+    );
+    assert_eq!(
+        text_of(client, "#mem-overview-skill .mem-row-count")
+            .await?
+            .as_deref(),
+        Some("1")
+    );
+    let sources = wait_for_text(client, "#mem-by-source", "claude-code").await?;
+    assert!(sources.contains("codex4"), "{sources}");
+    assert!(sources.contains("cursor4"), "{sources}");
+    assert!(sources.contains("cairn3"), "{sources}");
+    screenshot(client, "memory-overview").await?;
+
+    // A layer from the overview opens the entries filtered to it.
+    click(client, "#mem-overview-L3").await?;
+    wait_for_text(client, "#mem-list", "Postgres 16").await?;
+    wait_for_text(client, "#mem-range", "1–1 of 1").await?;
+    assert_eq!(count(client, "#mem-list .mem-item").await?, 1);
+    let pressed = client
+        .execute(
+            "return document.getElementById('mem-layer-L3').getAttribute('aria-pressed');",
+            vec![],
+        )
+        .await?;
+    assert_eq!(pressed, json!("true"));
+    screenshot(client, "memory-filter-l3").await?;
+
+    // The L1 filter, then all of them.
+    click(client, "#mem-layer-L1").await?;
+    wait_for_text(client, "#mem-range", "1–9 of 9").await?;
+    assert_eq!(count(client, "#mem-list .mem-item").await?, 9);
+    click(client, "#mem-layer-all").await?;
+    wait_for_text(client, "#mem-range", "1–12 of 12").await?;
+
+    // A search, and its explanation: every candidate with its channels, scores and outcome. The
+    // path in the query reaches the identifier channel; the weak keyword matches are dropped.
+    let search = client.find(Locator::Id("mem-search-input")).await?;
+    search.send_keys(QUERY).await?;
+    search.send_keys("\u{E007}").await?;
+    let summary = wait_for_text(client, "#mem-search-summary", "recalled").await?;
+    assert!(summary.contains(QUERY), "{summary}");
+    assert!(summary.contains("dropped"), "{summary}");
+    wait_for_text(client, "#mem-list", "nightly build failed").await?;
+    screenshot(client, "memory-search").await?;
+    click(client, "#mem-explain-toggle").await?;
+    let explained = wait_for_text(client, "#mem-explain", "structural").await?;
+    assert!(explained.contains("fts"), "{explained}");
+    assert!(explained.contains(&format!("#{nightly}")), "{explained}");
+    assert!(explained.contains("under 20% of the best"), "{explained}");
+    let first = text_of(client, "#mem-explain tbody tr")
+        .await?
+        .unwrap_or_default();
+    assert!(
+        first.contains("Kept") && first.contains("structural"),
+        "{first}"
+    );
+    assert!(count(client, "#mem-explain tbody tr.kept").await? >= 2);
+    assert!(count(client, "#mem-explain tbody tr.dropped").await? >= 1);
+    // The channels name a rank and a raw score.
+    let chip = text_of(client, "#mem-explain .mem-chip")
+        .await?
+        .unwrap_or_default();
+    assert!(chip.contains("#1 ·"), "{chip}");
+    screenshot(client, "memory-explain").await?;
+
+    // Open an entry from the explanation: all of it, with its source and dates.
+    click(
+        client,
+        &format!("#mem-explain tr[data-id='{nightly}'] .mem-link"),
+    )
+    .await?;
+    wait_for_text(client, "#mem-detail-text", NIGHTLY).await?;
+    let detail = wait_for_text(client, "#mem-detail", "claude-code").await?;
+    assert!(detail.contains(&format!("Memory #{nightly}")), "{detail}");
+    assert!(detail.contains("Created"), "{detail}");
+    screenshot(client, "memory-detail").await?;
+
+    // Edit it: the page, the search and the CLI all see the new text.
+    click(client, "#mem-edit").await?;
+    wait_for(client, "#mem-edit-text").await?;
+    // The editor takes the focus (on the next frame).
+    wait_for(client, "#mem-edit-text:focus").await?;
+    set_value(client, "#mem-edit-text", NIGHTLY_EDITED).await?;
+    screenshot(client, "memory-editing").await?;
+    click(client, "#mem-save").await?;
+    wait_for_text(client, "#mem-detail-text", "pruning old images").await?;
+    wait_for_text(client, "#mem-notice", "saved").await?;
+    wait_for_text(client, "#mem-explain", "pruning old images").await?;
+    let stored: Value = serde_json::from_str(&cairn(
+        home,
+        &["memory", "get", &nightly.to_string(), "--json"],
+    )?)?;
+    assert_eq!(stored["text"], NIGHTLY_EDITED);
+    screenshot(client, "memory-edited").await?;
+
+    // Delete another, with a confirmation first.
+    click(client, "#mem-search-clear").await?;
+    wait_for_text(client, "#mem-range", "1–12 of 12").await?;
+    click(client, &format!("#mem-list button[data-id='{bucket}']")).await?;
+    wait_for_text(client, "#mem-detail-text", "staging bucket").await?;
+    click(client, "#mem-delete").await?;
+    wait_for_text(client, "#mem-confirm", "cannot be undone").await?;
+    // The safe answer has the focus: Enter right away keeps the memory.
+    wait_for(client, "#mem-delete-cancel:focus").await?;
+    screenshot(client, "memory-delete-confirm").await?;
+    click(client, "#mem-delete-confirm").await?;
+    wait_for_text(client, "#mem-notice", &format!("#{bucket} deleted")).await?;
+    wait_until_text(client, "#mem-list", "lost the deleted memory", |t| {
+        !t.contains("staging bucket")
+    })
+    .await?;
+    wait_for_text(client, "#mem-range", "1–11 of 11").await?;
+    assert_eq!(count(client, "#mem-detail").await?, 0);
+    assert!(cairn(home, &["memory", "get", &bucket.to_string()]).is_err());
+    screenshot(client, "memory-deleted").await?;
+    click(client, "#mem-tab-overview").await?;
+    wait_for_text(client, "#mem-stat-total", "11").await?;
+
+    // Analytics: memories per day by source, the searches and their hit rate.
+    click(client, "#mem-tab-analytics").await?;
+    wait_for_text(client, "#mem-search-log", QUERY).await?;
+    let searches = text_of(client, "#mem-stat-searches .mem-stat-value")
+        .await?
+        .unwrap_or_default();
+    assert!(searches.parse::<u32>().unwrap_or(0) >= 1, "{searches}");
+    wait_for_text(client, "#mem-stat-hit-rate", "100%").await?;
+    assert!(count(client, "#mem-chart rect").await? >= 5);
+    let legend = wait_for_text(client, "#mem-per-day .mem-legend", "cursor").await?;
+    assert!(legend.contains("claude-code"), "{legend}");
+    screenshot(client, "memory-analytics").await?;
+
+    // A logged search runs again, explained.
+    click(client, "#mem-search-log .mem-link").await?;
+    wait_for_text(client, "#mem-explain", "fts").await?;
+    Ok(())
+}
+
+async fn dark(client: &Client) -> TestResult {
+    let is_dark = client
+        .execute(
+            "return window.matchMedia('(prefers-color-scheme: dark)').matches;",
+            vec![],
+        )
+        .await?;
+    if is_dark != json!(true) {
+        eprintln!(
+            "GTK_THEME=Adwaita:dark did not reach the webview: the dark screenshots are light"
+        );
+    }
+    click(client, "#page-memory").await?;
+    wait_for_text(client, "#mem-stat-total", "11").await?;
+    screenshot(client, "memory-dark-overview").await?;
+    click(client, "#mem-tab-entries").await?;
+    let search = client.find(Locator::Id("mem-search-input")).await?;
+    search.send_keys("nightly cache").await?;
+    search.send_keys("\u{E007}").await?;
+    click(client, "#mem-explain-toggle").await?;
+    wait_for_text(client, "#mem-explain", "pruning old images").await?;
+    click(client, "#mem-explain tbody tr .mem-link").await?;
+    wait_for_text(client, "#mem-detail", "Created").await?;
+    screenshot(client, "memory-dark-explain").await?;
+    click(client, "#mem-tab-analytics").await?;
+    wait_for_text(client, "#mem-search-log", "nightly cache").await?;
+    screenshot(client, "memory-dark-analytics").await?;
+    Ok(())
+}
