@@ -5,117 +5,21 @@
 //! Needs a display, `tauri-driver`, `WebKitWebDriver` and a built UI, so it is ignored by a plain
 //! `cargo test`; `./run test` runs it with `--include-ignored` under Xvfb.
 
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cairn_config::read_runtime;
 use cairn_protocol::{RuntimeInfo, StatusReport};
 use cairn_test_support::{delta, finish, text_reply, tool_call_reply, MockServer, Reply};
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use common::{
+    cairn, desktop_binary, launch, run, screenshot, switch_to_window_titled, wait_for_text,
+    TestResult,
+};
+use fantoccini::{Client, Locator};
 use serde_json::json;
-
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Kills the driver, WebKitWebDriver and the app (one process group) however the test ends.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
-        std::thread::sleep(Duration::from_millis(500));
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> TestResult<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// `target/debug/cairn-desktop` next to this test binary (`target/debug/deps/desktop-…`).
-fn desktop_binary() -> TestResult<PathBuf> {
-    if let Ok(path) = std::env::var("CAIRN_DESKTOP_BIN") {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe()?;
-    let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
-    let binary = dir.join("cairn-desktop");
-    if !binary.exists() {
-        return Err(format!(
-            "{} is missing: run `cargo build --workspace` first",
-            binary.display()
-        )
-        .into());
-    }
-    Ok(binary)
-}
-
-fn screenshot_dir() -> TestResult<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("target")
-        .join("e2e");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-/// Keeps two pictures: the screen as a person sees it (the X display, `<name>.png`) and WebDriver's
-/// view of the current window (`<name>-webview.png`).
-async fn screenshot(client: &Client, name: &str) -> TestResult {
-    let dir = screenshot_dir()?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let screen = Command::new("import")
-        .args(["-window", "root"])
-        .arg(dir.join(format!("{name}.png")))
-        .status()?;
-    if !screen.success() {
-        return Err(format!("import could not capture the display for {name}").into());
-    }
-    std::fs::write(
-        dir.join(format!("{name}-webview.png")),
-        client.screenshot().await?,
-    )?;
-    Ok(())
-}
-
-async fn wait_for_text(client: &Client, css: &str, wanted: &str) -> TestResult<String> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        // textContent, not WebDriver's rendered text: what the DOM holds, whatever CSS does to case.
-        let script =
-            "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;";
-        if let Ok(serde_json::Value::String(text)) = client.execute(script, vec![json!(css)]).await
-        {
-            last = text;
-            if last.contains(wanted) {
-                return Ok(last);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let page = client.source().await.unwrap_or_default();
-    Err(format!("{css} never showed {wanted:?}; last text {last:?}; the page:\n{page}").into())
-}
-
-async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        for handle in client.windows().await? {
-            client.switch_to_window(handle).await?;
-            if client.title().await? == title {
-                return Ok(());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    Err(format!("no window titled {title:?}").into())
-}
 
 async fn wait_for_runtime(home: &Path) -> TestResult<RuntimeInfo> {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -133,49 +37,19 @@ async fn wait_for_runtime(home: &Path) -> TestResult<RuntimeInfo> {
 async fn the_desktop_app_starts_and_answers() -> TestResult {
     let home = tempfile::tempdir()?;
     seed_task(home.path())?;
-    let port = free_port()?;
-    let native_port = free_port()?;
-    let _driver = Driver(
-        Command::new("tauri-driver")
-            .args([
-                "--port",
-                &port.to_string(),
-                "--native-port",
-                &native_port.to_string(),
-            ])
-            .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-            .env("CAIRN_HOME", home.path())
+    let app = launch(
+        &desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.path().as_os_str())),
             // The app keeps other agents' history in sync: give it an empty home, not ours.
-            .env("HOME", home.path())
-            .env_remove("CAIRN_CONFIG")
-            .process_group(0)
-            .stdout(Stdio::null())
-            .spawn()?,
-    );
-    let capabilities = json!({
-        "browserName": "wry",
-        "tauri:options": { "application": desktop_binary()? }
-    });
-    let capabilities = match capabilities {
-        serde_json::Value::Object(map) => map,
-        _ => return Err("capabilities must be an object".into()),
-    };
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let client = loop {
-        match ClientBuilder::new(HttpConnector::new())
-            .capabilities(capabilities.clone())
-            .connect(&url)
-            .await
-        {
-            Ok(client) => break client,
-            Err(e) if Instant::now() > deadline => return Err(e.into()),
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
-        }
-    };
-    let outcome = drive(&client, home.path()).await;
+            ("HOME", Some(home.path().as_os_str())),
+            ("CAIRN_CONFIG", None),
+        ],
+    )
+    .await?;
+    let outcome = drive(&app.client, home.path()).await;
     if outcome.is_err() {
-        let _ = client.close().await;
+        app.close().await;
         return outcome;
     }
     // A polite stop (SIGTERM, as a session logout sends) exits cleanly and removes runtime.json.
@@ -197,8 +71,6 @@ async fn the_desktop_app_starts_and_answers() -> TestResult {
 }
 
 async fn drive(client: &Client, home: &Path) -> TestResult {
-    switch_to_window_titled(client, "Cairn").await?;
-
     // The workbench asks the backend for its status on start.
     let version = env!("CARGO_PKG_VERSION");
     wait_for_text(
@@ -573,26 +445,15 @@ fn seed_task(home: &Path) -> TestResult {
         serde_json::to_vec_pretty(&session)?,
     )?;
     // And a memory the basil question will recall.
-    let cairn = desktop_binary()?.with_file_name("cairn");
-    let added = Command::new(cairn)
-        .args([
+    cairn(
+        home,
+        &[
             "memory",
             "add",
             "Last summer the basil grew best in the south bed, next to the tomatoes",
-        ])
-        .env("CAIRN_HOME", home)
-        .env_remove("CAIRN_CONFIG")
-        .output()?;
-    if !added.status.success() {
-        return Err(String::from_utf8_lossy(&added.stderr).into_owned().into());
-    }
+        ],
+    )?;
     Ok(())
-}
-
-/// Runs a command and returns its standard output.
-fn run(program: &str, args: &[&str]) -> TestResult<String> {
-    let output = Command::new(program).args(args).output()?;
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// The X window id of the visible pet, if it is visible.

@@ -6,149 +6,22 @@
 //! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and `cargo build --workspace`
 //! (for `cairn-desktop` and `cairn`), so it is ignored by a plain `cargo test`.
 
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cairn_config::read_runtime;
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use common::{
+    cairn, click, desktop_binary, gtk_theme, screenshot_after, text_of, wait_for_text,
+    wait_until_text, App, TestResult, WAIT,
+};
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
 
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
-
-/// Kills the driver, WebKitWebDriver and the app (one process group) however the test ends.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
-        std::thread::sleep(Duration::from_millis(500));
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
-    }
-}
-
-/// A running app and the WebDriver session driving it.
-struct App {
-    client: Client,
-    _driver: Driver,
-}
-
-impl App {
-    /// Closes the session; the driver's process group goes with `_driver`.
-    async fn close(self) {
-        let _ = self.client.close().await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
-fn free_port() -> TestResult<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// A binary of the workspace next to this test binary (`target/debug/deps/memory_page-…`).
-fn workspace_binary(name: &str, env: &str) -> TestResult<PathBuf> {
-    if let Ok(path) = std::env::var(env) {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe()?;
-    let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
-    let binary = dir.join(name);
-    if !binary.exists() {
-        return Err(format!(
-            "{} is missing: run `cargo build --workspace` first",
-            binary.display()
-        )
-        .into());
-    }
-    Ok(binary)
-}
-
-fn screenshot_dir() -> TestResult<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("target")
-        .join("e2e");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-/// The X display as a person sees it (`<name>.png`) and WebDriver's view of the window
-/// (`<name>-webview.png`).
+/// The Memory page's screenshots give it 400 ms to settle after the last step.
 async fn screenshot(client: &Client, name: &str) -> TestResult {
-    let dir = screenshot_dir()?;
-    tokio::time::sleep(Duration::from_millis(400)).await;
-    let screen = Command::new("import")
-        .args(["-window", "root"])
-        .arg(dir.join(format!("{name}.png")))
-        .status()?;
-    if !screen.success() {
-        return Err(format!("import could not capture the display for {name}").into());
-    }
-    std::fs::write(
-        dir.join(format!("{name}-webview.png")),
-        client.screenshot().await?,
-    )?;
-    Ok(())
-}
-
-/// The DOM's text of the first element matching `css` (textContent: WebKitWebDriver's rendered
-/// text can be stale under Xvfb), or `None` when there is none.
-async fn text_of(client: &Client, css: &str) -> TestResult<Option<String>> {
-    let script = "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;";
-    Ok(match client.execute(script, vec![json!(css)]).await? {
-        Value::String(text) => Some(text),
-        _ => None,
-    })
-}
-
-/// Waits until the text of `css` satisfies `check`; returns it.
-async fn wait_until_text(
-    client: &Client,
-    css: &str,
-    what: &str,
-    check: impl Fn(&str) -> bool,
-) -> TestResult<String> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut last = None;
-    while Instant::now() < deadline {
-        if let Ok(Some(text)) = text_of(client, css).await {
-            if check(&text) {
-                return Ok(text);
-            }
-            last = Some(text);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let page = client.source().await.unwrap_or_default();
-    Err(format!("{css} never {what}; last text {last:?}; the page:\n{page}").into())
-}
-
-async fn wait_for_text(client: &Client, css: &str, wanted: &str) -> TestResult<String> {
-    wait_until_text(client, css, &format!("showed {wanted:?}"), |t| {
-        t.contains(wanted)
-    })
-    .await
-}
-
-async fn click(client: &Client, css: &str) -> TestResult {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        match client.find(Locator::Css(css)).await {
-            Ok(element) => {
-                element.click().await?;
-                return Ok(());
-            }
-            Err(e) if Instant::now() > deadline => {
-                return Err(format!("no {css} to click: {e}").into())
-            }
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
+    screenshot_after(client, name, Duration::from_millis(400)).await
 }
 
 /// Waits until an element matches `css`.
@@ -173,90 +46,21 @@ async fn count(client: &Client, css: &str) -> TestResult<u64> {
     Ok(value.as_u64().unwrap_or(0))
 }
 
-async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        for handle in client.windows().await? {
-            client.switch_to_window(handle).await?;
-            if client.title().await? == title {
-                return Ok(());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    Err(format!("no window titled {title:?}").into())
-}
-
-/// Starts the app on `home` through tauri-driver, on the workbench window.
+/// Starts the app on `home` through tauri-driver, on the workbench window with the API up.
 async fn launch(home: &Path, dark: bool) -> TestResult<App> {
-    let port = free_port()?;
-    let native_port = free_port()?;
-    let mut command = Command::new("tauri-driver");
-    command
-        .args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native_port.to_string(),
-        ])
-        .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-        .env("CAIRN_HOME", home)
-        // Nothing of this machine's agents' history: the page shows only what the test seeds.
-        .env("HOME", home)
-        .env_remove("CAIRN_CONFIG")
-        .process_group(0)
-        .stdout(Stdio::null());
-    if dark {
-        command.env("GTK_THEME", "Adwaita:dark");
-    } else {
-        command.env_remove("GTK_THEME");
-    }
-    let driver = Driver(command.spawn()?);
-    let capabilities = json!({
-        "browserName": "wry",
-        "tauri:options": { "application": workspace_binary("cairn-desktop", "CAIRN_DESKTOP_BIN")? }
-    });
-    let Value::Object(capabilities) = capabilities else {
-        return Err("capabilities must be an object".into());
-    };
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let client = loop {
-        match ClientBuilder::new(HttpConnector::new())
-            .capabilities(capabilities.clone())
-            .connect(&url)
-            .await
-        {
-            Ok(client) => break client,
-            Err(e) if Instant::now() > deadline => return Err(e.into()),
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
-        }
-    };
-    let app = App {
-        client,
-        _driver: driver,
-    };
-    switch_to_window_titled(&app.client, "Cairn").await?;
+    let app = common::launch(
+        &desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.as_os_str())),
+            // Nothing of this machine's agents' history: the page shows only what the test seeds.
+            ("HOME", Some(home.as_os_str())),
+            ("CAIRN_CONFIG", None),
+            gtk_theme(dark),
+        ],
+    )
+    .await?;
     wait_for_text(&app.client, "#status-line", "API on").await?;
     Ok(app)
-}
-
-/// Runs `cairn` on `home`; its standard output, or an error with its standard error.
-fn cairn(home: &Path, args: &[&str]) -> TestResult<String> {
-    let output = Command::new(workspace_binary("cairn", "CAIRN_BIN")?)
-        .args(args)
-        .env("CAIRN_HOME", home)
-        .env_remove("CAIRN_CONFIG")
-        .output()?;
-    if !output.status.success() {
-        return Err(format!(
-            "cairn {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr)
-        )
-        .into());
-    }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// `cairn memory add … --json`: the new memory's id.
@@ -511,7 +315,7 @@ async fn seeded(client: &Client, home: &Path, nightly: i64, bucket: i64) -> Test
     screenshot(client, "memory-delete-confirm").await?;
     click(client, "#mem-delete-confirm").await?;
     wait_for_text(client, "#mem-notice", &format!("#{bucket} deleted")).await?;
-    wait_until_text(client, "#mem-list", "lost the deleted memory", |t| {
+    wait_until_text(client, "#mem-list", "lost the deleted memory", WAIT, |t| {
         !t.contains("staging bucket")
     })
     .await?;

@@ -6,109 +6,26 @@
 //! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and the `cairn` CLI beside the
 //! app, so it is ignored by a plain `cargo test`; `./run test` runs it with `--include-ignored`.
 
-use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+mod common;
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn_importers::synthetic::claude_code_session;
-use fantoccini::{Client, ClientBuilder, Locator};
-use hyper_util::client::legacy::connect::HttpConnector;
+use common::{
+    desktop_binary, gtk_theme, screenshot, screenshot_dir, text_of, wait_for_text_within, App,
+    TestResult,
+};
+use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
-
-type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
 
 /// Sessions and turns of the fake Claude Code history the page first finds.
 const SESSIONS: usize = 3;
 const TURNS: usize = 4;
 
-/// Kills the driver, WebKitWebDriver and the app (one process group) however the test ends.
-struct Driver(Child);
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let group = format!("-{}", self.0.id());
-        let _ = Command::new("kill").args(["-TERM", "--", &group]).status();
-        std::thread::sleep(Duration::from_millis(500));
-        let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> TestResult<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// `target/debug/cairn-desktop` next to this test binary (`target/debug/deps/sources_page-…`).
-fn desktop_binary() -> TestResult<PathBuf> {
-    if let Ok(path) = std::env::var("CAIRN_DESKTOP_BIN") {
-        return Ok(PathBuf::from(path));
-    }
-    let exe = std::env::current_exe()?;
-    let dir = exe.parent().and_then(Path::parent).ok_or("no target dir")?;
-    let binary = dir.join("cairn-desktop");
-    if !binary.exists() {
-        return Err(format!(
-            "{} is missing: run `cargo build --workspace` first",
-            binary.display()
-        )
-        .into());
-    }
-    Ok(binary)
-}
-
-fn screenshot_dir() -> TestResult<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("target")
-        .join("e2e");
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
-}
-
-/// Keeps two pictures: the screen as a person sees it (the X display, `<name>.png`) and WebDriver's
-/// view of the current window (`<name>-webview.png`).
-async fn screenshot(client: &Client, name: &str) -> TestResult {
-    let dir = screenshot_dir()?;
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let screen = Command::new("import")
-        .args(["-window", "root"])
-        .arg(dir.join(format!("{name}.png")))
-        .status()?;
-    if !screen.success() {
-        return Err(format!("import could not capture the display for {name}").into());
-    }
-    std::fs::write(
-        dir.join(format!("{name}-webview.png")),
-        client.screenshot().await?,
-    )?;
-    Ok(())
-}
-
-/// The element's textContent (WebDriver's own text can be stale under Xvfb).
-async fn text_of(client: &Client, css: &str) -> TestResult<Option<String>> {
-    let script = "const e = document.querySelector(arguments[0]); return e ? e.textContent : null;";
-    Ok(match client.execute(script, vec![json!(css)]).await? {
-        Value::String(text) => Some(text),
-        _ => None,
-    })
-}
-
+/// Scans can take a while: the waits on this page give it 30 s.
 async fn wait_for_text(client: &Client, css: &str, wanted: &str) -> TestResult<String> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut last = String::new();
-    while Instant::now() < deadline {
-        if let Ok(Some(text)) = text_of(client, css).await {
-            last = text;
-            if last.contains(wanted) {
-                return Ok(last);
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let page = client.source().await.unwrap_or_default();
-    Err(format!("{css} never showed {wanted:?}; last text {last:?}; the page:\n{page}").into())
+    wait_for_text_within(client, css, wanted, Duration::from_secs(30)).await
 }
 
 /// Clicks through the page's script: the element is found by CSS when the click happens.
@@ -122,20 +39,6 @@ async fn click(client: &Client, css: &str) -> TestResult {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Err(format!("{css} was never there to click").into())
-}
-
-async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        for handle in client.windows().await? {
-            client.switch_to_window(handle).await?;
-            if client.title().await? == title {
-                return Ok(());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    Err(format!("no window titled {title:?}").into())
 }
 
 /// Claude Code history: `sessions` sessions of `turns` turns in `~/.claude/projects/<project>/`.
@@ -159,63 +62,24 @@ fn claude_history(
 }
 
 /// Starts `app` under tauri-driver with the fake home (and the dark theme when asked).
-async fn start(
-    app: &Path,
-    home: &Path,
-    cairn_home: &Path,
-    dark: bool,
-) -> TestResult<(Driver, Client)> {
+async fn start(app: &Path, home: &Path, cairn_home: &Path, dark: bool) -> TestResult<App> {
     // Scans happen when the test presses Scan, not on their own at start-up.
     let config = cairn_home.join("config.toml");
     if !config.exists() {
         std::fs::write(&config, "[sync]\nauto = false\n")?;
     }
-    let port = free_port()?;
-    let native_port = free_port()?;
-    let mut command = Command::new("tauri-driver");
-    command
-        .args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native_port.to_string(),
-        ])
-        .args(["--native-driver", "/usr/bin/WebKitWebDriver"])
-        .env("HOME", home)
-        .env("CAIRN_HOME", cairn_home)
-        .env_remove("CAIRN_CONFIG")
-        .env_remove("CLAUDE_CONFIG_DIR")
-        .env_remove("CODEX_HOME")
-        .process_group(0)
-        .stdout(Stdio::null());
-    if dark {
-        command.env("GTK_THEME", "Adwaita:dark");
-    } else {
-        command.env_remove("GTK_THEME");
-    }
-    let driver = Driver(command.spawn()?);
-    let capabilities = json!({
-        "browserName": "wry",
-        "tauri:options": { "application": app }
-    });
-    let Value::Object(capabilities) = capabilities else {
-        return Err("capabilities must be an object".into());
-    };
-    let url = format!("http://127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let client = loop {
-        match ClientBuilder::new(HttpConnector::new())
-            .capabilities(capabilities.clone())
-            .connect(&url)
-            .await
-        {
-            Ok(client) => break client,
-            Err(e) if Instant::now() > deadline => return Err(e.into()),
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
-        }
-    };
-    switch_to_window_titled(&client, "Cairn").await?;
-    Ok((driver, client))
+    common::launch(
+        app,
+        &[
+            ("HOME", Some(home.as_os_str())),
+            ("CAIRN_HOME", Some(cairn_home.as_os_str())),
+            ("CAIRN_CONFIG", None),
+            ("CLAUDE_CONFIG_DIR", None),
+            ("CODEX_HOME", None),
+            gtk_theme(dark),
+        ],
+    )
+    .await
 }
 
 #[tokio::test]
@@ -234,10 +98,9 @@ async fn the_sources_page_scans_and_installs_hooks() -> TestResult {
     claude_history(home.path(), "-work-demo", 0, SESSIONS, TURNS)?;
 
     let app = desktop_binary()?;
-    let (driver, client) = start(&app, home.path(), cairn_home.path(), false).await?;
-    let outcome = drive(&client, home.path(), &cli).await;
-    let _ = client.close().await;
-    drop(driver);
+    let running = start(&app, home.path(), cairn_home.path(), false).await?;
+    let outcome = drive(&running.client, home.path(), &cli).await;
+    running.close().await;
     outcome?;
 
     // The app alone, without the CLI beside it, in the dark theme (WebKit follows GTK_THEME for
@@ -250,12 +113,13 @@ async fn the_sources_page_scans_and_installs_hooks() -> TestResult {
     if std::fs::hard_link(&app, &lonely_app).is_err() {
         std::fs::copy(&app, &lonely_app)?;
     }
-    let (driver, client) = start(&lonely_app, home.path(), cairn_home.path(), true).await?;
+    let running = start(&lonely_app, home.path(), cairn_home.path(), true).await?;
+    let client = &running.client;
     let outcome = async {
-        click(&client, "#page-sources").await?;
-        wait_for_text(&client, "#source-claude-code", "Last sync").await?;
+        click(client, "#page-sources").await?;
+        wait_for_text(client, "#source-claude-code", "Last sync").await?;
         let warning =
-            wait_for_text(&client, "#hooks-no-cli", "The cairn command is missing").await?;
+            wait_for_text(client, "#hooks-no-cli", "The cairn command is missing").await?;
         assert!(
             warning.contains(&alone.join("cairn").display().to_string()),
             "{warning}"
@@ -274,13 +138,12 @@ async fn the_sources_page_scans_and_installs_hooks() -> TestResult {
             )
             .await?;
         eprintln!("the dark run matches prefers-color-scheme: dark: {dark}");
-        screenshot(&client, "sources-dark").await?;
-        scroll_to(&client, "#hooks").await?;
-        screenshot(&client, "sources-dark-no-cli").await
+        screenshot(client, "sources-dark").await?;
+        scroll_to(client, "#hooks").await?;
+        screenshot(client, "sources-dark-no-cli").await
     }
     .await;
-    let _ = client.close().await;
-    drop(driver);
+    running.close().await;
     let _ = std::fs::remove_dir_all(&alone);
     outcome
 }

@@ -20,10 +20,47 @@ pub(crate) async fn invoke_with<T: DeserializeOwned, A: serde::Serialize>(
     cmd: &str,
     args: &A,
 ) -> Result<T, ApiError> {
-    let args = args
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| ApiError::new("encode", format!("{cmd}: {e}")))?;
-    let value = tauri_invoke(cmd, args).await.map_err(to_api_error)?;
+    let args = encode(cmd, args)?;
+    decode(cmd, tauri_invoke(cmd, args).await.map_err(to_api_error)?)
+}
+
+/// A command that streams events through a Tauri channel while it runs: `args` as for
+/// [`invoke_with`], plus the channel under `channel_arg` (its camelCase parameter). `on_event` sees
+/// each event that decodes as `E`, in order; the answer comes when the command has finished.
+pub(crate) async fn invoke_streaming<E, T, A>(
+    cmd: &str,
+    args: &A,
+    channel_arg: &str,
+    mut on_event: impl FnMut(E) + 'static,
+) -> Result<T, ApiError>
+where
+    E: DeserializeOwned + 'static,
+    T: DeserializeOwned,
+    A: serde::Serialize,
+{
+    let handler = Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
+        if let Ok(event) = serde_wasm_bindgen::from_value::<E>(value) {
+            on_event(event);
+        }
+    });
+    let channel = Channel::new();
+    channel.set_onmessage(handler.as_ref().unchecked_ref());
+    let args = encode(cmd, args)?;
+    js_sys::Reflect::set(&args, &JsValue::from_str(channel_arg), &channel).map_err(to_api_error)?;
+    let outcome = tauri_invoke(cmd, args).await.map_err(to_api_error);
+    // The channel may still deliver its last events after the command returns; keep the handler.
+    handler.forget();
+    decode(cmd, outcome?)
+}
+
+/// The command's arguments as the JavaScript object `invoke` takes.
+fn encode<A: serde::Serialize>(cmd: &str, args: &A) -> Result<JsValue, ApiError> {
+    args.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| ApiError::new("encode", format!("{cmd}: {e}")))
+}
+
+/// The command's answer, typed.
+fn decode<T: DeserializeOwned>(cmd: &str, value: JsValue) -> Result<T, ApiError> {
     serde_wasm_bindgen::from_value(value)
         .map_err(|e| ApiError::new("decode", format!("unexpected answer from {cmd}: {e}")))
 }
@@ -141,26 +178,11 @@ pub async fn send_message(
     text: &str,
     on_event: impl FnMut(ChatEvent) + 'static,
 ) -> Result<(), ApiError> {
-    let mut on_event = on_event;
-    let handler = Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
-        if let Ok(event) = serde_wasm_bindgen::from_value::<ChatEvent>(value) {
-            on_event(event);
-        }
-    });
-    let channel = Channel::new();
-    channel.set_onmessage(handler.as_ref().unchecked_ref());
-    let args = js_sys::Object::new();
-    let set =
-        |key: &str, value: &JsValue| js_sys::Reflect::set(&args, &JsValue::from_str(key), value);
-    set("session", &JsValue::from_str(session))
-        .and_then(|_| set("text", &JsValue::from_str(text)))
-        .and_then(|_| set("onEvent", &channel))
-        .map_err(to_api_error)?;
-    let outcome = tauri_invoke("send_message", args.into())
-        .await
-        .map(|_| ())
-        .map_err(to_api_error);
-    // The channel may still deliver its last events after the command returns; keep the handler.
-    handler.forget();
-    outcome
+    invoke_streaming(
+        "send_message",
+        &serde_json::json!({"session": session, "text": text}),
+        "onEvent",
+        on_event,
+    )
+    .await
 }

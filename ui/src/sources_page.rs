@@ -6,10 +6,9 @@ use cairn_protocol::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
-use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
-use crate::ipc::invoke_with;
+use crate::ipc::{invoke_streaming, invoke_with};
+use crate::present::day_name;
 
 /// A source as `sources_list` answers (cairn-api's `SourceInfo`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -264,18 +263,7 @@ fn ago(then_ms: i64, now_ms: i64) -> String {
 
 /// `2026-03-01` (UTC) from milliseconds since the epoch.
 fn date(ms: i64) -> String {
-    let days = ms.div_euclid(86_400_000);
-    // Howard Hinnant's civil-from-days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
+    day_name(ms.div_euclid(86_400_000))
 }
 
 /// The agents with hooks, as people know them, and what the hooks do.
@@ -294,73 +282,19 @@ fn hook_agent(agent: &str) -> (&'static str, &'static str) {
     }
 }
 
-// The scan call needs a Tauri channel, which `ipc::invoke_with` cannot carry: the same bridge,
-// with the channel object passed as is.
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = ["window", "__TAURI_INTERNALS__"], js_name = invoke, catch)]
-    async fn tauri_invoke(cmd: &str, args: JsValue) -> Result<JsValue, JsValue>;
-}
-
-#[wasm_bindgen(js_namespace = ["window", "__TAURI__", "core"])]
-extern "C" {
-    /// Tauri's ordered message channel (`@tauri-apps/api/core` `Channel`).
-    type Channel;
-    #[wasm_bindgen(constructor)]
-    fn new() -> Channel;
-    #[wasm_bindgen(method, setter)]
-    fn set_onmessage(this: &Channel, handler: &js_sys::Function);
-}
-
-fn api_error(value: JsValue) -> ApiError {
-    serde_wasm_bindgen::from_value::<ApiError>(value.clone()).unwrap_or_else(|_| {
-        ApiError::new(
-            "ipc",
-            value
-                .as_string()
-                .unwrap_or_else(|| "the app did not answer".to_owned()),
-        )
-    })
-}
-
 /// Runs a scan; `on_event` sees its progress. Returns the reports, one per source scanned.
 async fn scan_sources(
     only: Option<&str>,
     full: bool,
     on_event: impl FnMut(ScanEvent) + 'static,
 ) -> Result<Vec<Report>, ApiError> {
-    let mut on_event = on_event;
-    let handler = Closure::<dyn FnMut(JsValue)>::new(move |value: JsValue| {
-        if let Ok(event) = serde_wasm_bindgen::from_value::<ScanEvent>(value) {
-            on_event(event);
-        }
-    });
-    let channel = Channel::new();
-    channel.set_onmessage(handler.as_ref().unchecked_ref());
-    let args = js_sys::Object::new();
-    let set =
-        |key: &str, value: &JsValue| js_sys::Reflect::set(&args, &JsValue::from_str(key), value);
-    set(
-        "only",
-        &only.map(JsValue::from_str).unwrap_or(JsValue::NULL),
+    invoke_streaming(
+        "sources_scan",
+        &serde_json::json!({ "only": only, "full": full }),
+        "onProgress",
+        on_event,
     )
-    .and_then(|_| set("full", &JsValue::from_bool(full)))
-    .and_then(|_| set("onProgress", &channel))
-    .map_err(api_error)?;
-    let outcome = tauri_invoke("sources_scan", args.into())
-        .await
-        .map_err(api_error)
-        .and_then(|value| {
-            serde_wasm_bindgen::from_value(value).map_err(|e| {
-                ApiError::new(
-                    "decode",
-                    format!("unexpected answer from sources_scan: {e}"),
-                )
-            })
-        });
-    // The channel may still deliver its last events after the command returns; keep the handler.
-    handler.forget();
-    outcome
+    .await
 }
 
 async fn list_sources() -> Result<Vec<Source>, ApiError> {
