@@ -3,7 +3,8 @@
 use cairn_agent::{Event, Op};
 use cairn_api::TaskChange;
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, RecalledMemory, StatusReport, TaskSummary, TranscriptMessage,
+    ApiError, AskQuestion, ChatEvent, PetState, PetTask, RecalledMemory, StatusReport, TaskSummary,
+    TranscriptMessage,
 };
 use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
@@ -41,6 +42,13 @@ pub async fn send_message(
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
     let runtime = desktop.runtime()?;
+    if let Ok(mut running) = desktop.running.lock() {
+        running.insert(session.clone());
+    }
+    let _running = RunningTurn {
+        desktop: &desktop,
+        session: session.clone(),
+    };
     let mut events = runtime.submit(Op::UserMessage { session, text });
     while let Some(event) = events.recv().await {
         let event = match event {
@@ -266,5 +274,63 @@ pub async fn compact_task(desktop: State<'_, Desktop>, session: String) -> Resul
         Some(Event::Compacted { summary }) => Ok(summary.chars().count()),
         Some(Event::Error { message }) => Err(ApiError::new("compact", message)),
         _ => Err(ApiError::new("compact", "the compaction did not finish")),
+    }
+}
+
+/// Marks a session as running for as long as its turn streams.
+struct RunningTurn<'a> {
+    desktop: &'a Desktop,
+    session: String,
+}
+
+impl Drop for RunningTurn<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut running) = self.desktop.running.lock() {
+            running.remove(&self.session);
+        }
+    }
+}
+
+/// What the pet shows: the tasks running now and those finished in the last five minutes (the
+/// badge counts them), and which task a message typed into the pet continues.
+#[tauri::command]
+pub fn pet_state(desktop: State<'_, Desktop>) -> PetState {
+    let running = desktop
+        .running
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default();
+    let now = cairn_memory::now_ms();
+    let recent = |t: &TaskSummary| now - t.updated_at <= 5 * 60 * 1000;
+    let mut tasks: Vec<PetTask> = desktop
+        .cairn
+        .tasks_list()
+        .into_iter()
+        .filter(|t| !t.archived && (running.contains(&t.session) || recent(t)))
+        .map(|t| PetTask {
+            running: running.contains(&t.session),
+            session: t.session,
+            title: t.title,
+        })
+        .collect();
+    // A turn that has just started has no session file yet.
+    for session in &running {
+        if !tasks.iter().any(|t| &t.session == session) {
+            tasks.insert(
+                0,
+                PetTask {
+                    session: session.clone(),
+                    title: "New task".into(),
+                    running: true,
+                },
+            );
+        }
+    }
+    tasks.sort_by_key(|t| !t.running);
+    let continue_session = tasks.first().map(|t| t.session.clone());
+    PetState {
+        badge: tasks.len(),
+        tasks: tasks.into_iter().take(6).collect(),
+        continue_session,
     }
 }

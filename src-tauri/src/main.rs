@@ -30,6 +30,8 @@ pub struct Desktop {
     pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
     /// The model chosen with /model (`provider/model`), instead of the config's default.
     pub model: Mutex<Option<String>>,
+    /// Sessions with a turn running now (for the pet's badge).
+    pub running: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Desktop {
@@ -156,6 +158,7 @@ fn run() -> anyhow::Result<()> {
             runtime: Mutex::new(None),
             voice: Mutex::new(None),
             model: Mutex::new(None),
+            running: Mutex::default(),
         })
         .manage(sources_commands::Scanning::default())
         .invoke_handler(tauri::generate_handler![
@@ -189,6 +192,7 @@ fn run() -> anyhow::Result<()> {
             commands::task_delete,
             commands::set_model,
             commands::compact_task,
+            commands::pet_state,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
@@ -199,6 +203,12 @@ fn run() -> anyhow::Result<()> {
             Ok(())
         })
         .on_window_event(|window, event| {
+            // Wherever the person drags the pet, it comes back there next time.
+            if window.label() == windows::PET {
+                if let WindowEvent::Moved(position) = event {
+                    windows::remember_pet_position(window.app_handle(), position.x, position.y);
+                }
+            }
             // Closing the workbench quits Cairn; the pet alone does not keep it running.
             if window.label() == windows::WORKBENCH {
                 if let WindowEvent::CloseRequested { .. } = event {

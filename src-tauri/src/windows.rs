@@ -34,11 +34,44 @@ pub fn show_workbench<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
-/// Puts the pet near the bottom-right corner of its monitor.
+/// Where the pet's position is remembered between runs.
+fn pet_position_file<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
+    let desktop = app.try_state::<crate::Desktop>()?;
+    Some(desktop.cairn.home().data_dir().join("pet.json"))
+}
+
+/// Remembers where the person dragged the pet (physical pixels).
+pub fn remember_pet_position<R: Runtime>(app: &AppHandle<R>, x: i32, y: i32) {
+    if let Some(file) = pet_position_file(app) {
+        let json = format!("{{\"x\": {x}, \"y\": {y}}}");
+        if let Err(e) = cairn_config::write_private_atomically(&file, json.as_bytes()) {
+            tracing::warn!("cannot remember the pet's position: {e}");
+        }
+    }
+}
+
+/// The remembered position, if it is still on a monitor.
+fn remembered_pet_position<R: Runtime>(app: &AppHandle<R>) -> Option<PhysicalPosition<i32>> {
+    let text = std::fs::read_to_string(pet_position_file(app)?).ok()?;
+    let value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let (x, y) = (value["x"].as_i64()? as i32, value["y"].as_i64()? as i32);
+    let on_screen = app.available_monitors().ok()?.iter().any(|m| {
+        let (p, s) = (m.position(), m.size());
+        x >= p.x && y >= p.y && x < p.x + s.width as i32 && y < p.y + s.height as i32
+    });
+    on_screen.then_some(PhysicalPosition::new(x, y))
+}
+
+/// Puts the pet where the person left it, else near the bottom-right corner of its monitor.
 pub fn place_pet<R: Runtime>(app: &AppHandle<R>) {
     let Some(pet) = app.get_webview_window(PET) else {
         return;
     };
+    if let Some(position) = remembered_pet_position(app) {
+        if pet.set_position(position).is_ok() {
+            return;
+        }
+    }
     // Its size is fixed (tauri.conf.json) but may read as zero before the window is mapped.
     let Ok(Some(monitor)) = pet.current_monitor() else {
         return;

@@ -155,6 +155,8 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
             json!({"question": "Which bed gets the basil?", "options": ["north", "south"]}),
         ),
         text_reply("Basil goes in the **south** bed."),
+        // The pet's question continues the task that just finished.
+        text_reply("Water it at dawn."),
     ])
     .await?;
     std::fs::write(
@@ -234,6 +236,36 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     switch_to_window_titled(client, "Cairn pet").await?;
     client.find(Locator::Css(".pet-stones")).await?;
     screenshot(client, "pet").await?;
+
+    // The badge counts the task that just finished; the bubble talks to Cairn and continues it.
+    wait_for_text(client, "#pet-badge", "1").await?;
+    client.find(Locator::Id("pet-talk")).await?.click().await?;
+    let bubble = client.find(Locator::Id("pet-input")).await?;
+    bubble.send_keys("When should I water it?").await?;
+    bubble.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#pet-reply", "Water it at dawn.").await?;
+    screenshot(client, "pet-bubble").await?;
+    let asked = model.requests();
+    let last = asked
+        .last()
+        .ok_or("the pet's question never reached the model")?;
+    let said: Vec<String> = last["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|c| c.starts_with("Where should the basil go?")),
+        "the pet continued the task that had just finished"
+    );
+    client
+        .find(Locator::Css(".pet-close"))
+        .await?
+        .click()
+        .await?;
 
     // About 160×160, and the global shortcut hides and shows it.
     let pet = pet_window()?.ok_or("the pet window is not visible")?;

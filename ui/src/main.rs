@@ -4,6 +4,7 @@ mod ipc;
 mod memory_page;
 mod pet;
 mod present;
+mod settings_page;
 mod sources_page;
 mod workbench;
 

@@ -1,29 +1,191 @@
-//! The pet window: a small cairn that floats above other windows; double-click opens the workbench,
-//! dragging moves it.
+//! The pet window: a small cairn that floats above other windows. Drag it to move it (it comes
+//! back there next time), double-click to open the workbench; the speech button opens a bubble
+//! to talk to Cairn (Enter sends, the mic speaks); the badge counts tasks running or just finished
+//! and opens a list of them.
 
+use cairn_protocol::{ChatEvent, PetState};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::ipc;
 
+/// What the bubble shows while and after Cairn answers.
+#[derive(Debug, Clone, PartialEq)]
+enum Reply {
+    None,
+    Thinking,
+    Text(String),
+    Failed(String),
+}
+
 #[component]
 pub fn Pet() -> impl IntoView {
+    let state = RwSignal::new(None::<PetState>);
+    let bubble = RwSignal::new(false);
+    let list = RwSignal::new(false);
+    let draft = RwSignal::new(String::new());
+    let reply = RwSignal::new(Reply::None);
+    let listening = RwSignal::new(false);
+
+    // The badge follows the tasks (the workbench's and the pet's own).
+    let poll = move || {
+        spawn_local(async move {
+            if let Ok(s) =
+                ipc::invoke_with::<PetState, _>("pet_state", &serde_json::json!({})).await
+            {
+                state.set(Some(s));
+            }
+        })
+    };
+    poll();
+    let _ = set_interval_with_handle(poll, std::time::Duration::from_secs(2));
+
+    let open_workbench = move || {
+        spawn_local(async {
+            let _ = ipc::show_workbench().await;
+        })
+    };
+    let send = move || {
+        let text = draft.get_untracked().trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        draft.set(String::new());
+        reply.set(Reply::Thinking);
+        // A running task, or one finished in the last five minutes, continues; else a new one.
+        let session = state
+            .get_untracked()
+            .and_then(|s| s.continue_session)
+            .unwrap_or_else(|| format!("pet-{}", js_sys::Date::now() as u64));
+        spawn_local(async move {
+            let outcome = ipc::send_message(&session, &text, move |event| match event {
+                ChatEvent::Text { text } => reply.update(|r| match r {
+                    Reply::Text(so_far) => so_far.push_str(&text),
+                    _ => *r = Reply::Text(text),
+                }),
+                ChatEvent::Failed { message } => reply.set(Reply::Failed(message)),
+                _ => {}
+            })
+            .await;
+            if let Err(e) = outcome {
+                reply.set(Reply::Failed(e.message));
+            }
+            poll();
+        });
+    };
+    let mic = move || {
+        if listening.get_untracked() {
+            listening.set(false);
+            spawn_local(async move {
+                match ipc::voice_stop().await {
+                    Ok(heard) => draft.update(|d| {
+                        if !d.is_empty() {
+                            d.push(' ');
+                        }
+                        d.push_str(heard.trim());
+                    }),
+                    Err(e) => reply.set(Reply::Failed(e.message)),
+                }
+            });
+        } else {
+            listening.set(true);
+            spawn_local(async move {
+                if let Err(e) = ipc::voice_start().await {
+                    listening.set(false);
+                    reply.set(Reply::Failed(e.message));
+                }
+            });
+        }
+    };
+
     view! {
         <div
             class="pet"
             data-tauri-drag-region
-            title="Cairn — double-click to open the workbench"
-            on:dblclick=move |_| {
-                spawn_local(async {
-                    let _ = ipc::show_workbench().await;
-                })
-            }
+            title="Cairn — drag to move, double-click to open the workbench"
+            on:dblclick=move |_| open_workbench()
         >
             <div class="pet-stones" data-tauri-drag-region>
                 <span class="stone stone-top" data-tauri-drag-region></span>
                 <span class="stone stone-mid" data-tauri-drag-region></span>
                 <span class="stone stone-base" data-tauri-drag-region></span>
             </div>
+            <Show when=move || state.get().is_some_and(|s| s.badge > 0)>
+                <button
+                    id="pet-badge"
+                    class="pet-badge"
+                    aria-label="Tasks running or just finished"
+                    on:click=move |_| list.update(|l| *l = !*l)
+                >
+                    {move || state.get().map(|s| s.badge).unwrap_or(0)}
+                </button>
+            </Show>
+            <button
+                id="pet-talk"
+                class="pet-talk"
+                aria-label="Talk to Cairn"
+                on:click=move |_| {
+                    bubble.set(true);
+                    list.set(false);
+                }
+            >
+                <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true">
+                    <path fill="currentColor" d="M4 4h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"></path>
+                </svg>
+            </button>
+            <Show when=move || list.get()>
+                <ul id="pet-tasks" class="pet-tasks">
+                    {move || state.get().map(|s| s.tasks).unwrap_or_default().into_iter().map(|t| view! {
+                        <li>
+                            <button on:click=move |_| open_workbench()>
+                                {t.running.then(|| view! { <span class="spinner"></span> })}
+                                <span>{t.title}</span>
+                            </button>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </Show>
+            <Show when=move || bubble.get()>
+                <div id="pet-bubble" class="pet-bubble">
+                    <button class="pet-close" aria-label="Close" on:click=move |_| bubble.set(false)>"✕"</button>
+                    <div id="pet-reply" class="pet-reply">
+                        {move || match reply.get() {
+                            Reply::None => "Ask me anything.".to_owned(),
+                            Reply::Thinking => "…".to_owned(),
+                            Reply::Text(text) => text,
+                            Reply::Failed(message) => message,
+                        }}
+                    </div>
+                    <div class="pet-compose">
+                        <textarea
+                            id="pet-input"
+                            rows="2"
+                            aria-label="Message to Cairn"
+                            placeholder="Message…"
+                            prop:value=move || draft.get()
+                            on:input=move |ev| draft.set(event_target_value(&ev))
+                            on:keydown=move |ev: web_sys::KeyboardEvent| {
+                                if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                                    ev.prevent_default();
+                                    send();
+                                } else if ev.key() == "Escape" {
+                                    bubble.set(false);
+                                }
+                            }
+                        ></textarea>
+                        <button
+                            id="pet-mic"
+                            class=move || if listening.get() { "pet-mic listening" } else { "pet-mic" }
+                            aria-label="Speak"
+                            on:click=move |_| mic()
+                        >
+                            <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true">
+                                <path fill="currentColor" d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.92V21h2v-3.08A7 7 0 0 0 19 11h-2z"></path>
+                            </svg>
+                        </button>
+                    </div>
+                </div>
+            </Show>
         </div>
     }
 }

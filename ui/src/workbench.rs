@@ -247,6 +247,7 @@ pub enum Page {
     Tasks,
     Memory,
     Sources,
+    Settings,
 }
 
 #[component]
@@ -336,21 +337,48 @@ pub fn Workbench() -> impl IntoView {
         });
     };
 
-    // The stored tasks, loaded once at start.
-    spawn_local(async move {
-        if let Ok(stored) = ipc::tasks_list().await {
+    // The stored tasks, loaded at start and then every few seconds: a task the pet started or
+    // continued shows up here, unread, and reloads when opened.
+    let sync_tasks = move || {
+        spawn_local(async move {
+            let Ok(stored) = ipc::tasks_list().await else {
+                return;
+            };
+            let open = current.get_untracked();
+            let mut reopen = false;
             tasks.update(|all| {
                 let mut next = all.iter().map(|t| t.id).max().unwrap_or(0);
                 for summary in stored {
-                    if all.iter().any(|t| t.session == summary.session) {
-                        continue;
+                    match all.iter_mut().find(|t| t.session == summary.session) {
+                        None => {
+                            next += 1;
+                            all.push(Task::stored(next, summary));
+                        }
+                        Some(task)
+                            if !task.running()
+                                && summary.updated_at as f64 > task.updated_at + 1_000.0 =>
+                        {
+                            task.updated_at = summary.updated_at as f64;
+                            task.title = summary.title;
+                            task.messages.clear();
+                            task.loaded = false;
+                            if open == Some(task.id) {
+                                reopen = true;
+                            } else {
+                                task.unread = true;
+                            }
+                        }
+                        Some(_) => {}
                     }
-                    next += 1;
-                    all.push(Task::stored(next, summary));
                 }
             });
-        }
-    });
+            if reopen {
+                current.set(open);
+            }
+        });
+    };
+    sync_tasks();
+    let _ = set_interval_with_handle(sync_tasks, std::time::Duration::from_secs(5));
     // Opening a stored task loads its transcript; opening any task reads it.
     Effect::new(move |_| {
         let Some(id) = current.get() else { return };
@@ -534,6 +562,13 @@ pub fn Workbench() -> impl IntoView {
                     >
                         "Sources"
                     </button>
+                    <button
+                        id="page-settings"
+                        class=move || if page.get() == Page::Settings { "page-link active" } else { "page-link" }
+                        on:click=move |_| page.set(Page::Settings)
+                    >
+                        "Settings"
+                    </button>
                 </nav>
                 <footer class="sidebar-foot">
                     <span class=move || {
@@ -560,6 +595,11 @@ pub fn Workbench() -> impl IntoView {
             <Show when=move || page.get() == Page::Sources>
                 <main class="page">
                     <crate::sources_page::SourcesPage />
+                </main>
+            </Show>
+            <Show when=move || page.get() == Page::Settings>
+                <main class="page">
+                    <crate::settings_page::SettingsPage />
                 </main>
             </Show>
             <main class="stream" style:display=move || if page.get() == Page::Tasks { "" } else { "none" }>

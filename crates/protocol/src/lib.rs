@@ -260,3 +260,20 @@ pub struct RecalledMemory {
     /// Why it was kept.
     pub reason: String,
 }
+
+/// What the pet shows: a badge (tasks running, or finished in the last five minutes), up to six
+/// of them, and the task a message typed into the pet continues (`None`: a new one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PetState {
+    pub badge: usize,
+    pub tasks: Vec<PetTask>,
+    pub continue_session: Option<String>,
+}
+
+/// A task in the pet's list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PetTask {
+    pub session: String,
+    pub title: String,
+    pub running: bool,
+}
