@@ -5,6 +5,7 @@
 
 mod commands;
 mod memory_commands;
+mod settings_commands;
 mod sources_commands;
 mod windows;
 
@@ -62,6 +63,13 @@ impl Desktop {
         self.cairn
             .agent_runtime(choice, root)
             .map_err(|e| e.to_api_error())
+    }
+
+    /// Drops the runtime so the next message builds it from the (changed) config file.
+    pub fn reset_runtime(&self) {
+        if let Ok(mut slot) = self.runtime.lock() {
+            *slot = None;
+        }
     }
 
     /// Switches the chat to `model` (`provider/model`, or a model of the default provider); the
@@ -169,6 +177,14 @@ fn run() -> anyhow::Result<()> {
             sources_commands::hooks_cli,
             sources_commands::hook_install,
             sources_commands::hook_remove,
+            settings_commands::settings_get,
+            settings_commands::settings_save_provider,
+            settings_commands::settings_remove_provider,
+            settings_commands::settings_test_provider,
+            settings_commands::settings_set_default_model,
+            settings_commands::settings_save_voice,
+            settings_commands::settings_save_appearance,
+            settings_commands::settings_export_diagnostics,
             memory_commands::memory_overview,
             memory_commands::memory_items,
             memory_commands::memory_search,

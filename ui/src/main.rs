@@ -9,6 +9,14 @@ mod sources_page;
 mod workbench;
 
 fn main() {
+    // The theme chosen in Settings applies from the start, in both windows.
+    wasm_bindgen_futures::spawn_local(async {
+        if let Ok(settings) =
+            ipc::invoke_with::<serde_json::Value, _>("settings_get", &serde_json::json!({})).await
+        {
+            settings_page::apply_theme(settings["theme"].as_str().unwrap_or("system"));
+        }
+    });
     let path = web_sys::window()
         .and_then(|w| w.location().pathname().ok())
         .unwrap_or_default();

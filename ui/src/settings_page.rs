@@ -1,8 +1,858 @@
-//! The settings page (being written).
+//! The Settings page: the model providers (added, edited, removed, tested against the real server)
+//! and the default model; voice input (whisper model, language, microphone or a WAV file); the
+//! theme, the pet's shortcut and the log level; and a redacted diagnostic report. Every change is
+//! written into `config.toml` by the backend, which keeps the rest of the file as written.
 
+use std::collections::BTreeMap;
+
+use cairn_protocol::ApiError;
 use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::ipc::invoke_with;
+
+/// Languages offered for speech (whisper's codes); `auto` detects it.
+const LANGUAGES: &[(&str, &str)] = &[
+    ("auto", "Detect automatically"),
+    ("en", "English"),
+    ("fr", "French"),
+    ("de", "German"),
+    ("es", "Spanish"),
+    ("it", "Italian"),
+    ("pt", "Portuguese"),
+    ("nl", "Dutch"),
+    ("ja", "Japanese"),
+    ("zh", "Chinese"),
+];
+
+const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
+
+// ---------------------------------------------------------------------------------------------
+// What the commands answer.
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Provider {
+    name: String,
+    kind: String,
+    base_url: String,
+    api_key_set: bool,
+    models: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct VoiceModel {
+    name: String,
+    multilingual: bool,
+    bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Settings {
+    config_file: String,
+    config_error: Option<String>,
+    providers: Vec<Provider>,
+    default_model: Option<String>,
+    voice_model: String,
+    voice_language: String,
+    voice_input: String,
+    voice_models: Vec<VoiceModel>,
+    theme: String,
+    pet_shortcut: String,
+    log_level: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct ConnectionTest {
+    ok: bool,
+    models: Vec<String>,
+    message: String,
+}
+
+/// A section's last outcome: a confirmation, or an error to show.
+#[derive(Debug, Clone, PartialEq)]
+enum Notice {
+    Done(String),
+    Failed(String),
+}
+
+fn notice_view(notice: RwSignal<Option<Notice>>, id: &'static str) -> impl IntoView {
+    move || {
+        notice.get().map(|n| match n {
+            Notice::Done(text) => view! { <p class="set-notice ok" id=id role="status">{text}</p> },
+            Notice::Failed(text) => {
+                view! { <p class="set-notice error" id=id role="alert">{text}</p> }
+            }
+        })
+    }
+}
+
+/// Sets `data-theme` on `<html>` (the stylesheet honours it); `system` leaves it to the system.
+pub fn apply_theme(theme: &str) {
+    if let Some(root) = document().document_element() {
+        let _ = match theme {
+            "light" | "dark" => root.set_attribute("data-theme", theme),
+            _ => root.remove_attribute("data-theme"),
+        };
+    }
+}
+
+/// The provider form's fields.
+#[derive(Clone, Copy)]
+struct ProviderForm {
+    /// `Some(name)` when editing that provider; `None` when adding.
+    editing: RwSignal<Option<String>>,
+    open: RwSignal<bool>,
+    name: RwSignal<String>,
+    kind: RwSignal<String>,
+    base_url: RwSignal<String>,
+    api_key: RwSignal<String>,
+    clear_key: RwSignal<bool>,
+    models: RwSignal<String>,
+}
+
+impl ProviderForm {
+    fn new() -> Self {
+        Self {
+            editing: RwSignal::new(None),
+            open: RwSignal::new(false),
+            name: RwSignal::new(String::new()),
+            kind: RwSignal::new("openai".into()),
+            base_url: RwSignal::new(String::new()),
+            api_key: RwSignal::new(String::new()),
+            clear_key: RwSignal::new(false),
+            models: RwSignal::new(String::new()),
+        }
+    }
+
+    fn start(self, provider: Option<&Provider>) {
+        self.editing.set(provider.map(|p| p.name.clone()));
+        self.name
+            .set(provider.map(|p| p.name.clone()).unwrap_or_default());
+        self.kind
+            .set(provider.map_or_else(|| "openai".into(), |p| p.kind.clone()));
+        self.base_url
+            .set(provider.map(|p| p.base_url.clone()).unwrap_or_default());
+        self.api_key.set(String::new());
+        self.clear_key.set(false);
+        self.models
+            .set(provider.map(|p| p.models.join(", ")).unwrap_or_default());
+        self.open.set(true);
+    }
+}
+
+fn placeholder_url(kind: &str) -> &'static str {
+    match kind {
+        "anthropic" => "https://api.anthropic.com",
+        "ollama" => "http://127.0.0.1:11434",
+        _ => "https://api.openai.com/v1",
+    }
+}
+
+fn size_label(bytes: u64) -> String {
+    if bytes >= 1 << 30 {
+        format!("{:.1} GB", bytes as f64 / f64::from(1u32 << 30))
+    } else {
+        format!("{} MB", bytes / (1 << 20))
+    }
+}
 
 #[component]
 pub fn SettingsPage() -> impl IntoView {
-    view! { <h1 class="page-title">"Settings"</h1> }
+    let settings: RwSignal<Option<Result<Settings, ApiError>>> = RwSignal::new(None);
+    let provider_notice = RwSignal::new(None::<Notice>);
+    let voice_notice = RwSignal::new(None::<Notice>);
+    let appearance_notice = RwSignal::new(None::<Notice>);
+    let diagnostics_notice = RwSignal::new(None::<Notice>);
+    let tests: RwSignal<BTreeMap<String, Option<ConnectionTest>>> = RwSignal::new(BTreeMap::new());
+    let form = ProviderForm::new();
+
+    // Voice and appearance drafts, filled from the settings when they load.
+    let voice_model = RwSignal::new(String::new());
+    let voice_language = RwSignal::new("auto".to_owned());
+    let voice_file = RwSignal::new(false);
+    let voice_path = RwSignal::new(String::new());
+    let theme = RwSignal::new("system".to_owned());
+    let shortcut = RwSignal::new(String::new());
+    let log_level = RwSignal::new("info".to_owned());
+    let default_choice = RwSignal::new(String::new());
+
+    let adopt = move |loaded: Settings| {
+        voice_model.set(loaded.voice_model.clone());
+        voice_language.set(loaded.voice_language.clone());
+        let file = loaded.voice_input != "microphone";
+        voice_file.set(file);
+        voice_path.set(if file {
+            loaded.voice_input.clone()
+        } else {
+            String::new()
+        });
+        theme.set(loaded.theme.clone());
+        apply_theme(&loaded.theme);
+        shortcut.set(loaded.pet_shortcut.clone());
+        log_level.set(loaded.log_level.clone());
+        default_choice.set(loaded.default_model.clone().unwrap_or_default());
+        settings.set(Some(Ok(loaded)));
+    };
+
+    spawn_local(async move {
+        match invoke_with::<Settings, _>("settings_get", &json!({})).await {
+            Ok(loaded) => adopt(loaded),
+            Err(e) => settings.set(Some(Err(e))),
+        }
+    });
+
+    // Runs a command answering the new settings; reports to `notice`.
+    let save = move |cmd: &'static str,
+                     args: serde_json::Value,
+                     notice: RwSignal<Option<Notice>>,
+                     done: String| {
+        notice.set(None);
+        spawn_local(async move {
+            match invoke_with::<Settings, _>(cmd, &args).await {
+                Ok(loaded) => {
+                    adopt(loaded);
+                    notice.set(Some(Notice::Done(done)));
+                }
+                Err(e) => notice.set(Some(Notice::Failed(e.message))),
+            }
+        });
+    };
+
+    let save_provider = move || {
+        let models: Vec<String> = form
+            .models
+            .get_untracked()
+            .split([',', '\n'])
+            .map(|m| m.trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let name = form.name.get_untracked().trim().to_owned();
+        let args = json!({ "provider": {
+            "name": name,
+            "kind": form.kind.get_untracked(),
+            "base_url": form.base_url.get_untracked(),
+            "api_key": form.api_key.get_untracked(),
+            "clear_key": form.clear_key.get_untracked(),
+            "models": models,
+        }});
+        provider_notice.set(None);
+        spawn_local(async move {
+            match invoke_with::<Settings, _>("settings_save_provider", &args).await {
+                Ok(loaded) => {
+                    adopt(loaded);
+                    form.open.set(false);
+                    form.api_key.set(String::new());
+                    provider_notice.set(Some(Notice::Done(format!(
+                        "Saved provider {name} to config.toml."
+                    ))));
+                }
+                Err(e) => provider_notice.set(Some(Notice::Failed(e.message))),
+            }
+        });
+    };
+
+    let test_provider = move |name: String| {
+        tests.update(|t| {
+            t.insert(name.clone(), None);
+        });
+        spawn_local(async move {
+            let args = json!({ "name": name.clone() });
+            let outcome =
+                match invoke_with::<ConnectionTest, _>("settings_test_provider", &args).await {
+                    Ok(test) => test,
+                    Err(e) => ConnectionTest {
+                        ok: false,
+                        models: Vec::new(),
+                        message: e.message,
+                    },
+                };
+            tests.update(|t| {
+                t.insert(name, Some(outcome));
+            });
+        });
+    };
+
+    let set_default = move |provider: String, model: String| {
+        let label = format!("{provider}/{model}");
+        save(
+            "settings_set_default_model",
+            json!({ "provider": provider, "model": model }),
+            provider_notice,
+            format!("The chat now uses {label}."),
+        );
+    };
+
+    let save_appearance = move |done: String| {
+        save(
+            "settings_save_appearance",
+            json!({ "appearance": {
+                "theme": theme.get_untracked(),
+                "pet_shortcut": shortcut.get_untracked(),
+                "log_level": log_level.get_untracked(),
+            }}),
+            appearance_notice,
+            done,
+        );
+    };
+
+    let loaded = move || settings.get().and_then(Result::ok);
+
+    let provider_list = move || {
+        let Some(current) = loaded() else {
+            return ().into_any();
+        };
+        if current.providers.is_empty() {
+            return view! {
+                <p class="set-empty" id="settings-no-providers">
+                    "No model provider yet. Add one to chat: an OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio), Anthropic, or Ollama."
+                </p>
+            }
+            .into_any();
+        }
+        let default_model = current.default_model.clone().unwrap_or_default();
+        current
+            .providers
+            .into_iter()
+            .map(|p| {
+                let name = p.name.clone();
+                let edit_with = p.clone();
+                let test_name = name.clone();
+                let remove_name = name.clone();
+                let result_name = name.clone();
+                let default_model = default_model.clone();
+                let configured = p.models.clone();
+                let models_view = if configured.is_empty() {
+                    view! { <span class="set-muted">"No models listed in the config"</span> }
+                        .into_any()
+                } else {
+                    configured
+                        .iter()
+                        .map(|m| {
+                            let is_default = default_model == format!("{name}/{m}");
+                            view! {
+                                <span class="set-chip" class:default=is_default>
+                                    {m.clone()}
+                                    {is_default.then(|| view! { <span class="set-chip-tag">"default"</span> })}
+                                </span>
+                            }
+                        })
+                        .collect_view()
+                        .into_any()
+                };
+                view! {
+                    <li class="set-provider" data-provider=name.clone()>
+                        <div class="set-provider-head">
+                            <div class="set-provider-id">
+                                <span class="set-provider-name">{name.clone()}</span>
+                                <span class="set-kind">{p.kind.clone()}</span>
+                            </div>
+                            <div class="set-actions">
+                                <button
+                                    class="secondary provider-test"
+                                    on:click=move |_| test_provider(test_name.clone())
+                                >
+                                    "Test connection"
+                                </button>
+                                <button
+                                    class="secondary provider-edit"
+                                    on:click=move |_| form.start(Some(&edit_with))
+                                >
+                                    "Edit"
+                                </button>
+                                <button
+                                    class="secondary danger provider-remove"
+                                    on:click=move |_| {
+                                        let name = remove_name.clone();
+                                        save(
+                                            "settings_remove_provider",
+                                            json!({ "name": name.clone() }),
+                                            provider_notice,
+                                            format!("Removed provider {name}."),
+                                        )
+                                    }
+                                >
+                                    "Remove"
+                                </button>
+                            </div>
+                        </div>
+                        <dl class="set-facts">
+                            <dt>"Base URL"</dt>
+                            <dd class="set-mono">{p.base_url.clone()}</dd>
+                            <dt>"API key"</dt>
+                            <dd class="provider-key">
+                                {if p.api_key_set { "Set" } else { "Not set" }}
+                            </dd>
+                            <dt>"Models"</dt>
+                            <dd class="set-chips">{models_view}</dd>
+                        </dl>
+                        {move || {
+                            let result = tests.get().get(&result_name).cloned()?;
+                            let provider = result_name.clone();
+                            Some(match result {
+                                None => view! {
+                                    <div class="provider-test-result pending" role="status">
+                                        "Calling the server…"
+                                    </div>
+                                }
+                                .into_any(),
+                                Some(test) => {
+                                    let listed = test
+                                        .models
+                                        .iter()
+                                        .map(|m| {
+                                            let provider = provider.clone();
+                                            let model = m.clone();
+                                            view! {
+                                                <li>
+                                                    <span class="set-mono">{m.clone()}</span>
+                                                    <button
+                                                        class="link use-default"
+                                                        data-model=m.clone()
+                                                        on:click=move |_| set_default(provider.clone(), model.clone())
+                                                    >
+                                                        "Use as default"
+                                                    </button>
+                                                </li>
+                                            }
+                                        })
+                                        .collect_view();
+                                    view! {
+                                        <div
+                                            class="provider-test-result"
+                                            class:ok=test.ok
+                                            class:error=!test.ok
+                                            role="status"
+                                        >
+                                            <p class="set-test-line">
+                                                <strong>{if test.ok { "OK" } else { "Failed" }}</strong>
+                                                " — "
+                                                {test.message.clone()}
+                                            </p>
+                                            <ul class="set-listed">{listed}</ul>
+                                        </div>
+                                    }
+                                    .into_any()
+                                }
+                            })
+                        }}
+                    </li>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+
+    let default_options = move || {
+        let current = loaded()?;
+        let mut options: Vec<String> = current
+            .providers
+            .iter()
+            .flat_map(|p| p.models.iter().map(move |m| format!("{}/{m}", p.name)))
+            .collect();
+        if let Some(default) = current.default_model.clone() {
+            if !options.contains(&default) {
+                options.insert(0, default);
+            }
+        }
+        Some(options)
+    };
+
+    let provider_form = move || {
+        form.open.get().then(|| {
+            let title = match form.editing.get() {
+                Some(name) => format!("Edit provider {name}"),
+                None => "Add a provider".to_owned(),
+            };
+            let editing = form.editing.get().is_some();
+            view! {
+                <form
+                    class="set-form"
+                    id="provider-form"
+                    on:submit=move |ev| {
+                        ev.prevent_default();
+                        save_provider();
+                    }
+                >
+                    <h3>{title}</h3>
+                    <div class="set-grid">
+                        <label for="provider-name">"Name"</label>
+                        <input
+                            id="provider-name"
+                            type="text"
+                            placeholder="local"
+                            autocomplete="off"
+                            disabled=editing
+                            prop:value=move || form.name.get()
+                            on:input=move |ev| form.name.set(event_target_value(&ev))
+                        />
+                        <label for="provider-kind">"Kind"</label>
+                        <select
+                            id="provider-kind"
+                            prop:value=move || form.kind.get()
+                            on:change=move |ev| form.kind.set(event_target_value(&ev))
+                        >
+                            <option value="openai">"OpenAI-compatible"</option>
+                            <option value="anthropic">"Anthropic"</option>
+                            <option value="ollama">"Ollama"</option>
+                        </select>
+                        <label for="provider-base-url">"Base URL"</label>
+                        <input
+                            id="provider-base-url"
+                            type="url"
+                            autocomplete="off"
+                            placeholder=move || placeholder_url(&form.kind.get())
+                            prop:value=move || form.base_url.get()
+                            on:input=move |ev| form.base_url.set(event_target_value(&ev))
+                        />
+                        <label for="provider-api-key">"API key"</label>
+                        <div class="set-field">
+                            <input
+                                id="provider-api-key"
+                                type="password"
+                                autocomplete="off"
+                                placeholder=move || {
+                                    if editing { "Leave empty to keep the current key" } else { "${OPENAI_API_KEY}" }
+                                }
+                                prop:value=move || form.api_key.get()
+                                on:input=move |ev| form.api_key.set(event_target_value(&ev))
+                            />
+                            <span class="set-hint">
+                                "Written to config.toml as given. Prefer a reference such as ${OPENAI_API_KEY}: the key then stays in your environment."
+                            </span>
+                            {editing.then(|| view! {
+                                <label class="set-check">
+                                    <input
+                                        type="checkbox"
+                                        prop:checked=move || form.clear_key.get()
+                                        on:change=move |ev| form.clear_key.set(event_target_checked(&ev))
+                                    />
+                                    "Remove the key"
+                                </label>
+                            })}
+                        </div>
+                        <label for="provider-models">"Models"</label>
+                        <div class="set-field">
+                            <input
+                                id="provider-models"
+                                type="text"
+                                autocomplete="off"
+                                placeholder="gpt-4o, gpt-4o-mini"
+                                prop:value=move || form.models.get()
+                                on:input=move |ev| form.models.set(event_target_value(&ev))
+                            />
+                            <span class="set-hint">"Comma-separated. Test connection lists what the server offers."</span>
+                        </div>
+                    </div>
+                    <div class="set-actions end">
+                        <button type="button" class="secondary" on:click=move |_| form.open.set(false)>
+                            "Cancel"
+                        </button>
+                        <button type="submit" class="primary" id="provider-save">
+                            "Save provider"
+                        </button>
+                    </div>
+                </form>
+            }
+        })
+    };
+
+    let voice_models = move || loaded().map(|s| s.voice_models).unwrap_or_default();
+
+    view! {
+        <div class="settings-page">
+            <header class="set-head">
+                <h1 class="page-title">"Settings"</h1>
+                <p class="set-muted">
+                    "Saved to "
+                    <code id="settings-config-file">
+                        {move || loaded().map(|s| s.config_file).unwrap_or_default()}
+                    </code>
+                    ", keeping the rest of the file as you wrote it."
+                </p>
+            </header>
+            {move || match settings.get() {
+                None => Some(view! { <p class="set-muted">"Loading…"</p> }.into_any()),
+                Some(Err(e)) => Some(
+                    view! { <p class="set-notice error" role="alert">{e.message}</p> }.into_any(),
+                ),
+                Some(Ok(s)) => s.config_error.map(|e| {
+                    view! {
+                        <p class="set-notice error" role="alert" id="settings-config-error">
+                            "The config file has an error; the values below are the defaults until it is fixed: "
+                            {e}
+                        </p>
+                    }
+                    .into_any()
+                }),
+            }}
+
+            <section class="set-section" aria-labelledby="set-models-title">
+                <div class="set-section-head">
+                    <div>
+                        <h2 id="set-models-title">"Providers and models"</h2>
+                        <p class="set-muted">"The servers the chat talks to, and the model it uses by default."</p>
+                    </div>
+                    <button
+                        class="primary"
+                        id="settings-add-provider"
+                        on:click=move |_| form.start(None)
+                    >
+                        "Add a provider"
+                    </button>
+                </div>
+                {provider_form}
+                <ul class="set-providers">{provider_list}</ul>
+                <div class="set-row">
+                    <label for="settings-default-select">"Default model"</label>
+                    <select
+                        id="settings-default-select"
+                        prop:value=move || default_choice.get()
+                        on:change=move |ev| default_choice.set(event_target_value(&ev))
+                    >
+                        <option value="">"None"</option>
+                        {move || {
+                            default_options()
+                                .unwrap_or_default()
+                                .into_iter()
+                                .map(|o| view! { <option value=o.clone()>{o.clone()}</option> })
+                                .collect_view()
+                        }}
+                    </select>
+                    <button
+                        class="secondary"
+                        id="settings-default-save"
+                        disabled=move || default_choice.get().is_empty()
+                        on:click=move |_| {
+                            let choice = default_choice.get_untracked();
+                            if let Some((provider, model)) = choice.split_once('/') {
+                                set_default(provider.to_owned(), model.to_owned());
+                            }
+                        }
+                    >
+                        "Set as default"
+                    </button>
+                    <span class="set-muted">
+                        "Now: "
+                        <strong id="settings-default-model">
+                            {move || {
+                                loaded()
+                                    .and_then(|s| s.default_model)
+                                    .unwrap_or_else(|| "none".into())
+                            }}
+                        </strong>
+                    </span>
+                </div>
+                {notice_view(provider_notice, "settings-provider-notice")}
+            </section>
+
+            <section class="set-section" aria-labelledby="set-voice-title">
+                <h2 id="set-voice-title">"Voice"</h2>
+                <p class="set-muted">"Speech is transcribed on this machine with whisper."</p>
+                <div class="set-grid">
+                    <label for="voice-model">"Model"</label>
+                    <div class="set-field">
+                        <select
+                            id="voice-model"
+                            prop:value=move || voice_model.get()
+                            on:change=move |ev| voice_model.set(event_target_value(&ev))
+                        >
+                            {move || {
+                                let mut models = voice_models();
+                                let chosen = voice_model.get();
+                                let known = models.iter().any(|m| m.name == chosen);
+                                let missing = (!known && !chosen.is_empty()).then(|| {
+                                    view! { <option value=chosen.clone()>{format!("{chosen} (not installed)")}</option> }
+                                });
+                                models.sort_by(|a, b| a.name.cmp(&b.name));
+                                view! {
+                                    {missing}
+                                    {models
+                                        .into_iter()
+                                        .map(|m| {
+                                            let label = format!(
+                                                "{} — {}{}",
+                                                m.name,
+                                                size_label(m.bytes),
+                                                if m.multilingual { ", multilingual" } else { ", English only" }
+                                            );
+                                            view! { <option value=m.name.clone()>{label}</option> }
+                                        })
+                                        .collect_view()}
+                                }
+                            }}
+                        </select>
+                        {move || voice_models().is_empty().then(|| view! {
+                            <span class="set-hint">"No whisper model is installed: ./run setup downloads one."</span>
+                        })}
+                    </div>
+                    <label for="voice-language">"Language"</label>
+                    <select
+                        id="voice-language"
+                        prop:value=move || voice_language.get()
+                        on:change=move |ev| voice_language.set(event_target_value(&ev))
+                    >
+                        {LANGUAGES
+                            .iter()
+                            .map(|(code, name)| view! { <option value=*code>{*name}</option> })
+                            .collect_view()}
+                    </select>
+                    <span class="set-label" id="voice-input-label">"Input"</span>
+                    <div class="set-field" role="radiogroup" aria-labelledby="voice-input-label">
+                        <label class="set-check">
+                            <input
+                                type="radio"
+                                name="voice-input"
+                                id="voice-input-mic"
+                                prop:checked=move || !voice_file.get()
+                                on:change=move |_| voice_file.set(false)
+                            />
+                            "Microphone"
+                        </label>
+                        <label class="set-check">
+                            <input
+                                type="radio"
+                                name="voice-input"
+                                id="voice-input-file"
+                                prop:checked=move || voice_file.get()
+                                on:change=move |_| voice_file.set(true)
+                            />
+                            "A WAV file (for machines without a microphone)"
+                        </label>
+                        <label for="voice-path" class="sr-only">"WAV file path"</label>
+                        <input
+                            id="voice-path"
+                            type="text"
+                            placeholder="/path/to/speech.wav"
+                            disabled=move || !voice_file.get()
+                            prop:value=move || voice_path.get()
+                            on:input=move |ev| voice_path.set(event_target_value(&ev))
+                        />
+                    </div>
+                </div>
+                <div class="set-actions">
+                    <button
+                        class="primary"
+                        id="voice-save"
+                        on:click=move |_| {
+                            let input = if voice_file.get_untracked() {
+                                voice_path.get_untracked()
+                            } else {
+                                "microphone".to_owned()
+                            };
+                            save(
+                                "settings_save_voice",
+                                json!({ "voice": {
+                                    "model": voice_model.get_untracked(),
+                                    "language": voice_language.get_untracked(),
+                                    "input": input,
+                                }}),
+                                voice_notice,
+                                "Voice settings saved.".into(),
+                            )
+                        }
+                    >
+                        "Save voice settings"
+                    </button>
+                </div>
+                {notice_view(voice_notice, "settings-voice-notice")}
+            </section>
+
+            <section class="set-section" aria-labelledby="set-appearance-title">
+                <h2 id="set-appearance-title">"Appearance and behaviour"</h2>
+                <div class="set-grid">
+                    <span class="set-label" id="theme-label">"Theme"</span>
+                    <div class="set-segmented" role="radiogroup" aria-labelledby="theme-label">
+                        {["system", "light", "dark"]
+                            .into_iter()
+                            .map(|option| {
+                                let label = match option {
+                                    "light" => "Light",
+                                    "dark" => "Dark",
+                                    _ => "System",
+                                };
+                                view! {
+                                    <button
+                                        type="button"
+                                        role="radio"
+                                        id=format!("theme-{option}")
+                                        aria-checked=move || (theme.get() == option).to_string()
+                                        on:click=move |_| {
+                                            theme.set(option.to_owned());
+                                            apply_theme(option);
+                                            save_appearance(format!("Theme: {label}."));
+                                        }
+                                    >
+                                        {label}
+                                    </button>
+                                }
+                            })
+                            .collect_view()}
+                    </div>
+                    <label for="pet-shortcut">"Pet shortcut"</label>
+                    <div class="set-field">
+                        <input
+                            id="pet-shortcut"
+                            type="text"
+                            autocomplete="off"
+                            prop:value=move || shortcut.get()
+                            on:input=move |ev| shortcut.set(event_target_value(&ev))
+                        />
+                        <span class="set-hint">"Shows and hides the pet, e.g. CommandOrControl+Shift+Space. Applies at the next start."</span>
+                    </div>
+                    <label for="log-level">"Log level"</label>
+                    <div class="set-field">
+                        <select
+                            id="log-level"
+                            prop:value=move || log_level.get()
+                            on:change=move |ev| log_level.set(event_target_value(&ev))
+                        >
+                            {LOG_LEVELS
+                                .iter()
+                                .map(|l| view! { <option value=*l>{*l}</option> })
+                                .collect_view()}
+                        </select>
+                        <span class="set-hint">"Applies at the next start."</span>
+                    </div>
+                </div>
+                <div class="set-actions">
+                    <button
+                        class="primary"
+                        id="appearance-save"
+                        on:click=move |_| save_appearance("Saved. The shortcut and log level apply at the next start.".into())
+                    >
+                        "Save"
+                    </button>
+                </div>
+                {notice_view(appearance_notice, "settings-appearance-notice")}
+            </section>
+
+            <section class="set-section" aria-labelledby="set-diagnostics-title">
+                <h2 id="set-diagnostics-title">"Diagnostics"</h2>
+                <p class="set-muted">
+                    "A report to attach to a bug: the version, the status, your config with its keys removed, the sources and the memory's health. Nothing is sent anywhere."
+                </p>
+                <div class="set-actions">
+                    <button
+                        class="secondary"
+                        id="diagnostics-export"
+                        on:click=move |_| {
+                            diagnostics_notice.set(Some(Notice::Done("Writing the report…".into())));
+                            spawn_local(async move {
+                                let answer = invoke_with::<String, _>("settings_export_diagnostics", &json!({})).await;
+                                diagnostics_notice.set(Some(match answer {
+                                    Ok(path) => Notice::Done(format!("Report written to {path}")),
+                                    Err(e) => Notice::Failed(e.message),
+                                }));
+                            });
+                        }
+                    >
+                        "Export a diagnostic report"
+                    </button>
+                </div>
+                {notice_view(diagnostics_notice, "diagnostics-path")}
+            </section>
+        </div>
+    }
 }

@@ -624,7 +624,7 @@ pub fn Workbench() -> impl IntoView {
                 </header>
                 <section id="messages" class="messages" on:scroll=on_scroll>
                     {move || match current.get() {
-                        None => view! { <Welcome status checking refresh /> }.into_any(),
+                        None => view! { <Welcome status checking refresh page /> }.into_any(),
                         Some(id) => {
                             let messages = tasks
                                 .with(|all| all.iter().find(|t| t.id == id).map(|t| t.messages.clone()))
@@ -841,6 +841,7 @@ fn Welcome(
     status: RwSignal<StatusState>,
     checking: RwSignal<bool>,
     refresh: impl Fn() + Copy + Send + Sync + 'static,
+    page: RwSignal<Page>,
 ) -> impl IntoView {
     view! {
         <div class="welcome">
@@ -862,6 +863,10 @@ fn Welcome(
                                 }.into_any(),
                             }}
                             <pre class="snippet">{present::setup_snippet(&report.paths.config)}</pre>
+                            <p>"Or add it here, with a connection test:"</p>
+                            <button id="open-settings" class="primary" on:click=move |_| page.set(Page::Settings)>
+                                "Connect a model in Settings"
+                            </button>
                         </div>
                     }
                         .into_any()

@@ -6,6 +6,7 @@ mod agent;
 mod error;
 mod hooks;
 mod memory;
+mod settings;
 mod sources;
 mod status;
 mod tasks;
@@ -21,6 +22,10 @@ pub use agent::ModelChoice;
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
+pub use settings::{
+    AppearanceInput, ConnectionTest, ProviderInput, ProviderSettings, Settings, VoiceInput,
+    VoiceModelInfo,
+};
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;
 pub use tasks::TaskChange;

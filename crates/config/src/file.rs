@@ -36,6 +36,28 @@ pub struct Config {
     pub voice: VoiceConfig,
     /// `[sync] auto`: the app keeps other agents' history in sync while it runs (on by default).
     pub auto_sync: bool,
+    /// `[ui] theme`: the desktop app's colours.
+    pub theme: Theme,
+}
+
+/// `[ui] theme`: light, dark, or whatever the system uses (the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::Light => "light",
+            Self::Dark => "dark",
+        }
+    }
 }
 
 /// `[voice]`: which whisper model, which language, which input.
@@ -126,6 +148,7 @@ impl Default for Config {
             sources: BTreeMap::new(),
             voice: VoiceConfig::default(),
             auto_sync: true,
+            theme: Theme::default(),
         }
     }
 }
@@ -227,6 +250,13 @@ struct RawConfig {
     pet: Option<RawPet>,
     log: Option<RawLog>,
     memory: Option<RawMemory>,
+    ui: Option<RawUi>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawUi {
+    theme: Option<Theme>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -408,6 +438,7 @@ impl Config {
             memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
             agent,
             auto_sync: raw.sync.and_then(|s| s.auto).unwrap_or(true),
+            theme: raw.ui.and_then(|u| u.theme).unwrap_or_default(),
             voice: match raw.voice {
                 Some(v) => {
                     let d = VoiceConfig::default();
@@ -607,6 +638,9 @@ level = "debug"
 
 [memory]
 summaries = true
+
+[ui]
+theme = "dark"
 "#;
         let env = |name: &str| match name {
             "PORT" => Some("8080".to_owned()),
@@ -629,6 +663,7 @@ summaries = true
         assert_eq!(config.pet_shortcut, "Alt+Space");
         assert_eq!(config.log_level, LogLevel::Debug);
         assert!(config.memory_summaries);
+        assert_eq!(config.theme, Theme::Dark);
         Ok(())
     }
 
@@ -654,6 +689,11 @@ summaries = true
 
         let err = error_text("[log]\nlevel = \"loud\"\n");
         assert!(err.contains("config.toml:2:"), "{err}");
+
+        let err = error_text("[ui]\ntheme = \"purple\"\n");
+        assert!(err.contains("config.toml:2:"), "{err}");
+        let err = error_text("[ui]\nfont = \"big\"\n");
+        assert!(err.contains("unknown field `font`"), "{err}");
     }
 
     #[test]

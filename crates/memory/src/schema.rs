@@ -129,7 +129,14 @@ pub fn prepare(conn: &mut Connection, path: Option<&Path>) -> Result<(), MemoryE
         }
     }
     for (index, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-        let tx = conn.transaction()?;
+        // One writer at a time: another connection (a thread of this app, a hook, the CLI) may be
+        // opening the same database now; whoever takes the lock second finds the step done.
+        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let now: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        if now > index as i64 {
+            tx.commit()?;
+            continue;
+        }
         tx.execute_batch(sql)?;
         tx.pragma_update(None, "user_version", index as i64 + 1)?;
         tx.commit()?;

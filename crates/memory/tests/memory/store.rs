@@ -261,3 +261,24 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
     })?;
     Ok(())
 }
+
+#[test]
+fn opening_one_new_database_from_many_threads_at_once_migrates_it_once() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("memory.sqlite");
+    let opened: Vec<_> = (0..8)
+        .map(|_| {
+            let path = path.clone();
+            std::thread::spawn(move || MemoryStore::open(&path).map(|_| ()))
+        })
+        .collect();
+    for thread in opened {
+        let outcome = thread.join().map_err(|_| "a thread panicked")?;
+        assert!(outcome.is_ok(), "{outcome:?}");
+    }
+    MemoryStore::open(&path)?.add(NewMemory {
+        text: "still works".into(),
+        ..Default::default()
+    })?;
+    Ok(())
+}

@@ -1,0 +1,556 @@
+//! The settings operations: what the config says (never a key's value), changes written back into
+//! `config.toml` key by key (the rest of the file kept as written, nothing written unless the result
+//! is valid), a real connection test per provider, and a redacted diagnostic report.
+
+use std::path::PathBuf;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cairn_config::{
+    redact_config_text, update_config_file, Config, ConfigEdit, EditValue, ProviderKind,
+};
+use cairn_llm::{Anthropic, OpenAiCompatible};
+use cairn_protocol::RuntimeInfo;
+use serde::{Deserialize, Serialize};
+
+use crate::{Cairn, Error};
+
+/// A provider as the settings page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSettings {
+    pub name: String,
+    pub kind: String,
+    pub base_url: String,
+    pub api_key_set: bool,
+    pub models: Vec<String>,
+}
+
+/// An installed whisper model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoiceModelInfo {
+    pub name: String,
+    pub multilingual: bool,
+    pub bytes: u64,
+}
+
+/// Everything the settings page edits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub config_file: String,
+    /// The config file's error, when it does not load (the other fields are then the defaults).
+    pub config_error: Option<String>,
+    pub providers: Vec<ProviderSettings>,
+    /// `provider/model`.
+    pub default_model: Option<String>,
+    pub voice_model: String,
+    pub voice_language: String,
+    pub voice_input: String,
+    pub voice_models: Vec<VoiceModelInfo>,
+    pub theme: String,
+    pub pet_shortcut: String,
+    pub log_level: String,
+}
+
+/// A provider as the form sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderInput {
+    pub name: String,
+    pub kind: String,
+    /// Empty: the kind's default address.
+    pub base_url: String,
+    /// Written as given (`${ENV_VAR}` recommended); empty keeps the key already configured.
+    pub api_key: String,
+    /// Removes the configured key.
+    #[serde(default)]
+    pub clear_key: bool,
+    pub models: Vec<String>,
+}
+
+/// What a connection test found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionTest {
+    pub ok: bool,
+    /// The models the server lists (empty when it cannot list them).
+    pub models: Vec<String>,
+    pub message: String,
+}
+
+/// Appearance and behaviour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppearanceInput {
+    pub theme: String,
+    pub pet_shortcut: String,
+    pub log_level: String,
+}
+
+/// Speech input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoiceInput {
+    pub model: String,
+    pub language: String,
+    pub input: String,
+}
+
+fn bad(message: impl Into<String>) -> Error {
+    Error::NoModel(message.into())
+}
+
+fn one_of(value: &str, allowed: &[&str], what: &str) -> Result<(), Error> {
+    if allowed.contains(&value) {
+        Ok(())
+    } else {
+        Err(bad(format!(
+            "{what} must be one of {}, got {value:?}",
+            allowed.join(", ")
+        )))
+    }
+}
+
+fn text(value: &str) -> EditValue {
+    EditValue::String(value.to_owned())
+}
+
+impl Cairn {
+    /// The settings, from the config file.
+    pub fn settings(&self) -> Settings {
+        let (config, config_error) = match self.load_config() {
+            Ok(config) => (config, None),
+            Err(e) => (Config::default(), Some(e.to_string())),
+        };
+        Settings {
+            config_file: self.home().config_file().display().to_string(),
+            config_error,
+            providers: config
+                .providers
+                .iter()
+                .map(|(name, p)| ProviderSettings {
+                    name: name.clone(),
+                    kind: p.kind.as_str().to_owned(),
+                    base_url: p.base_url.clone(),
+                    api_key_set: p.api_key.is_some(),
+                    models: p.models.clone(),
+                })
+                .collect(),
+            default_model: config.default_model_name(),
+            voice_model: config.voice.model.clone(),
+            voice_language: config.voice.language.clone(),
+            voice_input: config.voice.input.clone(),
+            voice_models: self
+                .voice_models()
+                .into_iter()
+                .map(|m| VoiceModelInfo {
+                    name: m.record.name,
+                    multilingual: m.record.multilingual,
+                    bytes: m.record.bytes,
+                })
+                .collect(),
+            theme: config.theme.as_str().to_owned(),
+            pet_shortcut: config.pet_shortcut.clone(),
+            log_level: config.log_level.as_str().to_owned(),
+        }
+    }
+
+    /// Writes `edits` into the config file when the result loads (with this environment).
+    fn update_config(&self, edits: &[ConfigEdit]) -> Result<(), Error> {
+        let path = self.home().config_file().to_path_buf();
+        let env = self.env.clone();
+        update_config_file(&path, edits, |text| {
+            Config::parse(text, &path, move |name| env(name)).map(|_| ())
+        })?;
+        Ok(())
+    }
+
+    /// Adds a provider, or replaces the settings of the one with that name.
+    pub fn save_provider(&self, input: ProviderInput) -> Result<(), Error> {
+        let name = input.name.trim();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(bad(
+                "a provider's name is letters, digits, - and _ (e.g. openai, local)",
+            ));
+        }
+        one_of(
+            &input.kind,
+            &["openai", "anthropic", "ollama"],
+            "the provider kind",
+        )?;
+        let key = |k: &str| ["providers".to_owned(), name.to_owned(), k.to_owned()];
+        let edit = |k: &str, value: Option<EditValue>| ConfigEdit {
+            path: key(k).to_vec(),
+            value,
+        };
+        let base_url = input.base_url.trim();
+        let models: Vec<String> = input
+            .models
+            .iter()
+            .map(|m| m.trim().to_owned())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let mut edits = vec![
+            edit("kind", Some(text(&input.kind))),
+            edit("base_url", (!base_url.is_empty()).then(|| text(base_url))),
+            edit("models", Some(EditValue::Strings(models))),
+        ];
+        let api_key = input.api_key.trim();
+        if input.clear_key {
+            edits.push(edit("api_key", None));
+        } else if !api_key.is_empty() {
+            edits.push(edit("api_key", Some(text(api_key))));
+        }
+        self.update_config(&edits)
+    }
+
+    /// Removes a provider (and the default model, when it was this provider's).
+    pub fn remove_provider(&self, name: &str) -> Result<(), Error> {
+        let config = self.load_config()?;
+        if !config.providers.contains_key(name) {
+            return Err(Error::NotFound(format!("no provider named {name:?}")));
+        }
+        let mut edits = vec![ConfigEdit::remove(&["providers", name])];
+        if config
+            .default_model
+            .as_ref()
+            .is_some_and(|(provider, _)| provider == name)
+        {
+            edits.push(ConfigEdit::remove(&["agent", "model"]));
+        }
+        self.update_config(&edits)
+    }
+
+    /// Makes `provider/model` the chat's default (adding the model to the provider's list).
+    pub fn set_default_model(&self, provider: &str, model: &str) -> Result<(), Error> {
+        let config = self.load_config()?;
+        let Some(configured) = config.providers.get(provider) else {
+            return Err(Error::NotFound(format!("no provider named {provider:?}")));
+        };
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(bad("name the model"));
+        }
+        let mut edits = vec![ConfigEdit::set(
+            &["agent", "model"],
+            text(&format!("{provider}/{model}")),
+        )];
+        if !configured.models.iter().any(|m| m == model) {
+            let mut models = configured.models.clone();
+            models.push(model.to_owned());
+            edits.push(ConfigEdit::set(
+                &["providers", provider, "models"],
+                EditValue::Strings(models),
+            ));
+        }
+        self.update_config(&edits)
+    }
+
+    /// Voice: the whisper model, the language, the input.
+    pub fn save_voice(&self, input: VoiceInput) -> Result<(), Error> {
+        let language = input.language.trim();
+        let valid_language = language == "auto"
+            || (2..=3).contains(&language.len())
+                && language.chars().all(|c| c.is_ascii_lowercase());
+        if !valid_language {
+            return Err(bad("the language is auto or a code such as en, fr, zh"));
+        }
+        let source = input.input.trim();
+        if source.is_empty() {
+            return Err(bad("the input is microphone or a WAV file's path"));
+        }
+        if source != "microphone" && !std::path::Path::new(source).is_file() {
+            return Err(bad(format!("no WAV file at {source}")));
+        }
+        let mut edits = vec![
+            ConfigEdit::set(&["voice", "language"], text(language)),
+            ConfigEdit::set(&["voice", "input"], text(source)),
+        ];
+        if !input.model.trim().is_empty() {
+            edits.push(ConfigEdit::set(
+                &["voice", "model"],
+                text(input.model.trim()),
+            ));
+        }
+        self.update_config(&edits)
+    }
+
+    /// Appearance and behaviour: the theme, the pet's shortcut, the log level.
+    pub fn save_appearance(&self, input: AppearanceInput) -> Result<(), Error> {
+        one_of(&input.theme, &["system", "light", "dark"], "the theme")?;
+        one_of(
+            &input.log_level,
+            &["error", "warn", "info", "debug", "trace"],
+            "the log level",
+        )?;
+        let shortcut = input.pet_shortcut.trim();
+        if shortcut.is_empty() {
+            return Err(bad("the pet shortcut must not be empty"));
+        }
+        self.update_config(&[
+            ConfigEdit::set(&["ui", "theme"], text(&input.theme)),
+            ConfigEdit::set(&["pet", "shortcut"], text(shortcut)),
+            ConfigEdit::set(&["log", "level"], text(&input.log_level)),
+        ])
+    }
+
+    /// Calls the provider: lists its models (OpenAI-compatible and Ollama), or asks its first
+    /// model for one token (Anthropic, which lists none here).
+    pub async fn test_provider(&self, name: &str) -> Result<ConnectionTest, Error> {
+        let config = self.load_config()?;
+        let Some(provider) = config.providers.get(name) else {
+            return Err(Error::NotFound(format!("no provider named {name:?}")));
+        };
+        let key = provider.api_key.as_ref().map(|k| k.expose().to_owned());
+        let outcome = match provider.kind {
+            ProviderKind::Openai | ProviderKind::Ollama => {
+                let base = match provider.kind {
+                    ProviderKind::Ollama => format!("{}/v1", provider.base_url),
+                    _ => provider.base_url.clone(),
+                };
+                OpenAiCompatible::new(base, key)
+                    .models()
+                    .await
+                    .map(|models| {
+                        let message = format!(
+                            "connected: {} model{} listed",
+                            models.len(),
+                            if models.len() == 1 { "" } else { "s" }
+                        );
+                        (models, message)
+                    })
+            }
+            ProviderKind::Anthropic => {
+                let Some(model) = provider.models.first() else {
+                    return Ok(ConnectionTest {
+                        ok: false,
+                        models: Vec::new(),
+                        message: "add a model to this provider to test it".into(),
+                    });
+                };
+                let client = Anthropic::new(provider.base_url.clone(), key);
+                let request = cairn_llm::ChatRequest {
+                    model: model.clone(),
+                    messages: vec![cairn_llm::Message::new(
+                        cairn_llm::Role::User,
+                        "Reply with OK.",
+                    )],
+                    tools: Vec::new(),
+                    max_tokens: Some(1),
+                };
+                use cairn_llm::Provider;
+                cairn_llm::collect(client.stream(request))
+                    .await
+                    .map(|_| (Vec::new(), format!("connected: {model} answered")))
+            }
+        };
+        Ok(match outcome {
+            Ok((models, message)) => ConnectionTest {
+                ok: true,
+                models,
+                message,
+            },
+            Err(e) => ConnectionTest {
+                ok: false,
+                models: Vec::new(),
+                message: e.to_string(),
+            },
+        })
+    }
+
+    /// Writes a diagnostic report (version, status, the config with its secrets removed, the
+    /// sources, the memory's health) to `<home>/logs/diagnostics-<date>.txt`; returns its path.
+    /// Blocking (it reads the sources and checks the database).
+    pub async fn export_diagnostics(
+        &self,
+        serving: Option<&RuntimeInfo>,
+    ) -> Result<PathBuf, Error> {
+        let status = self.status(serving).await;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (year, month, day, hour, minute, second) = civil_time(now);
+        let mut report = format!(
+            "Cairn diagnostic report\nversion: {}\ncreated: {year:04}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02} UTC\nos: {} {}\n\n",
+            crate::VERSION,
+            std::env::consts::OS,
+            std::env::consts::ARCH,
+        );
+        report.push_str("## Status\n");
+        report.push_str(&serde_json::to_string_pretty(&status).unwrap_or_default());
+        report.push_str("\n\n## Config (secrets removed)\n");
+        let config_file = self.home().config_file();
+        match std::fs::read_to_string(config_file) {
+            Ok(text) => report.push_str(&redact_config_text(&text)),
+            Err(e) => report.push_str(&format!("({}: {e})", config_file.display())),
+        }
+        report.push_str("\n\n## Sources\n");
+        report.push_str(&serde_json::to_string_pretty(&self.list_sources()).unwrap_or_default());
+        report.push_str("\n\n## Memory health\n");
+        match self.memory_health() {
+            Ok(health) => {
+                report.push_str(&serde_json::to_string_pretty(&health).unwrap_or_default())
+            }
+            Err(e) => report.push_str(&format!("unavailable: {e}")),
+        }
+        report.push('\n');
+        // Whatever slipped through (a key pasted elsewhere), the configured secrets never leave.
+        if let Ok(config) = self.load_config() {
+            for provider in config.providers.values() {
+                if let Some(key) = provider.api_key.as_ref().map(|k| k.expose()) {
+                    if key.len() >= 4 {
+                        report = report.replace(key, "<redacted>");
+                    }
+                }
+            }
+        }
+        let path = self
+            .home()
+            .logs_dir()
+            .join(format!("diagnostics-{year:04}-{month:02}-{day:02}.txt"));
+        cairn_config::write_private_atomically(&path, report.as_bytes())?;
+        Ok(path)
+    }
+}
+
+/// Seconds since the epoch as UTC `(year, month, day, hour, minute, second)`.
+fn civil_time(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rest = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day, rest / 3_600, rest % 3_600 / 60, rest % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use cairn_config::Home;
+    use cairn_test_support::MockServer;
+
+    use super::*;
+
+    fn cairn(dir: &std::path::Path) -> Cairn {
+        Cairn::with_env(
+            Home::at(dir),
+            Arc::new(|name: &str| (name == "MOCK_KEY").then(|| "sk-from-env-42".to_owned())),
+        )
+    }
+
+    fn provider(name: &str, base_url: &str, api_key: &str) -> ProviderInput {
+        ProviderInput {
+            name: name.into(),
+            kind: "openai".into(),
+            base_url: base_url.into(),
+            api_key: api_key.into(),
+            clear_key: false,
+            models: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn providers_are_added_defaulted_and_removed() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let cairn = cairn(dir.path());
+        std::fs::write(
+            dir.path().join("config.toml"),
+            "# mine\n[log]\nlevel = \"warn\"\n",
+        )?;
+        cairn.save_provider(provider("local", "http://127.0.0.1:9/v1", "${MOCK_KEY}"))?;
+        cairn.set_default_model("local", "small-model")?;
+        let settings = cairn.settings();
+        assert_eq!(settings.config_error, None);
+        assert_eq!(settings.default_model.as_deref(), Some("local/small-model"));
+        assert_eq!(settings.providers.len(), 1);
+        assert!(settings.providers[0].api_key_set);
+        assert_eq!(settings.providers[0].models, vec!["small-model"]);
+        assert_eq!(settings.log_level, "warn");
+        let text = std::fs::read_to_string(dir.path().join("config.toml"))?;
+        assert!(text.starts_with("# mine\n"), "{text}");
+        assert!(text.contains("api_key = \"${MOCK_KEY}\""), "{text}");
+
+        // Editing with an empty key keeps the key.
+        cairn.save_provider(provider("local", "http://127.0.0.1:10/v1", ""))?;
+        let settings = cairn.settings();
+        assert!(settings.providers[0].api_key_set);
+        assert_eq!(settings.providers[0].base_url, "http://127.0.0.1:10/v1");
+
+        // A key naming an unset variable is refused, and nothing is written.
+        let err = cairn.save_provider(provider("other", "", "${NOT_SET}"));
+        assert!(err.is_err());
+        assert_eq!(cairn.settings().providers.len(), 1);
+
+        cairn.remove_provider("local")?;
+        let settings = cairn.settings();
+        assert!(settings.providers.is_empty());
+        assert_eq!(settings.default_model, None);
+        Ok(())
+    }
+
+    #[test]
+    fn appearance_and_voice_are_validated() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let cairn = cairn(dir.path());
+        cairn.save_appearance(AppearanceInput {
+            theme: "dark".into(),
+            pet_shortcut: "Alt+Space".into(),
+            log_level: "debug".into(),
+        })?;
+        let settings = cairn.settings();
+        assert_eq!(
+            (settings.theme.as_str(), settings.pet_shortcut.as_str()),
+            ("dark", "Alt+Space")
+        );
+        assert!(cairn
+            .save_appearance(AppearanceInput {
+                theme: "neon".into(),
+                pet_shortcut: "Alt+Space".into(),
+                log_level: "debug".into(),
+            })
+            .is_err());
+        cairn.save_voice(VoiceInput {
+            model: "base".into(),
+            language: "fr".into(),
+            input: "microphone".into(),
+        })?;
+        assert_eq!(cairn.settings().voice_language, "fr");
+        assert!(cairn
+            .save_voice(VoiceInput {
+                model: String::new(),
+                language: "auto".into(),
+                input: "/no/such.wav".into(),
+            })
+            .is_err());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_connection_test_lists_models_and_the_report_has_no_key(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let server = MockServer::start(Vec::new()).await?;
+        let dir = tempfile::tempdir()?;
+        let cairn = cairn(dir.path());
+        cairn.save_provider(provider("mock", &server.base_url, "sk-literal-key-77"))?;
+        let test = cairn.test_provider("mock").await?;
+        assert!(test.ok, "{test:?}");
+        assert_eq!(test.models, vec!["small-model", "big-model"]);
+
+        cairn.save_provider(provider("dead", "http://127.0.0.1:9/v1", ""))?;
+        let test = cairn.test_provider("dead").await?;
+        assert!(!test.ok, "{test:?}");
+
+        let path = cairn.export_diagnostics(None).await?;
+        assert!(path.starts_with(dir.path().join("logs")));
+        let report = std::fs::read_to_string(&path)?;
+        assert!(!report.contains("sk-literal-key-77"), "{report}");
+        assert!(report.contains("[providers.mock]"), "{report}");
+        assert!(report.contains("## Memory health"), "{report}");
+        Ok(())
+    }
+}

@@ -1,0 +1,136 @@
+//! The Settings page's commands: the config as the page edits it (never a key's value), changes
+//! written back into `config.toml`, a real connection test per provider, and the diagnostic report.
+//! A change that affects the chat drops its runtime, so the next message uses the new config.
+
+use cairn_api::{AppearanceInput, ConnectionTest, ProviderInput, Settings, VoiceInput};
+use cairn_protocol::ApiError;
+use tauri::State;
+
+use crate::Desktop;
+
+fn join_error(e: impl std::fmt::Display) -> ApiError {
+    ApiError::new("internal", format!("the task failed: {e}"))
+}
+
+/// Runs a blocking config operation off the main thread.
+async fn blocking<T: Send + 'static>(
+    desktop: &Desktop,
+    work: impl FnOnce(cairn_api::Cairn) -> Result<T, cairn_api::Error> + Send + 'static,
+) -> Result<T, ApiError> {
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::spawn_blocking(move || work(cairn))
+        .await
+        .map_err(join_error)?
+        .map_err(|e| e.to_api_error())
+}
+
+/// Everything the page shows.
+#[tauri::command]
+pub async fn settings_get(desktop: State<'_, Desktop>) -> Result<Settings, ApiError> {
+    blocking(&desktop, |cairn| Ok(cairn.settings())).await
+}
+
+/// Adds or edits a provider.
+#[tauri::command]
+pub async fn settings_save_provider(
+    desktop: State<'_, Desktop>,
+    provider: ProviderInput,
+) -> Result<Settings, ApiError> {
+    let settings = blocking(&desktop, move |cairn| {
+        cairn.save_provider(provider)?;
+        Ok(cairn.settings())
+    })
+    .await?;
+    desktop.reset_runtime();
+    Ok(settings)
+}
+
+/// Removes a provider.
+#[tauri::command]
+pub async fn settings_remove_provider(
+    desktop: State<'_, Desktop>,
+    name: String,
+) -> Result<Settings, ApiError> {
+    let settings = blocking(&desktop, move |cairn| {
+        cairn.remove_provider(&name)?;
+        Ok(cairn.settings())
+    })
+    .await?;
+    if let Ok(mut chosen) = desktop.model.lock() {
+        *chosen = None;
+    }
+    desktop.reset_runtime();
+    Ok(settings)
+}
+
+/// Makes `provider/model` the default: the chat switches to it.
+#[tauri::command]
+pub async fn settings_set_default_model(
+    desktop: State<'_, Desktop>,
+    provider: String,
+    model: String,
+) -> Result<Settings, ApiError> {
+    let settings = blocking(&desktop, move |cairn| {
+        cairn.set_default_model(&provider, &model)?;
+        Ok(cairn.settings())
+    })
+    .await?;
+    if let Ok(mut chosen) = desktop.model.lock() {
+        *chosen = None;
+    }
+    desktop.reset_runtime();
+    Ok(settings)
+}
+
+/// Calls the provider and says what it answered.
+#[tauri::command]
+pub async fn settings_test_provider(
+    desktop: State<'_, Desktop>,
+    name: String,
+) -> Result<ConnectionTest, ApiError> {
+    let cairn = desktop.cairn.clone();
+    cairn
+        .test_provider(&name)
+        .await
+        .map_err(|e| e.to_api_error())
+}
+
+/// Voice: model, language, input.
+#[tauri::command]
+pub async fn settings_save_voice(
+    desktop: State<'_, Desktop>,
+    voice: VoiceInput,
+) -> Result<Settings, ApiError> {
+    blocking(&desktop, move |cairn| {
+        cairn.save_voice(voice)?;
+        Ok(cairn.settings())
+    })
+    .await
+}
+
+/// Theme, pet shortcut, log level (the shortcut and the log level apply at the next start).
+#[tauri::command]
+pub async fn settings_save_appearance(
+    desktop: State<'_, Desktop>,
+    appearance: AppearanceInput,
+) -> Result<Settings, ApiError> {
+    blocking(&desktop, move |cairn| {
+        cairn.save_appearance(appearance)?;
+        Ok(cairn.settings())
+    })
+    .await
+}
+
+/// Writes the redacted diagnostic report; its path.
+#[tauri::command]
+pub async fn settings_export_diagnostics(desktop: State<'_, Desktop>) -> Result<String, ApiError> {
+    let cairn = desktop.cairn.clone();
+    let serving = desktop.serving.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        tauri::async_runtime::block_on(cairn.export_diagnostics(serving.as_ref()))
+    })
+    .await
+    .map_err(join_error)?
+    .map(|path| path.display().to_string())
+    .map_err(|e| e.to_api_error())
+}

@@ -1,0 +1,109 @@
+//! The desktop app's cold start to an interactive workbench (the page loaded and asking the
+//! backend for its status) and its memory once idle (RSS of the app and its WebKit processes),
+//! each over a few starts with a fresh data home. Needs a display (starts Xvfb when there is none)
+//! and a built app (`cargo build -p cairn-desktop`, or `--release`).
+//!
+//! `cargo bench -p cairn-tests --bench desktop_start`
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn binary() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let target = exe
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::parent)
+        .ok_or("no target dir")?;
+    for profile in ["release", "debug"] {
+        let candidate = target.join(profile).join("cairn-desktop");
+        if candidate.exists() {
+            return Ok(candidate);
+        }
+    }
+    Err("build the app first: cargo build -p cairn-desktop".into())
+}
+
+/// Resident memory (kB) of `pid` and every process below it.
+fn tree_rss_kb(pid: u32) -> u64 {
+    let mut total = 0;
+    let mut queue = vec![pid];
+    while let Some(p) = queue.pop() {
+        let status = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+        total += status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        if let Ok(children) = std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")) {
+            queue.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    total
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let app = binary()?;
+    let mut xvfb: Option<Child> = None;
+    let display = match std::env::var("DISPLAY") {
+        Ok(d) if !d.is_empty() => d,
+        _ => {
+            xvfb = Some(
+                Command::new("Xvfb")
+                    .args([":197", "-screen", "0", "1280x800x24"])
+                    .stderr(Stdio::null())
+                    .spawn()?,
+            );
+            std::thread::sleep(Duration::from_millis(800));
+            ":197".into()
+        }
+    };
+    let runs = 3;
+    let (mut starts, mut rss) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let home = tempfile::tempdir()?;
+        let ready = home.path().join("ready");
+        let started = Instant::now();
+        let mut child = Command::new(&app)
+            .env("DISPLAY", &display)
+            .env("CAIRN_HOME", home.path())
+            .env("HOME", home.path())
+            .env("CAIRN_READY_FILE", &ready)
+            .env_remove("CAIRN_CONFIG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        while !ready.exists() {
+            if started.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                return Err("the workbench never became interactive".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        starts.push(started.elapsed());
+        std::thread::sleep(Duration::from_secs(5));
+        rss.push(tree_rss_kb(child.id()));
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+    }
+    if let Some(mut x) = xvfb {
+        let _ = x.kill();
+    }
+    starts.sort();
+    rss.sort();
+    println!(
+        "desktop app ({}): cold start to an interactive workbench median {:.2} s (runs: {}); idle memory (app + WebKit processes) median {:.0} MB",
+        app.display(),
+        starts[runs / 2].as_secs_f64(),
+        starts.iter().map(|d| format!("{:.2} s", d.as_secs_f64())).collect::<Vec<_>>().join(", "),
+        rss[runs / 2] as f64 / 1024.0
+    );
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! The Settings page of the real desktop app, end to end: a provider added through the form for a
+//! mock OpenAI-compatible server, its connection tested (the server's listed models shown), one made
+//! the default (checked in config.toml on disk), the dark theme chosen, and a diagnostic report
+//! exported without the API key in it. Screenshots go to `target/e2e/settings-*.png`.
+//!
+//! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and `cargo build --workspace`, so
+//! it is ignored by a plain `cargo test`.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use cairn_test_support::MockServer;
+use common::{click, desktop_binary, gtk_theme, screenshot_after, wait_for_text, App, TestResult};
+use fantoccini::Client;
+use serde_json::json;
+
+const KEY: &str = "sk-settings-test-secret-4242";
+
+async fn screenshot(client: &Client, name: &str) -> TestResult {
+    screenshot_after(client, name, Duration::from_millis(400)).await
+}
+
+/// Sets an input's value the way typing does (an `input` event).
+async fn set_value(client: &Client, css: &str, value: &str) -> TestResult {
+    client
+        .execute(
+            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
+             e.dispatchEvent(new Event('input', { bubbles: true }));",
+            vec![json!(css), json!(value)],
+        )
+        .await?;
+    Ok(())
+}
+
+async fn launch(home: &Path) -> TestResult<App> {
+    let app = common::launch(
+        &desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.as_os_str())),
+            ("HOME", Some(home.as_os_str())),
+            ("CAIRN_CONFIG", None),
+            gtk_theme(false),
+        ],
+    )
+    .await?;
+    wait_for_text(&app.client, "#status-line", "API on").await?;
+    Ok(app)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_settings_page_configures_a_provider_theme_and_diagnostics() -> TestResult {
+    let server = MockServer::start(Vec::new()).await?;
+    let home = tempfile::tempdir()?;
+    let home = home.path();
+    let app = launch(home).await?;
+    let outcome = flow(&app.client, home, &server.base_url).await;
+    app.close().await;
+    outcome
+}
+
+async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
+    click(client, "#page-settings").await?;
+    wait_for_text(client, "#settings-no-providers", "No model provider yet").await?;
+    screenshot(client, "settings-empty").await?;
+
+    // Add the provider through the form.
+    click(client, "#settings-add-provider").await?;
+    wait_for_text(client, "#provider-form", "Add a provider").await?;
+    set_value(client, "#provider-name", "mock").await?;
+    set_value(client, "#provider-base-url", base_url).await?;
+    set_value(client, "#provider-api-key", KEY).await?;
+    screenshot(client, "settings-form").await?;
+    click(client, "#provider-save").await?;
+    wait_for_text(client, "#settings-provider-notice", "Saved provider mock").await?;
+    let card = ".set-provider[data-provider=\"mock\"]";
+    wait_for_text(client, &format!("{card} .provider-key"), "Set").await?;
+    let page = client.source().await?;
+    assert!(!page.contains(KEY), "the page never shows the key");
+
+    // Test connection: OK, with the models the server lists.
+    click(client, &format!("{card} .provider-test")).await?;
+    let result = wait_for_text(client, &format!("{card} .provider-test-result"), "OK").await?;
+    assert!(
+        result.contains("small-model") && result.contains("big-model"),
+        "{result}"
+    );
+    screenshot(client, "settings-tested").await?;
+
+    // One of them becomes the default.
+    click(
+        client,
+        &format!("{card} .use-default[data-model=\"small-model\"]"),
+    )
+    .await?;
+    wait_for_text(client, "#settings-default-model", "mock/small-model").await?;
+    screenshot(client, "settings-default").await?;
+    let config = std::fs::read_to_string(home.join("config.toml"))?;
+    assert!(config.contains("[providers.mock]"), "{config}");
+    assert!(
+        config.contains(&format!("base_url = \"{base_url}\"")),
+        "{config}"
+    );
+    assert!(
+        config.contains(&format!("api_key = \"{KEY}\"")),
+        "written as given: {config}"
+    );
+    assert!(config.contains("models = [\"small-model\"]"), "{config}");
+    assert!(config.contains("model = \"mock/small-model\""), "{config}");
+
+    // The dark theme: applied at once, and kept in the config.
+    click(client, "#theme-dark").await?;
+    wait_for_text(client, "#settings-appearance-notice", "Theme: Dark").await?;
+    let theme = client
+        .execute(
+            "return document.documentElement.getAttribute('data-theme');",
+            vec![],
+        )
+        .await?;
+    assert_eq!(theme, json!("dark"));
+    let config = std::fs::read_to_string(home.join("config.toml"))?;
+    assert!(config.contains("[ui]\ntheme = \"dark\""), "{config}");
+    screenshot(client, "settings-dark").await?;
+
+    // The diagnostic report: written under logs/, without the key.
+    click(client, "#diagnostics-export").await?;
+    let notice = wait_for_text(client, "#diagnostics-path", "Report written to ").await?;
+    let path = notice
+        .split("Report written to ")
+        .nth(1)
+        .ok_or("no path in the notice")?
+        .trim();
+    assert!(Path::new(path).starts_with(home.join("logs")), "{path}");
+    assert!(path.contains("diagnostics-"), "{path}");
+    let report = std::fs::read_to_string(path)?;
+    assert!(!report.contains(KEY), "the report has the key:\n{report}");
+    assert!(report.contains("[providers.mock]"), "{report}");
+    assert!(report.contains("<redacted>"), "{report}");
+    assert!(report.contains("## Memory health"), "{report}");
+    client
+        .execute(
+            "document.querySelector('#diagnostics-export').scrollIntoView();",
+            vec![],
+        )
+        .await?;
+    screenshot(client, "settings-diagnostics").await?;
+    Ok(())
+}
