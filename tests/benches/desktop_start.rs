@@ -25,15 +25,17 @@ fn binary() -> Result<PathBuf, String> {
     Err("build the app first: cargo build -p cairn-desktop".into())
 }
 
-/// Resident memory (kB) of `pid` and every process below it.
-fn tree_rss_kb(pid: u32) -> u64 {
+/// Memory (kB) of `pid` and every process below it: `field` of each one's smaps_rollup (`Rss:`
+/// counts shared libraries once per process; `Pss:` shares them out, so the sum is what the
+/// processes really take together).
+fn tree_kb(pid: u32, field: &str) -> u64 {
     let mut total = 0;
     let mut queue = vec![pid];
     while let Some(p) = queue.pop() {
-        let status = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
-        total += status
+        let rollup = std::fs::read_to_string(format!("/proc/{p}/smaps_rollup")).unwrap_or_default();
+        total += rollup
             .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .find_map(|l| l.strip_prefix(field))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .unwrap_or(0);
         if let Ok(children) = std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")) {
@@ -64,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     };
     let runs = 3;
-    let (mut starts, mut rss) = (Vec::new(), Vec::new());
+    let (mut starts, mut rss, mut pss) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         let home = tempfile::tempdir()?;
         let ready = home.path().join("ready");
@@ -87,7 +89,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         starts.push(started.elapsed());
         std::thread::sleep(Duration::from_secs(5));
-        rss.push(tree_rss_kb(child.id()));
+        rss.push(tree_kb(child.id(), "Rss:"));
+        pss.push(tree_kb(child.id(), "Pss:"));
         let _ = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])
             .status();
@@ -98,11 +101,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     starts.sort();
     rss.sort();
+    pss.sort();
     println!(
-        "desktop app ({}): cold start to an interactive workbench median {:.2} s (runs: {}); idle memory (app + WebKit processes) median {:.0} MB",
+        "desktop app ({}): cold start to an interactive workbench median {:.2} s (runs: {}); idle memory of the app and its WebKit processes: PSS median {:.0} MB (RSS summed per process {:.0} MB)",
         app.display(),
         starts[runs / 2].as_secs_f64(),
         starts.iter().map(|d| format!("{:.2} s", d.as_secs_f64())).collect::<Vec<_>>().join(", "),
+        pss[runs / 2] as f64 / 1024.0,
         rss[runs / 2] as f64 / 1024.0
     );
     Ok(())
