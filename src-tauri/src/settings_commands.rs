@@ -24,6 +24,27 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| e.to_api_error())
 }
 
+/// Applies a change the chat depends on (providers, the default model): the next message builds
+/// its runtime from the new config, and a `/model` choice is forgotten when `forget_choice`.
+async fn change_chat_config(
+    desktop: &Desktop,
+    forget_choice: bool,
+    change: impl FnOnce(&cairn_api::Cairn) -> Result<(), cairn_api::Error> + Send + 'static,
+) -> Result<Settings, ApiError> {
+    let settings = blocking(desktop, move |cairn| {
+        change(&cairn)?;
+        Ok(cairn.settings())
+    })
+    .await?;
+    if forget_choice {
+        if let Ok(mut chosen) = desktop.model.lock() {
+            *chosen = None;
+        }
+    }
+    desktop.reset_runtime();
+    Ok(settings)
+}
+
 /// Everything the page shows.
 #[tauri::command]
 pub async fn settings_get(desktop: State<'_, Desktop>) -> Result<Settings, ApiError> {
@@ -36,13 +57,7 @@ pub async fn settings_save_provider(
     desktop: State<'_, Desktop>,
     provider: ProviderInput,
 ) -> Result<Settings, ApiError> {
-    let settings = blocking(&desktop, move |cairn| {
-        cairn.save_provider(provider)?;
-        Ok(cairn.settings())
-    })
-    .await?;
-    desktop.reset_runtime();
-    Ok(settings)
+    change_chat_config(&desktop, false, move |cairn| cairn.save_provider(provider)).await
 }
 
 /// Removes a provider.
@@ -51,16 +66,7 @@ pub async fn settings_remove_provider(
     desktop: State<'_, Desktop>,
     name: String,
 ) -> Result<Settings, ApiError> {
-    let settings = blocking(&desktop, move |cairn| {
-        cairn.remove_provider(&name)?;
-        Ok(cairn.settings())
-    })
-    .await?;
-    if let Ok(mut chosen) = desktop.model.lock() {
-        *chosen = None;
-    }
-    desktop.reset_runtime();
-    Ok(settings)
+    change_chat_config(&desktop, true, move |cairn| cairn.remove_provider(&name)).await
 }
 
 /// Makes `provider/model` the default: the chat switches to it.
@@ -70,16 +76,10 @@ pub async fn settings_set_default_model(
     provider: String,
     model: String,
 ) -> Result<Settings, ApiError> {
-    let settings = blocking(&desktop, move |cairn| {
-        cairn.set_default_model(&provider, &model)?;
-        Ok(cairn.settings())
+    change_chat_config(&desktop, true, move |cairn| {
+        cairn.set_default_model(&provider, &model)
     })
-    .await?;
-    if let Ok(mut chosen) = desktop.model.lock() {
-        *chosen = None;
-    }
-    desktop.reset_runtime();
-    Ok(settings)
+    .await
 }
 
 /// Calls the provider and says what it answered.

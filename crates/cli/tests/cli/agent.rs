@@ -263,19 +263,7 @@ async fn tools_are_shown_as_they_run_and_counted_after_the_turn(
     let home = tempfile::tempdir()?;
     let work = tempfile::tempdir()?;
     std::fs::write(work.path().join("notes.md"), "a note\n")?;
-    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args([
-            "agent",
-            "--base-url",
-            &server.base_url,
-            "--model",
-            "tiny",
-            "--message",
-            "look",
-        ])
-        .env("CAIRN_HOME", home.path())
-        .current_dir(work.path())
-        .output()?;
+    let output = one_turn(&server.base_url, "look", home.path(), work.path())?;
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{err}");
     assert_eq!(stdout(&output), "All done.\n");
@@ -393,19 +381,7 @@ parameters = [
 "#,
     )?;
     let work = tempfile::tempdir()?;
-    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args([
-            "agent",
-            "--base-url",
-            &server.base_url,
-            "--model",
-            "tiny",
-            "--message",
-            "shout",
-        ])
-        .env("CAIRN_HOME", home.path())
-        .current_dir(work.path())
-        .output()?;
+    let output = one_turn(&server.base_url, "shout", home.path(), work.path())?;
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{err}");
     assert!(err.contains("🧰 shout: echo hi; touch pwned x2\n"), "{err}");
@@ -427,4 +403,26 @@ parameters = [
         "Print a word. Required parameters: word. Give each parameter as its own field."
     );
     Ok(())
+}
+
+/// `cairn agent --base-url … --model tiny --message <message>` in `work`, with no config file.
+fn one_turn(
+    base_url: &str,
+    message: &str,
+    home: &std::path::Path,
+    work: &std::path::Path,
+) -> std::io::Result<std::process::Output> {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--base-url",
+            base_url,
+            "--model",
+            "tiny",
+            "--message",
+            message,
+        ])
+        .env("CAIRN_HOME", home)
+        .current_dir(work)
+        .output()
 }
