@@ -9,7 +9,7 @@ use cairn_tools::{field, Declaration, Tool, ToolContext, ToolFuture, ToolOutput}
 use serde_json::{json, Value};
 
 use crate::sessions::{person_words, SessionStore};
-use crate::texts::{COMPACT_ACK, COMPACT_SUMMARY, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY};
+use crate::texts::{is_runtime_text, COMPACT_ACK, COMPACT_SUMMARY};
 
 pub struct SearchMemory {
     pub store: SessionStore,
@@ -35,14 +35,9 @@ fn texts_of(messages: &[Message], skip: &HashSet<(Role, String)>) -> Vec<Entry> 
                 });
             }
             Role::User => {
+                // The runtime's own requests (nudges, wrap-up) and notes (`[…`) are not questions.
                 let words = person_words(&m.content);
-                if words == NUDGE_CUT_OFF || words == NUDGE_THINKING_ONLY || words.starts_with('[')
-                {
-                    continue;
-                }
-                if m.content.starts_with("The ")
-                    && m.content.contains("for this prompt has been reached")
-                {
+                if is_runtime_text(&m.content) || words.starts_with('[') {
                     continue;
                 }
                 turn += 1;

@@ -75,5 +75,34 @@ pub fn is_runtime_text(content: &str) -> bool {
         || content == NUDGE_THINKING_ONLY
         || content.starts_with(COMPACT_SUMMARY)
         || content.starts_with(COMPACT_REQUEST)
-        || (content.starts_with("The ") && content.ends_with(&WRAP_UP[WRAP_UP.len() - 90..]))
+        || is_wrap_up(content)
+}
+
+/// Whether `content` is the wrap-up message, whatever limit it names.
+fn is_wrap_up(content: &str) -> bool {
+    match WRAP_UP.split_once("{{limit}}") {
+        Some((before, after)) => {
+            content.len() > before.len() + after.len()
+                && content.starts_with(before)
+                && content.ends_with(after)
+        }
+        None => content == WRAP_UP,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runtime_knows_its_own_messages() {
+        assert!(is_runtime_text(
+            &WRAP_UP.replace("{{limit}}", "tool-output limit")
+        ));
+        assert!(is_runtime_text(NUDGE_CUT_OFF));
+        assert!(!is_runtime_text(
+            "The step limit is what I want to talk about."
+        ));
+        assert!(!is_runtime_text("Plan my garden"));
+    }
 }
