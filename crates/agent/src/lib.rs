@@ -15,5 +15,7 @@ mod turn;
 pub use context::{cap, result_id, ContextState};
 pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledItem, Runtime};
 pub use search_tool::SearchMemory;
-pub use sessions::{person_words, title_of, Session, SessionError, SessionMark, SessionStore};
+pub use sessions::{
+    person_words, title_of, Session, SessionError, SessionHeader, SessionMark, SessionStore,
+};
 pub use texts::{is_runtime_text, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, WRAP_UP};

@@ -60,6 +60,33 @@ fn yes() -> bool {
     true
 }
 
+/// A session's header: the fields a list shows (the rest of the file is skipped unread).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct SessionHeader {
+    pub id: String,
+    pub title: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    #[serde(default)]
+    pub archived: bool,
+    #[serde(default)]
+    pub pinned: bool,
+}
+
+impl Session {
+    /// What a list shows of it.
+    pub fn header(&self) -> SessionHeader {
+        SessionHeader {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+            archived: self.archived,
+            pinned: self.pinned,
+        }
+    }
+}
+
 /// The folder of session files.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
@@ -92,15 +119,41 @@ impl SessionStore {
 
     /// The stored session, if any (a damaged file is reported and treated as absent).
     pub fn load(&self, id: &str) -> Option<Session> {
+        self.read(id)
+    }
+
+    /// A stored session read as `T` (the whole session, or only its header).
+    fn read<T: serde::de::DeserializeOwned>(&self, id: &str) -> Option<T> {
         let path = self.path(id)?;
         let bytes = std::fs::read(&path).ok()?;
         match serde_json::from_slice(&bytes) {
-            Ok(session) => Some(session),
+            Ok(value) => Some(value),
             Err(e) => {
                 tracing::warn!("{} is damaged and was not loaded: {e}", path.display());
                 None
             }
         }
+    }
+
+    /// Every stored session read as `T`, in no particular order.
+    fn read_all<T: serde::de::DeserializeOwned>(&self) -> Vec<T> {
+        std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                self.read(name.strip_suffix(".json")?)
+            })
+            .collect()
+    }
+
+    /// Every stored session's header (no messages, no stored results), most recently updated
+    /// first: what a task list needs, without building every conversation in memory.
+    pub fn headers(&self) -> Vec<SessionHeader> {
+        let mut headers: Vec<SessionHeader> = self.read_all();
+        headers.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        headers
     }
 
     /// Writes the session atomically (a crash leaves the old file or the new one, never half).
@@ -114,15 +167,7 @@ impl SessionStore {
 
     /// Every stored session, most recently updated first.
     pub fn list(&self) -> Vec<Session> {
-        let mut sessions: Vec<Session> = std::fs::read_dir(&self.dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                self.load(name.strip_suffix(".json")?)
-            })
-            .collect();
+        let mut sessions: Vec<Session> = self.read_all();
         sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
         sessions
     }
@@ -171,6 +216,26 @@ pub fn title_of(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn headers_are_read_without_the_rest_newest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SessionStore::new(dir.path());
+        for (id, at) in [("old", 1), ("new", 5)] {
+            let json = serde_json::json!({"id": id, "title": id, "created_at": at, "updated_at": at,
+                "pinned": at == 5, "messages": [{"role": "user", "content": "x".repeat(1000)}]});
+            std::fs::write(dir.path().join(format!("{id}.json")), json.to_string()).unwrap();
+        }
+        std::fs::write(dir.path().join("torn.json"), "{\"id\": \"torn\", \"tit").unwrap();
+        let headers = store.headers();
+        assert_eq!(
+            headers.iter().map(|h| h.id.as_str()).collect::<Vec<_>>(),
+            ["new", "old"]
+        );
+        assert!(headers[0].pinned && !headers[0].archived);
+        assert_eq!(store.list()[0].header(), headers[0]);
+    }
 
     #[test]
     fn ids_cannot_escape_the_folder() {

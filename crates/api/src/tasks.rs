@@ -1,7 +1,7 @@
 //! Tasks for the workbench: the stored conversations as a list, one as a transcript (the person's
 //! words, Cairn's replies, each reply's tool calls), and rename, pin, archive, restore, delete.
 
-use cairn_agent::{person_words, Session};
+use cairn_agent::{person_words, Session, SessionHeader};
 use cairn_llm::Role;
 use cairn_protocol::{TaskSummary, TranscriptMessage, TranscriptTool};
 use cairn_tools::{Toolbox, ToolboxOptions};
@@ -16,14 +16,14 @@ pub struct TaskChange {
     pub archived: Option<bool>,
 }
 
-fn summary(s: &Session) -> TaskSummary {
+fn summary(h: SessionHeader) -> TaskSummary {
     TaskSummary {
-        session: s.id.clone(),
-        title: s.title.clone(),
-        created_at: s.created_at,
-        updated_at: s.updated_at,
-        archived: s.archived,
-        pinned: s.pinned,
+        session: h.id,
+        title: h.title,
+        created_at: h.created_at,
+        updated_at: h.updated_at,
+        archived: h.archived,
+        pinned: h.pinned,
     }
 }
 
@@ -116,7 +116,11 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
 impl Cairn {
     /// Every stored task, most recently updated first (archived ones included, marked).
     pub fn tasks_list(&self) -> Vec<TaskSummary> {
-        self.session_store().list().iter().map(summary).collect()
+        self.session_store()
+            .headers()
+            .into_iter()
+            .map(summary)
+            .collect()
     }
 
     /// One task's transcript.
@@ -148,7 +152,7 @@ impl Cairn {
                 if let Some(archived) = change.archived {
                     s.archived = archived;
                 }
-                updated = Some(summary(s));
+                updated = Some(summary(s.header()));
             })
             .map_err(Error::Sessions)?;
         match (found, updated) {
