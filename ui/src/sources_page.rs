@@ -2,7 +2,7 @@
 //! was imported and when), scans with live progress (pause, resume, stop) and their summary, and
 //! Cairn's live hooks in Claude Code, Codex and Cursor.
 
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ScanProgress, SourceReport};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
@@ -22,40 +22,6 @@ struct Source {
     conversations: usize,
     turns: usize,
     last_sync: Option<i64>,
-}
-
-/// One source's scan counts (cairn-importers' `SourceReport`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-struct Report {
-    source: String,
-    conversations: usize,
-    turns_seen: usize,
-    turns_added: usize,
-    turns_skipped: usize,
-    turns_failed: usize,
-    lines_malformed: usize,
-    #[serde(default)]
-    files_failed: usize,
-}
-
-/// What a scan streams as it goes (cairn-importers' `Progress`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-enum ScanEvent {
-    SourceStarted {
-        source: String,
-        files: usize,
-    },
-    File {
-        source: String,
-        done: usize,
-        files: usize,
-        report: Report,
-    },
-    SourceDone {
-        report: Report,
-    },
-    Stopped,
 }
 
 /// An agent's hook state (cairn-api's `HookStatus`).
@@ -83,7 +49,7 @@ struct Row {
     label: String,
     files: usize,
     done: usize,
-    report: Report,
+    report: SourceReport,
     finished: bool,
 }
 
@@ -125,15 +91,15 @@ impl Scan {
 
     /// Applies one streamed event; `label` names a source. Events may arrive after the summary,
     /// so nothing here moves backwards.
-    fn apply(&mut self, event: ScanEvent, label: impl Fn(&str) -> String) {
+    fn apply(&mut self, event: ScanProgress, label: impl Fn(&str) -> String) {
         match event {
-            ScanEvent::SourceStarted { source, files } => {
+            ScanProgress::SourceStarted { source, files } => {
                 if !self.rows.iter().any(|r| r.source == source) {
                     self.rows.push(Row {
                         label: label(&source),
-                        report: Report {
+                        report: SourceReport {
                             source: source.clone(),
-                            ..Report::default()
+                            ..SourceReport::default()
                         },
                         source,
                         files,
@@ -142,7 +108,7 @@ impl Scan {
                     });
                 }
             }
-            ScanEvent::File {
+            ScanProgress::File {
                 source,
                 done,
                 files,
@@ -156,14 +122,14 @@ impl Scan {
                     }
                 }
             }
-            ScanEvent::SourceDone { report } => {
+            ScanProgress::SourceDone { report } => {
                 if let Some(row) = self.rows.iter_mut().find(|r| r.source == report.source) {
                     row.done = row.files;
                     row.finished = true;
                     row.report = report;
                 }
             }
-            ScanEvent::Stopped => {
+            ScanProgress::Stopped => {
                 if self.phase != Phase::Failed {
                     self.phase = Phase::Stopped;
                 }
@@ -172,7 +138,11 @@ impl Scan {
     }
 
     /// The command returned: the reports are final.
-    fn finish(&mut self, outcome: Result<Vec<Report>, ApiError>, label: impl Fn(&str) -> String) {
+    fn finish(
+        &mut self,
+        outcome: Result<Vec<SourceReport>, ApiError>,
+        label: impl Fn(&str) -> String,
+    ) {
         match outcome {
             Ok(reports) => {
                 let stopped = matches!(self.phase, Phase::Stopping | Phase::Stopped);
@@ -204,16 +174,10 @@ impl Scan {
         }
     }
 
-    fn total(&self) -> Report {
-        let mut total = Report::default();
+    fn total(&self) -> SourceReport {
+        let mut total = SourceReport::default();
         for r in self.rows.iter().map(|r| &r.report) {
-            total.conversations += r.conversations;
-            total.turns_seen += r.turns_seen;
-            total.turns_added += r.turns_added;
-            total.turns_skipped += r.turns_skipped;
-            total.turns_failed += r.turns_failed;
-            total.lines_malformed += r.lines_malformed;
-            total.files_failed += r.files_failed;
+            total.add(r);
         }
         total
     }
@@ -286,8 +250,8 @@ fn hook_agent(agent: &str) -> (&'static str, &'static str) {
 async fn scan_sources(
     only: Option<&str>,
     full: bool,
-    on_event: impl FnMut(ScanEvent) + 'static,
-) -> Result<Vec<Report>, ApiError> {
+    on_event: impl FnMut(ScanProgress) + 'static,
+) -> Result<Vec<SourceReport>, ApiError> {
     invoke_streaming(
         "sources_scan",
         &serde_json::json!({ "only": only, "full": full }),
@@ -964,13 +928,13 @@ mod tests {
         }
     }
 
-    fn report(source: &str, added: usize) -> Report {
-        Report {
+    fn report(source: &str, added: usize) -> SourceReport {
+        SourceReport {
             source: source.into(),
             conversations: 3,
             turns_seen: added,
             turns_added: added,
-            ..Report::default()
+            ..SourceReport::default()
         }
     }
 
@@ -979,14 +943,14 @@ mod tests {
         let mut scan = Scan::new(None, false);
         assert_eq!(scan.headline(), "Scan: looking for history…");
         scan.apply(
-            ScanEvent::SourceStarted {
+            ScanProgress::SourceStarted {
                 source: "claude-code".into(),
                 files: 3,
             },
             label,
         );
         scan.apply(
-            ScanEvent::File {
+            ScanProgress::File {
                 source: "claude-code".into(),
                 done: 2,
                 files: 3,
@@ -1000,7 +964,7 @@ mod tests {
         // The summary may arrive before the last events: they do not move it back.
         scan.finish(Ok(vec![report("claude-code", 12)]), label);
         scan.apply(
-            ScanEvent::File {
+            ScanProgress::File {
                 source: "claude-code".into(),
                 done: 2,
                 files: 3,
@@ -1018,14 +982,14 @@ mod tests {
     fn a_stopped_scan_says_so() {
         let mut scan = Scan::new(Some("Claude Code".into()), true);
         scan.apply(
-            ScanEvent::SourceStarted {
+            ScanProgress::SourceStarted {
                 source: "claude-code".into(),
                 files: 10,
             },
             label,
         );
         scan.phase = Phase::Stopping;
-        scan.apply(ScanEvent::Stopped, label);
+        scan.apply(ScanProgress::Stopped, label);
         scan.finish(Ok(vec![report("claude-code", 4)]), label);
         assert_eq!(scan.phase, Phase::Stopped);
         assert!(!scan.rows[0].finished);

@@ -10,6 +10,8 @@ mod sync;
 pub mod synthetic;
 mod turn;
 
+/// A scan's counts and progress events are wire types: the Sources page reads them as they are.
+pub use cairn_protocol::{ScanProgress as Progress, SourceReport};
 pub use error::ImportError;
 pub use source::{
     files_under, has_extension, json_lines, parse_json_lines, read_transcript, HistorySource,
@@ -17,7 +19,7 @@ pub use source::{
 };
 pub use sync::{
     import_conversation, import_of, scan, session_key, turn_key, ConversationCheckpoint,
-    FileCheckpoint, Progress, ScanControl, ScanMode, SourceReport, SourceState, SyncState,
+    FileCheckpoint, ScanControl, ScanMode, SourceState, SyncState,
 };
 pub use turn::{
     content_text, git_root, parse_time, stable_id, ImportedConversation, ImportedToolCall,

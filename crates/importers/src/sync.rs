@@ -14,6 +14,8 @@ use cairn_memory::{
 };
 use serde::{Deserialize, Serialize};
 
+use cairn_protocol::{ScanProgress as Progress, SourceReport};
+
 use crate::turn::stable_id;
 use crate::{HistorySource, ImportError, ImportedConversation, ImportedTurn};
 
@@ -86,60 +88,6 @@ impl SyncState {
         let json = serde_json::to_vec(self).map_err(|e| ImportError::io(path, e))?;
         cairn_config::write_private_atomically(path, &json).map_err(|e| ImportError::io(path, e))
     }
-}
-
-/// Counts of one source's scan (the `--json` summary's shape).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SourceReport {
-    pub source: String,
-    pub conversations: usize,
-    pub turns_seen: usize,
-    pub turns_added: usize,
-    pub turns_skipped: usize,
-    pub turns_failed: usize,
-    pub lines_malformed: usize,
-    /// Files that could not be read (the watermark waits for them).
-    pub files_failed: usize,
-    /// Files read (incremental scans skip unchanged ones).
-    pub files_read: usize,
-    /// Bytes of the files read.
-    pub bytes_read: u64,
-}
-
-impl SourceReport {
-    pub fn add(&mut self, other: &SourceReport) {
-        self.conversations += other.conversations;
-        self.turns_seen += other.turns_seen;
-        self.turns_added += other.turns_added;
-        self.turns_skipped += other.turns_skipped;
-        self.turns_failed += other.turns_failed;
-        self.lines_malformed += other.lines_malformed;
-        self.files_failed += other.files_failed;
-        self.files_read += other.files_read;
-        self.bytes_read += other.bytes_read;
-    }
-}
-
-/// What a scan reports as it goes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub enum Progress {
-    SourceStarted {
-        source: String,
-        files: usize,
-    },
-    /// One more file done; `report` is the source's counts so far.
-    File {
-        source: String,
-        done: usize,
-        files: usize,
-        report: SourceReport,
-    },
-    SourceDone {
-        report: SourceReport,
-    },
-    /// The scan was stopped before the end (checkpoints keep what was done).
-    Stopped,
 }
 
 /// Pause, resume and stop a running scan from another thread.

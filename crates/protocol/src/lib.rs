@@ -277,3 +277,57 @@ pub struct PetTask {
     pub title: String,
     pub running: bool,
 }
+
+/// Counts of one source's scan (the `--json` summary's shape).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceReport {
+    pub source: String,
+    pub conversations: usize,
+    pub turns_seen: usize,
+    pub turns_added: usize,
+    pub turns_skipped: usize,
+    pub turns_failed: usize,
+    pub lines_malformed: usize,
+    /// Files that could not be read (the watermark waits for them).
+    pub files_failed: usize,
+    /// Files read (incremental scans skip unchanged ones).
+    pub files_read: usize,
+    /// Bytes of the files read.
+    pub bytes_read: u64,
+}
+
+impl SourceReport {
+    pub fn add(&mut self, other: &SourceReport) {
+        self.conversations += other.conversations;
+        self.turns_seen += other.turns_seen;
+        self.turns_added += other.turns_added;
+        self.turns_skipped += other.turns_skipped;
+        self.turns_failed += other.turns_failed;
+        self.lines_malformed += other.lines_malformed;
+        self.files_failed += other.files_failed;
+        self.files_read += other.files_read;
+        self.bytes_read += other.bytes_read;
+    }
+}
+
+/// What a scan of other agents' history reports as it goes (streamed to the Sources page).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum ScanProgress {
+    SourceStarted {
+        source: String,
+        files: usize,
+    },
+    /// One more file done; `report` is the source's counts so far.
+    File {
+        source: String,
+        done: usize,
+        files: usize,
+        report: SourceReport,
+    },
+    SourceDone {
+        report: SourceReport,
+    },
+    /// The scan was stopped before the end (checkpoints keep what was done).
+    Stopped,
+}
