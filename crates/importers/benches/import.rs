@@ -39,54 +39,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let state = dir.path().join("sources.json");
     let control = ScanControl::default();
 
-    let started = Instant::now();
-    let reports = scan(
-        &sources,
-        &memory,
-        &state,
-        ScanMode::Incremental,
-        &control,
-        &mut |_| {},
-    )?;
-    let took = started.elapsed().as_secs_f64();
-    let turns: usize = reports.iter().map(|r| r.turns_added).sum();
+    // One scan: its time in seconds and the turns it added.
+    let timed_scan = |mode: ScanMode| -> Result<(f64, usize), Box<dyn std::error::Error>> {
+        let started = Instant::now();
+        let reports = scan(&sources, &memory, &state, mode, &control, &mut |_| {})?;
+        let added = reports.iter().map(|r| r.turns_added).sum();
+        Ok((started.elapsed().as_secs_f64(), added))
+    };
+    let megabytes = bytes as f64 / 1e6;
+
+    let (took, turns) = timed_scan(ScanMode::Incremental)?;
     println!(
-        "import {:.0} MB of Claude Code history ({sessions} sessions, {turns} turns): {:.1} s, {:.1} MB/s, {:.0} turns/s",
-        bytes as f64 / 1e6,
-        took,
-        bytes as f64 / 1e6 / took,
+        "import {megabytes:.0} MB of Claude Code history ({sessions} sessions, {turns} turns): {took:.1} s, {:.1} MB/s, {:.0} turns/s",
+        megabytes / took,
         turns as f64 / took
     );
-
-    let started = Instant::now();
-    let again = scan(
-        &sources,
-        &memory,
-        &state,
-        ScanMode::Incremental,
-        &control,
-        &mut |_| {},
-    )?;
-    let added: usize = again.iter().map(|r| r.turns_added).sum();
+    let (took, added) = timed_scan(ScanMode::Incremental)?;
     println!(
         "rescan with nothing changed: {:.0} ms ({added} turns added)",
-        started.elapsed().as_secs_f64() * 1e3
+        took * 1e3
     );
-
-    let started = Instant::now();
-    let full = scan(
-        &sources,
-        &memory,
-        &state,
-        ScanMode::Full,
-        &control,
-        &mut |_| {},
-    )?;
-    let added: usize = full.iter().map(|r| r.turns_added).sum();
+    let (took, added) = timed_scan(ScanMode::Full)?;
     println!(
-        "full rescan (every file read again, nothing new): {:.1} s, {:.1} MB/s ({added} turns added)",
-        started.elapsed().as_secs_f64(),
-        bytes as f64 / 1e6 / started.elapsed().as_secs_f64()
+        "full rescan (every file read again, nothing new): {took:.1} s, {:.1} MB/s ({added} turns added)",
+        megabytes / took
     );
     Ok(())
 }
