@@ -156,13 +156,31 @@ impl Message {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// One message of a task's stream, keyed for the list: a streamed token updates only its own
+/// message's signal, and the list adds or removes items by key without rebuilding the rest.
+#[derive(Debug, Clone)]
+struct Entry {
+    key: u64,
+    message: ArcRwSignal<Message>,
+}
+
+impl Entry {
+    fn new(message: Message) -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        Self {
+            key: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            message: ArcRwSignal::new(message),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
 struct Task {
     id: usize,
     /// The conversation id the runtime and the memory know this task by.
     session: String,
     title: String,
-    messages: Vec<Message>,
+    messages: Vec<Entry>,
     pinned: bool,
     archived: bool,
     /// Last activity, unix ms.
@@ -188,15 +206,16 @@ impl Task {
         }
     }
 
+    /// Whether its last reply is streaming (tracked: a view reading it follows the reply).
     fn running(&self) -> bool {
         self.messages
             .last()
-            .is_some_and(|m| m.progress == Progress::Streaming)
+            .is_some_and(|e| e.message.with(|m| m.progress == Progress::Streaming))
     }
 }
 
 /// A stored transcript as the stream's messages.
-fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Message> {
+fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
     transcript
         .into_iter()
         .map(|m| {
@@ -221,22 +240,21 @@ fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Message> {
                     took_ms: None,
                 })
                 .collect();
-            message
+            Entry::new(message)
         })
         .collect()
 }
 
-/// Runs `f` on the last message of task `id`.
+/// Runs `f` on the last message of task `id`; only that message's view changes.
 fn update_reply(tasks: RwSignal<Vec<Task>>, id: usize, f: impl FnOnce(&mut Message)) {
-    tasks.update(|all| {
-        if let Some(message) = all
-            .iter_mut()
+    let last = tasks.with_untracked(|all| {
+        all.iter()
             .find(|t| t.id == id)
-            .and_then(|t| t.messages.last_mut())
-        {
-            f(message);
-        }
+            .and_then(|t| t.messages.last().map(|e| e.message.clone()))
     });
+    if let Some(message) = last {
+        message.update(f);
+    }
 }
 
 type StatusState = Option<Result<StatusReport, ApiError>>;
@@ -277,8 +295,9 @@ pub fn Workbench() -> impl IntoView {
             Some(id) => {
                 tasks.update(|all| {
                     if let Some(task) = all.iter_mut().find(|t| t.id == id) {
-                        task.messages.push(Message::person(text.clone()));
-                        task.messages.push(Message::reply());
+                        task.messages
+                            .push(Entry::new(Message::person(text.clone())));
+                        task.messages.push(Entry::new(Message::reply()));
                     }
                 });
                 id
@@ -294,7 +313,10 @@ pub fn Workbench() -> impl IntoView {
                             id,
                             session,
                             title: present::task_title(&text),
-                            messages: vec![Message::person(text.clone()), Message::reply()],
+                            messages: vec![
+                                Entry::new(Message::person(text.clone())),
+                                Entry::new(Message::reply()),
+                            ],
                             pinned: false,
                             archived: false,
                             updated_at: js_sys::Date::now(),
@@ -406,7 +428,7 @@ pub fn Workbench() -> impl IntoView {
                         if let Some(task) = all.iter_mut().find(|t| t.id == id) {
                             let mut failed = Message::reply();
                             failed.apply(ChatEvent::Failed { message: e.message });
-                            task.messages.push(failed);
+                            task.messages.push(Entry::new(failed));
                         }
                     }),
                 }
@@ -425,8 +447,16 @@ pub fn Workbench() -> impl IntoView {
     // The stream follows new content while the person is at its end; scrolling up stops that.
     let at_end = StoredValue::new(true);
     Effect::new(move |_| {
-        tasks.track();
-        current.track();
+        let open = current.get();
+        tasks.with(|all| {
+            if let Some(last) = all
+                .iter()
+                .find(|t| Some(t.id) == open)
+                .and_then(|t| t.messages.last())
+            {
+                last.message.track();
+            }
+        });
         if at_end.get_value() {
             request_animation_frame(|| {
                 if let Some(el) = web_sys::window()
@@ -458,14 +488,9 @@ pub fn Workbench() -> impl IntoView {
 
     // The current task's turn is running: Send becomes Stop.
     let running = Signal::derive(move || {
-        current.get().is_some_and(|id| {
-            tasks.with(|all| {
-                all.iter()
-                    .find(|t| t.id == id)
-                    .and_then(|t| t.messages.last())
-                    .is_some_and(|m| m.progress == Progress::Streaming)
-            })
-        })
+        current
+            .get()
+            .is_some_and(|id| tasks.with(|all| all.iter().any(|t| t.id == id && t.running())))
     });
     let stop = move || {
         let session = current.get_untracked().and_then(|id| {
@@ -625,12 +650,7 @@ pub fn Workbench() -> impl IntoView {
                 <section id="messages" class="messages" on:scroll=on_scroll>
                     {move || match current.get() {
                         None => view! { <Welcome status checking refresh page /> }.into_any(),
-                        Some(id) => {
-                            let messages = tasks
-                                .with(|all| all.iter().find(|t| t.id == id).map(|t| t.messages.clone()))
-                                .unwrap_or_default();
-                            view! { <MessageList messages tasks id /> }.into_any()
-                        }
+                        Some(id) => view! { <MessageList tasks id /> }.into_any(),
                     }}
                 </section>
                 <Show when=move || notice.get().is_some()>
@@ -664,9 +684,10 @@ fn TaskList(
                 .filter(|t| {
                     q.is_empty()
                         || t.title.to_lowercase().contains(&q)
-                        || t.messages
-                            .iter()
-                            .any(|m| m.text.to_lowercase().contains(&q))
+                        || t.messages.iter().any(|e| {
+                            e.message
+                                .with_untracked(|m| m.text.to_lowercase().contains(&q))
+                        })
                 })
                 .collect();
             matching.sort_by(|a, b| b.updated_at.total_cmp(&a.updated_at));
@@ -881,41 +902,80 @@ fn Welcome(
 }
 
 #[component]
-fn MessageList(messages: Vec<Message>, tasks: RwSignal<Vec<Task>>, id: usize) -> impl IntoView {
-    let clear_pending = move || update_reply(tasks, id, |reply| reply.pending = None);
+fn MessageList(tasks: RwSignal<Vec<Task>>, id: usize) -> impl IntoView {
+    // The list changes only when a message is added or removed; each item follows its own message.
+    let entries = move || {
+        tasks.with(|all| {
+            all.iter()
+                .find(|t| t.id == id)
+                .map(|t| t.messages.clone())
+                .unwrap_or_default()
+        })
+    };
     view! {
         <ol class="message-list">
-            {messages
-                .into_iter()
-                .map(|m| {
-                    let (class, who) = match (m.author.clone(), m.progress) {
-                        (Author::Person, _) => ("message from-person", "You"),
-                        (Author::Cairn, Progress::Failed) => ("message from-cairn failed", "Cairn"),
-                        (Author::Cairn, Progress::Streaming) => ("message from-cairn streaming", "Cairn"),
-                        (Author::Cairn, Progress::Done) => ("message from-cairn", "Cairn"),
-                    };
-                    let recalled = (m.recalled > 0).then(|| {
-                        let label = if m.recalled == 1 { "1 memory recalled".to_owned() } else { format!("{} memories recalled", m.recalled) };
-                        view! { <span class="recalled">{label}</span> }
-                    });
-                    let body = if m.author == Author::Person || m.progress == Progress::Failed {
-                        view! { <p class="text">{m.text.clone()}</p> }.into_any()
-                    } else if m.text.is_empty() && m.progress == Progress::Streaming && m.tools.is_empty() {
-                        view! { <p class="text thinking">"…"</p> }.into_any()
-                    } else {
-                        view! { <div class="text markdown" inner_html=present::markdown_html(&m.text)></div> }.into_any()
-                    };
-                    let tools = m.tools.into_iter().map(|t| view! { <ToolCard tool=t /> }).collect_view();
-                    let pending = m.pending.map(|p| match p {
-                        Pending::Approval { request, tool, display } => {
-                            view! { <ApprovalCard request tool display on_done=clear_pending /> }.into_any()
-                        }
-                        Pending::Question { request, questions } => {
-                            view! { <QuestionForm request questions on_done=clear_pending /> }.into_any()
-                        }
-                    });
-                    let stopped = m.stopped.then(|| view! { <p class="stopped-mark">"Stopped."</p> });
-                    let recalled_block = (!m.recalled_items.is_empty()).then(|| {
+            <For each=entries key=|entry| entry.key let:entry>
+                <MessageItem message=entry.message />
+            </For>
+        </ol>
+    }
+}
+
+/// One message of the stream, re-rendered when (and only when) it changes.
+#[component]
+fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
+    let message = RwSignal::from(message);
+    let clear_pending = move || message.update(|m| m.pending = None);
+    // The item stays; what is inside follows the message.
+    let class = move || {
+        message.with(|m| match (&m.author, m.progress) {
+            (Author::Person, _) => "message from-person",
+            (Author::Cairn, Progress::Failed) => "message from-cairn failed",
+            (Author::Cairn, Progress::Streaming) => "message from-cairn streaming",
+            (Author::Cairn, Progress::Done) => "message from-cairn",
+        })
+    };
+    let content = move || {
+        let m = message.get();
+        let who = match m.author {
+            Author::Person => "You",
+            Author::Cairn => "Cairn",
+        };
+        let recalled = (m.recalled > 0).then(|| {
+            let label = if m.recalled == 1 {
+                "1 memory recalled".to_owned()
+            } else {
+                format!("{} memories recalled", m.recalled)
+            };
+            view! { <span class="recalled">{label}</span> }
+        });
+        let body = if m.author == Author::Person || m.progress == Progress::Failed {
+            view! { <p class="text">{m.text.clone()}</p> }.into_any()
+        } else if m.text.is_empty() && m.progress == Progress::Streaming && m.tools.is_empty() {
+            view! { <p class="text thinking">"…"</p> }.into_any()
+        } else {
+            view! { <div class="text markdown" inner_html=present::markdown_html(&m.text)></div> }
+                .into_any()
+        };
+        let tools = m
+            .tools
+            .into_iter()
+            .map(|t| view! { <ToolCard tool=t /> })
+            .collect_view();
+        let pending = m.pending.map(|p| match p {
+            Pending::Approval {
+                request,
+                tool,
+                display,
+            } => view! { <ApprovalCard request tool display on_done=clear_pending /> }.into_any(),
+            Pending::Question { request, questions } => {
+                view! { <QuestionForm request questions on_done=clear_pending /> }.into_any()
+            }
+        });
+        let stopped = m
+            .stopped
+            .then(|| view! { <p class="stopped-mark">"Stopped."</p> });
+        let recalled_block = (!m.recalled_items.is_empty()).then(|| {
                         let items = m.recalled_items.clone();
                         let label = if items.len() == 1 { "1 memory recalled from memory".to_owned() } else { format!("{} memories recalled from memory", items.len()) };
                         view! {
@@ -933,20 +993,16 @@ fn MessageList(messages: Vec<Message>, tasks: RwSignal<Vec<Task>>, id: usize) ->
                             </details>
                         }
                     });
-                    view! {
-                        <li class=class>
-                            <span class="who">{who} {recalled}</span>
-                            {recalled_block}
-                            <ul class="tools">{tools}</ul>
-                            {body}
-                            {pending}
-                            {stopped}
-                        </li>
-                    }
-                })
-                .collect_view()}
-        </ol>
-    }
+        view! {
+            <span class="who">{who} {recalled}</span>
+            {recalled_block}
+            <ul class="tools">{tools}</ul>
+            {body}
+            {pending}
+            {stopped}
+        }
+    };
+    view! { <li class=class>{content}</li> }
 }
 
 /// One tool call: its line, status and time; the output folded underneath.

@@ -1,0 +1,117 @@
+//! The workbench's stream and composer end to end, against the real app under Xvfb with a mock
+//! model server: a task of 5,000 messages (keyed: a new reply adds items, it never rebuilds the
+//! list), and the slash commands that manage a task.
+//!
+//! Ignored by a plain `cargo test`; `./run test` runs it under Xvfb.
+
+mod common;
+
+use std::path::Path;
+use std::time::Instant;
+
+use cairn_test_support::{text_reply, MockServer};
+use common::{click, desktop_binary, launch, screenshot, wait_for_text, App, TestResult};
+use fantoccini::Locator;
+use serde_json::json;
+
+/// The app on a fresh home whose config points at `model`.
+async fn start(home: &Path, model: &MockServer) -> TestResult<App> {
+    std::fs::write(
+        home.join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/long-model\"\n\n[providers.mock]\nbase_url = \"{}\"\nmodels = [\"long-model\"]\n\n[sync]\nauto = false\n",
+            model.base_url
+        ),
+    )?;
+    launch(
+        &desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.as_os_str())),
+            ("HOME", Some(home.as_os_str())),
+            ("CAIRN_CONFIG", None),
+        ],
+    )
+    .await
+}
+
+/// A stored conversation of `pairs` questions and answers, updated now.
+fn seed_long_task(home: &Path, pairs: usize) -> TestResult {
+    let dir = home.join("data/sessions");
+    std::fs::create_dir_all(&dir)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_millis() as i64;
+    let mut messages = vec![json!({"role": "system", "content": "You are Cairn."})];
+    for n in 0..pairs {
+        messages.push(json!({"role": "user", "content": format!("Question {n}: what about step {n}?")}));
+        messages.push(json!({"role": "assistant", "content": format!("Answer {n}: step {n} is **done**.")}));
+    }
+    let session = json!({
+        "id": "long-1", "title": "A long conversation", "created_at": now, "updated_at": now,
+        "messages": messages,
+    });
+    std::fs::write(dir.join("long-1.json"), serde_json::to_vec(&session)?)?;
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_stream_of_5000_messages_adds_replies_without_rebuilding_the_list() -> TestResult {
+    let home = tempfile::tempdir()?;
+    seed_long_task(home.path(), 2_500)?;
+    let model = MockServer::start(vec![text_reply("The new answer is **here**.")]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#task-list", "A long conversation").await?;
+        let opened = Instant::now();
+        click(client, "[data-title='A long conversation'] .task").await?;
+        wait_for_text(client, "#messages", "Answer 2499: step 2499 is done.").await?;
+        println!("opened a task of 5,000 messages in {:?}", opened.elapsed());
+        let count = "return document.querySelectorAll('#messages li.message').length;";
+        assert_eq!(client.execute(count, vec![]).await?, json!(5_000));
+        screenshot(client, "long-stream").await?;
+
+        // Mark two items and watch the list: a new exchange may only add items.
+        client
+            .execute(
+                "const items = document.querySelectorAll('#messages li.message');\
+                 items[0].__probe = 'first'; items[4000].__probe = 'middle';\
+                 window.__removed = 0;\
+                 new MutationObserver(changes => changes.forEach(c => window.__removed += c.removedNodes.length))\
+                   .observe(document.querySelector('#messages .message-list'), { childList: true });\
+                 document.getElementById('messages').scrollTop = 0;",
+                vec![],
+            )
+            .await?;
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("And the next step?").await?;
+        let sent = Instant::now();
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "The new answer is here.").await?;
+        wait_for_text(client, "#send", "Send").await?;
+        println!("a reply streamed into the 5,000-message task in {:?}", sent.elapsed());
+        assert_eq!(client.execute(count, vec![]).await?, json!(5_002));
+        let kept = client
+            .execute(
+                "const items = document.querySelectorAll('#messages li.message');\
+                 return [items[0].__probe, items[4000].__probe, window.__removed];",
+                vec![],
+            )
+            .await?;
+        assert_eq!(kept, json!(["first", "middle", 0]), "the list was rebuilt");
+        // Scrolling the long list works: the top is reachable, and the end again.
+        let top = client
+            .execute(
+                "const m = document.getElementById('messages'); m.scrollTop = 0; return m.scrollTop;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(top, json!(0));
+        screenshot(client, "long-stream-top").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
