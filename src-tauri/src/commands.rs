@@ -347,3 +347,9 @@ pub fn pet_state(desktop: State<'_, Desktop>) -> PetState {
         continue_session,
     }
 }
+
+/// Reloads both windows, so a new language applies everywhere at once.
+#[tauri::command]
+pub fn reload_windows(app: tauri::AppHandle) {
+    crate::windows::reload_all(&app);
+}

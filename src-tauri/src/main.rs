@@ -147,6 +147,7 @@ fn run() -> anyhow::Result<()> {
     });
 
     let shortcut = config.pet_shortcut.clone();
+    let launch = config.launch;
     let app = tauri::Builder::default()
         .plugin(
             tauri_plugin_global_shortcut::Builder::new()
@@ -209,26 +210,43 @@ fn run() -> anyhow::Result<()> {
             commands::set_model,
             commands::compact_task,
             commands::pet_state,
+            commands::reload_windows,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
                 tracing::warn!("cannot register the pet shortcut {shortcut}: {e}");
             }
             windows::place_pet(app.handle());
+            if windows::opens_workbench(app.handle(), launch) {
+                windows::show_workbench(app.handle())?;
+            }
             stop_on_signals(app.handle().clone());
             Ok(())
         })
-        .on_window_event(|window, event| {
+        .on_window_event(move |window, event| {
             // Wherever the person drags the pet, it comes back there next time.
             if window.label() == windows::PET {
                 if let WindowEvent::Moved(position) = event {
                     windows::remember_pet_position(window.app_handle(), position.x, position.y);
                 }
             }
-            // Closing the workbench quits Cairn; the pet alone does not keep it running.
+            // Closing the workbench quits Cairn, unless the pet is how the person uses it (launch
+            // mode pet or last, with the pet showing): then the workbench hides behind the pet.
             if window.label() == windows::WORKBENCH {
-                if let WindowEvent::CloseRequested { .. } = event {
-                    window.app_handle().exit(0);
+                if let WindowEvent::CloseRequested { api, .. } = event {
+                    let app = window.app_handle();
+                    let pet_showing = app
+                        .get_webview_window(windows::PET)
+                        .and_then(|pet| pet.is_visible().ok())
+                        .unwrap_or(false);
+                    if launch != cairn_config::LaunchMode::Full && pet_showing {
+                        api.prevent_close();
+                        let _ = window.hide();
+                        windows::remember_mode(app, "pet");
+                    } else {
+                        windows::remember_mode(app, "full");
+                        app.exit(0);
+                    }
                 }
             }
         })

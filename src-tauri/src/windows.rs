@@ -31,6 +31,7 @@ pub fn show_workbench<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         workbench.unminimize()?;
         workbench.set_focus()?;
     }
+    remember_mode(app, "full");
     Ok(())
 }
 
@@ -85,5 +86,44 @@ pub fn place_pet<R: Runtime>(app: &AppHandle<R>) {
     let y = origin.y + area.height as i32 - side - margin;
     if let Err(e) = pet.set_position(PhysicalPosition::new(x.max(0), y.max(0))) {
         tracing::warn!("cannot place the pet: {e}");
+    }
+}
+
+/// Where the window in use at exit is remembered (for `[ui] launch = "last"`).
+fn last_window_file<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
+    let desktop = app.try_state::<crate::Desktop>()?;
+    Some(desktop.cairn.home().data_dir().join("window.json"))
+}
+
+/// Remembers whether the workbench (`full`) or the pet alone (`pet`) is in use.
+pub fn remember_mode<R: Runtime>(app: &AppHandle<R>, mode: &str) {
+    if let Some(file) = last_window_file(app) {
+        let json = format!("{{\"last\": \"{mode}\"}}");
+        if let Err(e) = cairn_config::write_private_atomically(&file, json.as_bytes()) {
+            tracing::warn!("cannot remember the window in use: {e}");
+        }
+    }
+}
+
+/// Whether the workbench opens at start: always for `full`, never for `pet`, and for `last` unless
+/// the pet alone was in use when Cairn last closed.
+pub fn opens_workbench<R: Runtime>(app: &AppHandle<R>, launch: cairn_config::LaunchMode) -> bool {
+    use cairn_config::LaunchMode;
+    match launch {
+        LaunchMode::Full => true,
+        LaunchMode::Pet => false,
+        LaunchMode::Last => last_window_file(app)
+            .and_then(|file| std::fs::read_to_string(file).ok())
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_none_or(|value| value["last"] != "pet"),
+    }
+}
+
+/// Reloads both windows (after the language changed).
+pub fn reload_all<R: Runtime>(app: &AppHandle<R>) {
+    for window in app.webview_windows().values() {
+        if let Err(e) = window.eval("window.location.reload()") {
+            tracing::warn!("cannot reload {}: {e}", window.label());
+        }
     }
 }

@@ -43,8 +43,12 @@ fn seed_long_task(home: &Path, pairs: usize) -> TestResult {
         .as_millis() as i64;
     let mut messages = vec![json!({"role": "system", "content": "You are Cairn."})];
     for n in 0..pairs {
-        messages.push(json!({"role": "user", "content": format!("Question {n}: what about step {n}?")}));
-        messages.push(json!({"role": "assistant", "content": format!("Answer {n}: step {n} is **done**.")}));
+        messages.push(
+            json!({"role": "user", "content": format!("Question {n}: what about step {n}?")}),
+        );
+        messages.push(
+            json!({"role": "assistant", "content": format!("Answer {n}: step {n} is **done**.")}),
+        );
     }
     let session = json!({
         "id": "long-1", "title": "A long conversation", "created_at": now, "updated_at": now,
@@ -109,6 +113,93 @@ async fn a_stream_of_5000_messages_adds_replies_without_rebuilding_the_list() ->
             .await?;
         assert_eq!(top, json!(0));
         screenshot(client, "long-stream-top").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// A new person, no config: the welcome screen is the setup. A wrong address fails the test
+/// plainly; the right one lists the server's models; Start chatting saves the default model and
+/// the first message gets its answer.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![text_reply("Hello! I am ready.")]).await?;
+    let app = launch(
+        &desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.path().as_os_str())),
+            ("HOME", Some(home.path().as_os_str())),
+            ("CAIRN_CONFIG", None),
+            common::gtk_theme(true),
+        ],
+    )
+    .await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#first-run", "Connect a model to start").await?;
+        screenshot(client, "first-run-dark").await?;
+        // Nothing listens there: the test says so, and Start stays off.
+        let dead = format!("http://127.0.0.1:{}/v1", common::free_port()?);
+        let url = client.find(Locator::Id("first-run-url")).await?;
+        url.send_keys(&dead).await?;
+        click(client, "#first-run-test").await?;
+        common::wait_until_text(
+            client,
+            "#first-run-check",
+            "showed an error",
+            common::WAIT,
+            |t| !t.is_empty() && !t.contains("Calling") && !t.contains("Connected"),
+        )
+        .await?;
+        let start_disabled = client
+            .execute(
+                "return document.getElementById('first-run-start').disabled;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(start_disabled, json!(true));
+        // The real address: the server's models are listed and the first is suggested.
+        url.clear().await?;
+        url.send_keys(&model.base_url).await?;
+        click(client, "#first-run-test").await?;
+        wait_for_text(client, "#first-run-check", "the server offers 2 models").await?;
+        let suggested = client
+            .execute(
+                "return document.getElementById('first-run-model').value;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(suggested, json!("small-model"));
+        screenshot(client, "first-run-connected-dark").await?;
+        click(client, "#first-run-start").await?;
+        wait_for_text(client, "#first-run-done", "Connected to custom/small-model").await?;
+        wait_for_text(client, "#model-pill", "custom/small-model").await?;
+        let focused = client
+            .execute(
+                "return document.activeElement && document.activeElement.id;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(
+            focused,
+            json!("composer-input"),
+            "the composer is ready to type in"
+        );
+        let config = std::fs::read_to_string(home.path().join("config.toml"))?;
+        assert!(config.contains("[providers.custom]"), "{config}");
+        assert!(config.contains("custom/small-model"), "{config}");
+        // The first message gets its answer.
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("Hello there").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "Hello! I am ready.").await?;
+        assert_eq!(model.requests().len(), 1);
+        assert_eq!(model.requests()[0]["model"], "small-model");
+        screenshot(client, "first-run-first-answer-dark").await?;
         Ok(())
     }
     .await;

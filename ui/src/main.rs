@@ -1,28 +1,37 @@
 //! The UI entry point: mounts the workbench or the pet, depending on which page loaded the module.
 
+mod i18n;
 mod ipc;
 mod memory_page;
 mod pet;
 mod present;
 mod settings_page;
+mod setup;
 mod sources_page;
 mod workbench;
 
 fn main() {
-    // The theme chosen in Settings applies from the start, in both windows.
+    // The language and theme chosen in Settings apply from the first paint, in both windows.
     wasm_bindgen_futures::spawn_local(async {
         if let Ok(settings) =
             ipc::invoke_with::<serde_json::Value, _>("settings_get", &serde_json::json!({})).await
         {
+            i18n::set_language(settings["language"].as_str().unwrap_or("en"));
             settings_page::apply_theme(settings["theme"].as_str().unwrap_or("system"));
         }
+        if let Some(root) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.document_element())
+        {
+            let _ = root.set_attribute("lang", i18n::language());
+        }
+        let path = web_sys::window()
+            .and_then(|w| w.location().pathname().ok())
+            .unwrap_or_default();
+        if present::is_pet_page(&path) {
+            leptos::mount::mount_to_body(pet::Pet);
+        } else {
+            leptos::mount::mount_to_body(workbench::Workbench);
+        }
     });
-    let path = web_sys::window()
-        .and_then(|w| w.location().pathname().ok())
-        .unwrap_or_default();
-    if present::is_pet_page(&path) {
-        leptos::mount::mount_to_body(pet::Pet);
-    } else {
-        leptos::mount::mount_to_body(workbench::Workbench);
-    }
 }

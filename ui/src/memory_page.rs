@@ -8,6 +8,7 @@ use leptos::task::spawn_local;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::i18n::{t, tf};
 use crate::ipc::invoke_with;
 use crate::present::{civil_from_days, day_name, days_from_civil};
 
@@ -284,7 +285,7 @@ impl Panel {
         };
         if text.trim().is_empty() {
             self.notice.set(Some(Notice {
-                text: "A memory needs some text: write something, or delete it instead.".into(),
+                text: t("A memory needs some text: write something, or delete it instead.").into(),
                 error: true,
             }));
             return;
@@ -297,14 +298,17 @@ impl Panel {
                     self.detail.set(Some(Ok(memory)));
                     self.editing.set(None);
                     self.notice.set(Some(Notice {
-                        text: format!("Memory #{id} saved and re-indexed."),
+                        text: tf(
+                            "Memory #{id} saved and re-indexed.",
+                            &[("id", &id.to_string())],
+                        ),
                         error: false,
                     }));
                     self.load_items();
                     self.rerun_search();
                 }
                 Err(e) => self.notice.set(Some(Notice {
-                    text: format!("Not saved: {}", e.message),
+                    text: tf("Not saved: {error}", &[("error", &e.message)]),
                     error: true,
                 })),
             }
@@ -322,7 +326,10 @@ impl Panel {
                 Ok(_) => {
                     self.close();
                     self.notice.set(Some(Notice {
-                        text: format!("Memory #{id} deleted: its text has left the database."),
+                        text: tf(
+                            "Memory #{id} deleted: its text has left the database.",
+                            &[("id", &id.to_string())],
+                        ),
                         error: false,
                     }));
                     self.load_overview();
@@ -332,7 +339,7 @@ impl Panel {
                 Err(e) => {
                     self.confirming.set(false);
                     self.notice.set(Some(Notice {
-                        text: format!("Not deleted: {}", e.message),
+                        text: tf("Not deleted: {error}", &[("error", &e.message)]),
                         error: true,
                     }));
                 }
@@ -430,19 +437,19 @@ pub fn MemoryPage() -> impl IntoView {
         <div class="memory-page" id="memory-page">
             <header class="mem-head">
                 <div>
-                    <h1 class="page-title">"Memory"</h1>
+                    <h1 class="page-title">{t("Memory")}</h1>
                     <p class="hint">
-                        "What Cairn remembers from your tasks and your other agents, and how recall uses it."
+                        {t("What Cairn remembers from your tasks and your other agents, and how recall uses it.")}
                     </p>
                 </div>
                 <button id="mem-refresh" class="secondary" on:click=move |_| panel.refresh()>
-                    "Refresh"
+                    {t("Refresh")}
                 </button>
             </header>
-            <div class="mem-tabs" role="tablist" aria-label="Memory views">
-                {tab_button(Tab::Overview, "mem-tab-overview", "Overview")}
-                {tab_button(Tab::Entries, "mem-tab-entries", "Memories")}
-                {tab_button(Tab::Analytics, "mem-tab-analytics", "Analytics")}
+            <div class="mem-tabs" role="tablist" aria-label=t("Memory views")>
+                {tab_button(Tab::Overview, "mem-tab-overview", t("Overview"))}
+                {tab_button(Tab::Entries, "mem-tab-entries", t("Memories"))}
+                {tab_button(Tab::Analytics, "mem-tab-analytics", t("Analytics"))}
             </div>
             {move || match panel.tab.get() {
                 Tab::Overview => view! { <OverviewTab panel /> }.into_any(),
@@ -457,7 +464,7 @@ pub fn MemoryPage() -> impl IntoView {
 fn Failure(error: ApiError) -> impl IntoView {
     view! {
         <div class="card mem-failure" role="alert">
-            <h3>"The memory could not be read"</h3>
+            <h3>{t("The memory could not be read")}</h3>
             <p class="error-text">{error.message}</p>
         </div>
     }
@@ -465,7 +472,7 @@ fn Failure(error: ApiError) -> impl IntoView {
 
 #[component]
 fn Loading() -> impl IntoView {
-    view! { <p class="hint mem-loading">"Loading…"</p> }
+    view! { <p class="hint mem-loading">{t("Loading…")}</p> }
 }
 
 /// What a fresh home shows: what fills the memory.
@@ -473,24 +480,24 @@ fn Loading() -> impl IntoView {
 fn EmptyMemory() -> impl IntoView {
     view! {
         <div class="card mem-empty" id="mem-empty">
-            <h3>"Nothing remembered yet"</h3>
-            <p>"Cairn's memory fills by itself as you work:"</p>
+            <h3>{t("Nothing remembered yet")}</h3>
+            <p>{t("Cairn's memory fills by itself as you work:")}</p>
             <ul>
                 <li>
-                    <strong>"Your tasks. "</strong>
-                    "Every task you run in Cairn is kept as L1 traces: your request, the answer, the tools it used."
+                    <strong>{t("Your tasks. ")}</strong>
+                    {t("Every task you run in Cairn is kept as L1 traces: your request, the answer, the tools it used.")}
                 </li>
                 <li>
-                    <strong>"Your other agents. "</strong>
-                    "On the Sources page, Cairn reads the history of Claude Code, Codex, Cursor and others, and keeps it in sync through their hooks."
+                    <strong>{t("Your other agents. ")}</strong>
+                    {t("On the Sources page, Cairn reads the history of Claude Code, Codex, Cursor and others, and keeps it in sync through their hooks.")}
                 </li>
                 <li>
-                    <strong>"Explicit notes. "</strong>
-                    "Agents and scripts can write a memory directly:"
+                    <strong>{t("Explicit notes. ")}</strong>
+                    {t("Agents and scripts can write a memory directly:")}
                     <code class="mem-code">"cairn memory add \"The staging DB runs Postgres 16\" --layer L3"</code>
                 </li>
             </ul>
-            <p>"Relevant memories are then recalled into each new task, and you can inspect, correct or delete them here."</p>
+            <p>{t("Relevant memories are then recalled into each new task, and you can inspect, correct or delete them here.")}</p>
         </div>
     }
 }
@@ -511,24 +518,25 @@ fn OverviewTab(panel: Panel) -> impl IntoView {
 }
 
 fn overview_view(panel: Panel, o: Overview) -> impl IntoView {
-    let turns_note = (o.skipped_turns > 0).then(|| format!("{} skipped", o.skipped_turns));
+    let turns_note =
+        (o.skipped_turns > 0).then(|| tf("{n} skipped", &[("n", &o.skipped_turns.to_string())]));
     let stats = view! {
         <div class="mem-stats">
-            <Stat id="mem-stat-total" label="Memories" value=o.total.to_string() />
-            <Stat id="mem-stat-sessions" label="Sessions" value=o.sessions.to_string() />
-            <Stat id="mem-stat-turns" label="Turns captured" value=o.turns.to_string() note=turns_note />
-            <Stat id="mem-stat-size" label="On disk" value=format_bytes(o.storage_bytes) />
+            <Stat id="mem-stat-total" label=t("Memories") value=o.total.to_string() />
+            <Stat id="mem-stat-sessions" label=t("Sessions") value=o.sessions.to_string() />
+            <Stat id="mem-stat-turns" label=t("Turns captured") value=o.turns.to_string() note=turns_note />
+            <Stat id="mem-stat-size" label=t("On disk") value=format_bytes(o.storage_bytes) />
         </div>
     };
     if o.total == 0 {
         return view! { {stats} <EmptyMemory /> }.into_any();
     }
-    let layer_max = LAYERS
+    let layer_max = layers()
         .iter()
         .map(|l| count_of(&o.by_layer, l.key))
         .max()
         .unwrap_or(0);
-    let layers = LAYERS
+    let layers = layers()
         .iter()
         .map(|l| {
             let n = count_of(&o.by_layer, l.key);
@@ -538,7 +546,7 @@ fn overview_view(panel: Panel, o: Overview) -> impl IntoView {
                     <button
                         class="mem-bar-row"
                         id=format!("mem-overview-{key}")
-                        title=format!("Show the {}", l.plural.to_lowercase())
+                        title=tf("Show the {name}", &[("name", &l.plural.to_lowercase())])
                         on:click=move |_| panel.browse(Some(key.to_owned()))
                     >
                         <LayerBadge layer=key.to_owned() />
@@ -580,11 +588,11 @@ fn overview_view(panel: Panel, o: Overview) -> impl IntoView {
         {stats}
         <div class="mem-cards">
             <div class="card mem-card" id="mem-by-layer">
-                <h3>"By layer"</h3>
+                <h3>{t("By layer")}</h3>
                 <ul class="mem-bars">{layers}</ul>
             </div>
             <div class="card mem-card" id="mem-by-source">
-                <h3>"By source"</h3>
+                <h3>{t("By source")}</h3>
                 <ul class="mem-bars">{sources}</ul>
             </div>
         </div>
@@ -646,23 +654,27 @@ fn EntriesTab(panel: Panel) -> impl IntoView {
             </button>
         }
     };
-    let filters = std::iter::once(filter_button(None, "All"))
-        .chain(LAYERS.iter().map(|l| filter_button(Some(l.key), l.plural)))
+    let filters = std::iter::once(filter_button(None, t("All")))
+        .chain(
+            layers()
+                .iter()
+                .map(|l| filter_button(Some(l.key), l.plural)),
+        )
         .collect_view();
 
     view! {
         <section id="mem-entries" class="mem-section" role="tabpanel" aria-labelledby="mem-tab-entries">
             <div class="mem-toolbar">
-                <div class="mem-filter" role="group" aria-label="Layer">{filters}</div>
+                <div class="mem-filter" role="group" aria-label=t("Layer")>{filters}</div>
                 <form class="mem-search" role="search" on:submit=move |ev| {
                     ev.prevent_default();
                     panel.search();
                 }>
-                    <label for="mem-search-input" class="sr-only">"Search memories"</label>
+                    <label for="mem-search-input" class="sr-only">{t("Search memories")}</label>
                     <input
                         id="mem-search-input"
                         type="search"
-                        placeholder="Search memories…"
+                        placeholder=t("Search memories…")
                         prop:value=move || panel.draft.get()
                         on:input=move |ev| panel.draft.set(event_target_value(&ev))
                         on:keydown=move |ev: web_sys::KeyboardEvent| {
@@ -671,7 +683,7 @@ fn EntriesTab(panel: Panel) -> impl IntoView {
                             }
                         }
                     />
-                    <button id="mem-search-go" class="primary" type="submit">"Search"</button>
+                    <button id="mem-search-go" class="primary" type="submit">{t("Search")}</button>
                 </form>
             </div>
             <p id="mem-notice" role="status" aria-live="polite" class=move || {
@@ -721,7 +733,7 @@ fn entry_button(panel: Panel, memory: &Memory, score: Option<f64>) -> impl IntoV
                     <LayerBadge layer=memory.layer.clone() />
                     <span class="mem-item-source">{memory.source.clone()}</span>
                     <span class="mem-item-id">"#"{id}</span>
-                    {score.map(|s| view! { <span class="mem-item-score" title="Fused relevance">{format!("{s:.3}")}</span> })}
+                    {score.map(|s| view! { <span class="mem-item-score" title=t("Fused relevance")>{format!("{s:.3}")}</span> })}
                     <span class="mem-item-date">{when}</span>
                 </span>
                 <span class="mem-item-text">{preview}</span>
@@ -749,8 +761,8 @@ fn EntryList(panel: Panel) -> impl IntoView {
                 None => view! { <EmptyMemory /> }.into_any(),
                 Some(layer) => view! {
                     <div class="card mem-empty" id="mem-empty">
-                        <h3>{format!("No {} yet", layer.plural.to_lowercase())}</h3>
-                        <p>{layer.blurb}". "{layer.origin}</p>
+                        <h3>{tf("No {name} yet", &[("name", &layer.plural.to_lowercase())])}</h3>
+                        <p>{tf("{blurb}. {origin}", &[("blurb", layer.blurb), ("origin", layer.origin)])}</p>
                     </div>
                 }
                 .into_any(),
@@ -770,7 +782,7 @@ fn EntryList(panel: Panel) -> impl IntoView {
                 .collect_view();
             view! {
                 <ul id="mem-list" class="mem-list">{rows}</ul>
-                <nav class="mem-pager" aria-label="Pages of memories">
+                <nav class="mem-pager" aria-label=t("Pages of memories")>
                     <span id="mem-range" class="hint">{page_range(offset, shown, total)}</span>
                     <button
                         id="mem-prev"
@@ -778,10 +790,10 @@ fn EntryList(panel: Panel) -> impl IntoView {
                         disabled={offset == 0}
                         on:click=move |_| panel.page(false)
                     >
-                        "Previous"
+                        {t("Previous")}
                     </button>
                     <button id="mem-next" class="secondary" disabled={!more} on:click=move |_| panel.page(true)>
-                        "Next"
+                        {t("Next")}
                     </button>
                 </nav>
             }
@@ -795,7 +807,7 @@ fn SearchResults(panel: Panel) -> impl IntoView {
     move || {
         let query = panel.searched.get().unwrap_or_default();
         match panel.answer.get() {
-            None => view! { <p class="hint mem-loading">"Searching…"</p> }.into_any(),
+            None => view! { <p class="hint mem-loading">{t("Searching…")}</p> }.into_any(),
             Some(Err(error)) => view! { <Failure error /> }.into_any(),
             Some(Ok(answer)) => {
                 let summary = search_summary(&query, &answer);
@@ -803,9 +815,9 @@ fn SearchResults(panel: Panel) -> impl IntoView {
                 let body = if candidates.is_empty() {
                     view! {
                         <div class="card mem-empty" id="mem-no-hits">
-                            <h3>{format!("Nothing matched “{query}”")}</h3>
+                            <h3>{tf("Nothing matched “{query}”", &[("query", &query)])}</h3>
                             <p>
-                                "Recall looks for the words and identifiers of your query (and their meaning, when the embedding model is installed). Try fewer or other words, or another layer."
+                                {t("Recall looks for the words and identifiers of your query (and their meaning, when the embedding model is installed). Try fewer or other words, or another layer.")}
                             </p>
                         </div>
                     }
@@ -815,7 +827,7 @@ fn SearchResults(panel: Panel) -> impl IntoView {
                 } else if answer.hits.is_empty() {
                     view! {
                         <p class="hint mem-none-kept">
-                            "Candidates were found but none was kept: open the explanation to see why."
+                            {t("Candidates were found but none was kept: open the explanation to see why.")}
                         </p>
                     }
                     .into_any()
@@ -838,10 +850,10 @@ fn SearchResults(panel: Panel) -> impl IntoView {
                             aria-controls="mem-explain"
                             on:click=move |_| panel.explain.update(|e| *e = !*e)
                         >
-                            {move || if panel.explain.get() { "Show results" } else { "Explain this search" }}
+                            {move || if panel.explain.get() { t("Show results") } else { t("Explain this search") }}
                         </button>
                         <button id="mem-search-clear" class="secondary" on:click=move |_| panel.clear_search()>
-                            "Clear search"
+                            {t("Clear search")}
                         </button>
                         </div>
                     </div>
@@ -875,9 +887,9 @@ fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView {
             let fused = format!("{:.3}", hit.score);
             let kept = hit.kept;
             let (outcome, class) = if hit.kept {
-                ("Kept", "mem-outcome kept")
+                (t("Kept"), "mem-outcome kept")
             } else {
-                ("Dropped", "mem-outcome dropped")
+                (t("Dropped"), "mem-outcome dropped")
             };
             view! {
                 <tr
@@ -889,7 +901,7 @@ fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView {
                 >
                     <td class="num">{i + 1}</td>
                     <td class="mem-explain-memory">
-                        <button class="mem-link" on:click=move |_| panel.open(id) title="Open this memory">
+                        <button class="mem-link" on:click=move |_| panel.open(id) title=t("Open this memory")>
                             <LayerBadge layer=hit.memory.layer.clone() />
                             <span class="mem-item-id">"#"{id}</span>
                             <span class="mem-explain-text">{preview(&hit.memory)}</span>
@@ -897,7 +909,7 @@ fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView {
                         // Beside an open entry the table narrows: channels and score go under the text.
                         <div class="mem-explain-inline">
                             {chips()}
-                            <span class="mem-explain-fused">"fused "{fused.clone()}</span>
+                            <span class="mem-explain-fused">{tf("fused {score}", &[("score", &fused)])}</span>
                         </div>
                     </td>
                     <td class="mem-explain-channels">{chips()}</td>
@@ -914,15 +926,15 @@ fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView {
         <div class="mem-explain-wrap">
             <table id="mem-explain" class="mem-explain">
                 <caption>
-                    "Every candidate the recall channels found, by fused score. A candidate's score is its best channel score plus a bonus for each channel's rank and for recency; those under 20% of the best are dropped unless two channels agree."
+                    {t("Every candidate the recall channels found, by fused score. A candidate's score is its best channel score plus a bonus for each channel's rank and for recency; those under 20% of the best are dropped unless two channels agree.")}
                 </caption>
                 <thead>
                     <tr>
                         <th scope="col" class="num">"#"</th>
-                        <th scope="col">"Memory"</th>
-                        <th scope="col" class="mem-explain-channels">"Found by (rank · raw score)"</th>
-                        <th scope="col" class="num mem-explain-score">"Fused"</th>
-                        <th scope="col">"Outcome"</th>
+                        <th scope="col">{t("Memory")}</th>
+                        <th scope="col" class="mem-explain-channels">{t("Found by (rank · raw score)")}</th>
+                        <th scope="col" class="num mem-explain-score">{t("Fused")}</th>
+                        <th scope="col">{t("Outcome")}</th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
@@ -936,12 +948,12 @@ fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView {
 #[component]
 fn Detail(panel: Panel) -> impl IntoView {
     view! {
-        <aside id="mem-detail" class="card mem-detail" aria-label="Memory details">
+        <aside id="mem-detail" class="card mem-detail" aria-label=t("Memory details")>
             {move || match panel.detail.get() {
                 None => view! { <Loading /> }.into_any(),
                 Some(Err(error)) => view! {
                     <div class="mem-detail-head">
-                        <h2>"Memory unavailable"</h2>
+                        <h2>{t("Memory unavailable")}</h2>
                         <CloseButton panel />
                     </div>
                     <p class="error-text">{error.message}</p>
@@ -956,7 +968,7 @@ fn Detail(panel: Panel) -> impl IntoView {
 #[component]
 fn CloseButton(panel: Panel) -> impl IntoView {
     view! {
-        <button id="mem-detail-close" class="mem-close" aria-label="Close the details" title="Close" on:click=move |_| panel.close()>
+        <button id="mem-detail-close" class="mem-close" aria-label=t("Close the details") title=t("Close") on:click=move |_| panel.close()>
             "×"
         </button>
     }
@@ -980,9 +992,9 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
     // A short memory is its own summary: no need to say it twice.
     let show_summary = !m.summary.trim().is_empty() && m.summary.trim() != m.text.trim();
     let summary_by = if m.summary_source == "model" {
-        "written by the summary model"
+        t("written by the summary model")
     } else {
-        "first sentences, until the summary model rewrites it"
+        t("first sentences, until the summary model rewrites it")
     };
     let metadata = match &m.metadata {
         serde_json::Value::Object(map) if !map.is_empty() => {
@@ -994,7 +1006,7 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
     view! {
         <div class="mem-detail-head">
             <LayerBadge layer=m.layer.clone() />
-            <h2 id="mem-detail-title">{format!("Memory #{id}")}</h2>
+            <h2 id="mem-detail-title">{tf("Memory #{id}", &[("id", &id.to_string())])}</h2>
             {(m.status != "activated").then(|| view! { <span class="mem-status">{m.status.clone()}</span> })}
             <CloseButton panel />
         </div>
@@ -1002,7 +1014,7 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
             when=move || panel.editing.with(Option::is_some)
             fallback=move || view! { <p id="mem-detail-text" class="mem-text">{m.text.clone()}</p> }
         >
-            <label for="mem-edit-text" class="sr-only">"Memory text"</label>
+            <label for="mem-edit-text" class="sr-only">{t("Memory text")}</label>
             <textarea
                 id="mem-edit-text"
                 class="mem-editor"
@@ -1026,7 +1038,7 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
                 view! {
                     <div class="mem-actions">
                         <button id="mem-edit" class="secondary" on:click=start_edit disabled=move || panel.busy.get()>
-                            "Edit"
+                            {t("Edit")}
                         </button>
                         <button
                             id="mem-delete"
@@ -1037,7 +1049,7 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
                                 focus_soon("mem-delete-cancel");
                             }
                         >
-                            "Delete…"
+                            {t("Delete…")}
                         </button>
                     </div>
                 }
@@ -1045,50 +1057,50 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
         >
             <div class="mem-actions">
                 <button id="mem-save" class="primary" disabled=move || panel.busy.get() on:click=move |_| panel.save()>
-                    {move || if panel.busy.get() { "Saving…" } else { "Save" }}
+                    {move || if panel.busy.get() { t("Saving…") } else { t("Save") }}
                 </button>
                 <button id="mem-cancel" class="secondary" on:click=move |_| panel.editing.set(None)>
-                    "Cancel"
+                    {t("Cancel")}
                 </button>
-                <span class="hint mem-keys">"Ctrl+Enter saves · Esc cancels"</span>
+                <span class="hint mem-keys">{t("Ctrl+Enter saves · Esc cancels")}</span>
             </div>
         </Show>
         <Show when=move || panel.confirming.get()>
             <div id="mem-confirm" class="mem-confirm" role="alertdialog" aria-labelledby="mem-confirm-text">
                 <p id="mem-confirm-text">
-                    {format!("Delete memory #{id}? Its text leaves the database and recall forgets it. This cannot be undone.")}
+                    {tf("Delete memory #{id}? Its text leaves the database and recall forgets it. This cannot be undone.", &[("id", &id.to_string())])}
                 </p>
                 <div class="mem-actions">
                     <button id="mem-delete-confirm" class="mem-danger" disabled=move || panel.busy.get() on:click=move |_| panel.delete()>
-                        "Delete memory"
+                        {t("Delete memory")}
                     </button>
                     <button id="mem-delete-cancel" class="secondary" on:click=move |_| panel.confirming.set(false)>
-                        "Keep it"
+                        {t("Keep it")}
                     </button>
                 </div>
             </div>
         </Show>
         <dl class="mem-fields">
-            {field("Layer", Some(layer_name))}
-            {field("Source", Some(m.source.clone()))}
-            {field("Session", Some(m.session.clone().unwrap_or_else(|| "none".to_owned())))}
-            {field("Created", Some(long_date(m.created_at)))}
-            {field("Edited", updated)}
-            {field("Status", Some(m.status.clone()))}
-            {field("Turn", m.turn_id.map(|t| format!("#{t}")))}
-            {field("Episode", m.episode_id.map(|e| format!("#{e}")))}
-            {field("External id", m.external_id.clone())}
+            {field(t("Layer"), Some(layer_name))}
+            {field(t("Source"), Some(m.source.clone()))}
+            {field(t("Session"), Some(m.session.clone().unwrap_or_else(|| t("none").to_owned())))}
+            {field(t("Created"), Some(long_date(m.created_at)))}
+            {field(t("Edited"), updated)}
+            {field(t("Status"), Some(m.status.clone()))}
+            {field(t("Turn"), m.turn_id.map(|t| format!("#{t}")))}
+            {field(t("Episode"), m.episode_id.map(|e| format!("#{e}")))}
+            {field(t("External id"), m.external_id.clone())}
         </dl>
         {show_summary.then(|| view! {
             <div class="mem-summary">
-                <h3>"Summary"</h3>
+                <h3>{t("Summary")}</h3>
                 <p>{m.summary.clone()}</p>
                 <p class="hint">{summary_by}</p>
             </div>
         })}
         {metadata.map(|json| view! {
             <details class="mem-meta">
-                <summary>"Metadata"</summary>
+                <summary>{t("Metadata")}</summary>
                 <pre>{json}</pre>
             </details>
         })}
@@ -1116,14 +1128,14 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
     } else {
         (
             format!("{:.0}%", a.hit_rate),
-            Some("of searches found something".to_owned()),
+            Some(t("of searches found something").to_owned()),
             format_ms(a.mean_search_ms),
         )
     };
     let chart = match chart(&a.memories_per_day) {
         None => view! {
             <p class="hint mem-chart-empty">
-                "No memories yet. The chart fills as tasks, your other agents' history and explicit notes are remembered."
+                {t("No memories yet. The chart fills as tasks, your other agents' history and explicit notes are remembered.")}
             </p>
         }
         .into_any(),
@@ -1132,7 +1144,7 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
     let searches = if a.recent_searches.is_empty() {
         view! {
             <p class="hint">
-                "No searches yet. Each recall, from a Cairn task, an agent's hook or this page, is logged here with what it found and how long it took."
+                {t("No searches yet. Each recall, from a Cairn task, an agent's hook or this page, is logged here with what it found and how long it took.")}
             </p>
         }
         .into_any()
@@ -1147,7 +1159,7 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
                     <tr class={if s.hits == 0 { "mem-miss" } else { "" }}>
                         <td class="mem-when">{short_date(s.at)}</td>
                         <td>
-                            <button class="mem-link" title="Run it again, explained" on:click=move |_| panel.replay(query.clone())>
+                            <button class="mem-link" title=t("Run it again, explained") on:click=move |_| panel.replay(query.clone())>
                                 {s.query.clone()}
                             </button>
                         </td>
@@ -1161,10 +1173,10 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
             <table id="mem-search-log" class="mem-table">
                 <thead>
                     <tr>
-                        <th scope="col">"When"</th>
-                        <th scope="col">"Query"</th>
-                        <th scope="col" class="num">"Hits"</th>
-                        <th scope="col" class="num">"Took"</th>
+                        <th scope="col">{t("When")}</th>
+                        <th scope="col">{t("Query")}</th>
+                        <th scope="col" class="num">{t("Hits")}</th>
+                        <th scope="col" class="num">{t("Took")}</th>
                     </tr>
                 </thead>
                 <tbody>{rows}</tbody>
@@ -1174,25 +1186,29 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
     };
     view! {
         <div class="mem-stats">
-            <Stat id="mem-stat-searches" label="Searches" value=a.searches.to_string() />
-            <Stat id="mem-stat-hit-rate" label="Recall hit rate" value=rate note=rate_note />
-            <Stat id="mem-stat-mean" label="Mean search time" value=mean />
+            <Stat id="mem-stat-searches" label=t("Searches") value=a.searches.to_string() />
+            <Stat id="mem-stat-hit-rate" label=t("Recall hit rate") value=rate note=rate_note />
+            <Stat id="mem-stat-mean" label=t("Mean search time") value=mean />
         </div>
         <div class="card mem-card" id="mem-per-day">
-            <h3>"Memories added per day, by source"</h3>
+            <h3>{t("Memories added per day, by source")}</h3>
             {chart}
         </div>
         <div class="card mem-card" id="mem-recent-searches">
-            <h3>"Recent searches"</h3>
+            <h3>{t("Recent searches")}</h3>
             {searches}
         </div>
     }
 }
 
 fn chart_view(chart: Chart) -> impl IntoView {
-    let label = format!(
-        "Memories added per day from {} to {}, at most {} a day",
-        chart.first_day, chart.last_day, chart.peak
+    let label = tf(
+        "Memories added per day from {from} to {to}, at most {n} a day",
+        &[
+            ("from", &chart.first_day),
+            ("to", &chart.last_day),
+            ("n", &chart.peak.to_string()),
+        ],
     );
     let grid = chart
         .y_ticks
@@ -1256,7 +1272,7 @@ fn chart_view(chart: Chart) -> impl IntoView {
             {bars}
             {x_labels}
         </svg>
-        <ul class="mem-legend" aria-label="Sources">{legend}</ul>
+        <ul class="mem-legend" aria-label=t("Sources")>{legend}</ul>
     }
 }
 
@@ -1268,6 +1284,7 @@ fn fmt(v: f64) -> String {
 // Plain functions: what the page shows, from the data (unit-tested on the host).
 
 /// A memory layer as the page names it.
+#[derive(Clone, Copy)]
 struct LayerInfo {
     key: &'static str,
     short: &'static str,
@@ -1277,43 +1294,48 @@ struct LayerInfo {
     origin: &'static str,
 }
 
-const LAYERS: [LayerInfo; 4] = [
-    LayerInfo {
-        key: "L1",
-        short: "L1",
-        singular: "L1 trace",
-        plural: "Traces",
-        blurb: "What happened in a turn",
-        origin: "They are captured from every task in Cairn and from your other agents' history.",
-    },
-    LayerInfo {
-        key: "L2",
-        short: "L2",
-        singular: "L2 policy",
-        plural: "Policies",
-        blurb: "Guidance learned from traces",
-        origin: "They are induced from valuable traces, or written with cairn memory add --layer L2.",
-    },
-    LayerInfo {
-        key: "L3",
-        short: "L3",
-        singular: "L3 world model",
-        plural: "World models",
-        blurb: "Stable facts about projects",
-        origin: "They abstract policies, or are written with cairn memory add --layer L3.",
-    },
-    LayerInfo {
-        key: "skill",
-        short: "Skill",
-        singular: "Skill",
-        plural: "Skills",
-        blurb: "Callable procedures",
-        origin: "They crystallise from proven policies, or are written with cairn memory add --layer skill.",
-    },
-];
+/// The layers, named in the current language.
+fn layers() -> [LayerInfo; 4] {
+    [
+        LayerInfo {
+            key: "L1",
+            short: "L1",
+            singular: t("L1 trace"),
+            plural: t("Traces"),
+            blurb: t("What happened in a turn"),
+            origin: t("They are captured from every task in Cairn and from your other agents' history."),
+        },
+        LayerInfo {
+            key: "L2",
+            short: "L2",
+            singular: t("L2 policy"),
+            plural: t("Policies"),
+            blurb: t("Guidance learned from traces"),
+            origin: t("They are induced from valuable traces, or written with cairn memory add --layer L2."),
+        },
+        LayerInfo {
+            key: "L3",
+            short: "L3",
+            singular: t("L3 world model"),
+            plural: t("World models"),
+            blurb: t("Stable facts about projects"),
+            origin: t("They abstract policies, or are written with cairn memory add --layer L3."),
+        },
+        LayerInfo {
+            key: "skill",
+            short: t("Skill"),
+            singular: t("Skill"),
+            plural: t("Skills"),
+            blurb: t("Callable procedures"),
+            origin: t("They crystallise from proven policies, or are written with cairn memory add --layer skill."),
+        },
+    ]
+}
 
-fn layer_info(key: &str) -> Option<&'static LayerInfo> {
-    LAYERS.iter().find(|l| l.key.eq_ignore_ascii_case(key))
+fn layer_info(key: &str) -> Option<LayerInfo> {
+    layers()
+        .into_iter()
+        .find(|l| l.key.eq_ignore_ascii_case(key))
 }
 
 /// How many colours the source palette has (styles.css `.mem-src-N`).
@@ -1390,13 +1412,16 @@ fn format_ms(ms: f64) -> String {
 fn page_range(offset: usize, shown: usize, total: Option<i64>) -> String {
     if shown == 0 {
         return match total {
-            Some(total) => format!("None here (of {total})"),
-            None => "None here".to_owned(),
+            Some(total) => tf("None here (of {total})", &[("total", &total.to_string())]),
+            None => t("None here").to_owned(),
         };
     }
     let range = format!("{}–{}", offset + 1, offset + shown);
     match total {
-        Some(total) => format!("{range} of {total}"),
+        Some(total) => tf(
+            "{range} of {total}",
+            &[("range", &range), ("total", &total.to_string())],
+        ),
         None => range,
     }
 }
@@ -1437,17 +1462,23 @@ fn candidates(answer: &SearchAnswer) -> Vec<Hit> {
 fn search_summary(query: &str, answer: &SearchAnswer) -> String {
     let kept = answer.hits.len();
     let found = match kept {
-        0 => "No memory recalled".to_owned(),
-        1 => "1 memory recalled".to_owned(),
-        n => format!("{n} memories recalled"),
+        0 => t("No memory recalled").to_owned(),
+        1 => t("1 memory recalled").to_owned(),
+        n => tf("{n} memories recalled", &[("n", &n.to_string())]),
     };
     let dropped = match answer.dropped.len() {
         0 => String::new(),
-        n => format!(" · {n} dropped"),
+        n => format!(" · {}", tf("{n} dropped", &[("n", &n.to_string())])),
     };
-    format!(
-        "{found} for “{query}”{dropped} · {}",
-        format_ms(answer.took_ms)
+    // The query last: what it holds is not a placeholder.
+    tf(
+        "{found} for “{query}”{dropped} · {took}",
+        &[
+            ("found", &found),
+            ("dropped", &dropped),
+            ("took", &format_ms(answer.took_ms)),
+            ("query", query),
+        ],
     )
 }
 
@@ -1467,15 +1498,18 @@ fn reason_text(reason: &str) -> String {
 
 fn channel_title(channel: &Channel) -> String {
     let what = match channel.channel.as_str() {
-        "fts" => "Keywords (full-text BM25 over the memory and its neighbourhood)",
-        "structural" => "Identifiers (paths, names, error codes)",
-        "vec" => "Meaning (embedding similarity)",
+        "fts" => t("Keywords (full-text BM25 over the memory and its neighbourhood)"),
+        "structural" => t("Identifiers (paths, names, error codes)"),
+        "vec" => t("Meaning (embedding similarity)"),
         other => other,
     };
-    format!(
-        "{what}: rank {} in this channel, raw score {}",
-        channel.rank + 1,
-        raw_score(channel.score)
+    tf(
+        "{what}: rank {rank} in this channel, raw score {score}",
+        &[
+            ("rank", &(channel.rank + 1).to_string()),
+            ("score", &raw_score(channel.score)),
+            ("what", what),
+        ],
     )
 }
 
@@ -1490,10 +1524,6 @@ fn raw_score(score: f64) -> String {
         format!("{score:.3}")
     }
 }
-
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
 
 /// A moment in local time, as the page shows it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -1519,28 +1549,55 @@ fn local(ms: i64) -> Moment {
 }
 
 fn month(m: u32) -> &'static str {
-    MONTHS.get((m.max(1) - 1) as usize).copied().unwrap_or("?")
+    match m.max(1) {
+        1 => t("Jan"),
+        2 => t("Feb"),
+        3 => t("Mar"),
+        4 => t("Apr"),
+        5 => t("May"),
+        6 => t("Jun"),
+        7 => t("Jul"),
+        8 => t("Aug"),
+        9 => t("Sep"),
+        10 => t("Oct"),
+        11 => t("Nov"),
+        12 => t("Dec"),
+        _ => "?",
+    }
 }
 
 /// "14:05" today, "3 Mar" this year, "3 Mar 2024" before.
 fn short_moment(at: Moment, now: Moment) -> String {
+    let time = format!("{:02}:{:02}", at.hour, at.minute);
+    let day = at.day.to_string();
     if (at.year, at.month, at.day) == (now.year, now.month, now.day) {
-        format!("Today {:02}:{:02}", at.hour, at.minute)
+        tf("Today {time}", &[("time", &time)])
     } else if at.year == now.year {
-        format!("{} {}", at.day, month(at.month))
+        tf(
+            "{day} {month}",
+            &[("day", &day), ("month", month(at.month))],
+        )
     } else {
-        format!("{} {} {}", at.day, month(at.month), at.year)
+        tf(
+            "{day} {month} {year}",
+            &[
+                ("day", &day),
+                ("month", month(at.month)),
+                ("year", &at.year.to_string()),
+            ],
+        )
     }
 }
 
 fn long_moment(at: Moment) -> String {
-    format!(
-        "{} {} {}, {:02}:{:02}",
-        at.day,
-        month(at.month),
-        at.year,
-        at.hour,
-        at.minute
+    tf(
+        "{day} {month} {year}, {time}",
+        &[
+            ("day", &at.day.to_string()),
+            ("month", month(at.month)),
+            ("year", &at.year.to_string()),
+            ("time", &format!("{:02}:{:02}", at.hour, at.minute)),
+        ],
     )
 }
 
@@ -1564,7 +1621,10 @@ fn parse_day(day: &str) -> Option<i64> {
 
 fn day_label(days: i64) -> String {
     let (_, m, d) = civil_from_days(days);
-    format!("{d} {}", month(m as u32))
+    tf(
+        "{day} {month}",
+        &[("day", &d.to_string()), ("month", month(m as u32))],
+    )
 }
 
 const CHART_W: f64 = 640.0;

@@ -7,6 +7,7 @@ use cairn_protocol::{ChatEvent, PetState};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::i18n::t;
 use crate::ipc;
 
 /// What the bubble shows while and after Cairn answers.
@@ -102,7 +103,7 @@ pub fn Pet() -> impl IntoView {
         <div
             class="pet"
             data-tauri-drag-region
-            title="Cairn — drag to move, double-click to open the workbench"
+            title=t("Cairn — drag to move, double-click to open the workbench")
             on:dblclick=move |_| open_workbench()
         >
             <div class="pet-stones" data-tauri-drag-region>
@@ -114,7 +115,7 @@ pub fn Pet() -> impl IntoView {
                 <button
                     id="pet-badge"
                     class="pet-badge"
-                    aria-label="Tasks running or just finished"
+                    aria-label=t("Tasks running or just finished")
                     on:click=move |_| list.update(|l| *l = !*l)
                 >
                     {move || state.get().map(|s| s.badge).unwrap_or(0)}
@@ -123,7 +124,7 @@ pub fn Pet() -> impl IntoView {
             <button
                 id="pet-talk"
                 class="pet-talk"
-                aria-label="Talk to Cairn"
+                aria-label=t("Talk to Cairn")
                 on:click=move |_| {
                     bubble.set(true);
                     list.set(false);
@@ -147,10 +148,10 @@ pub fn Pet() -> impl IntoView {
             </Show>
             <Show when=move || bubble.get()>
                 <div id="pet-bubble" class="pet-bubble">
-                    <button class="pet-close" aria-label="Close" on:click=move |_| bubble.set(false)>"✕"</button>
+                    <button class="pet-close" aria-label=t("Close") on:click=move |_| bubble.set(false)>"✕"</button>
                     <div id="pet-reply" class="pet-reply">
                         {move || match reply.get() {
-                            Reply::None => "Ask me anything.".to_owned(),
+                            Reply::None => t("Ask me anything.").to_owned(),
                             Reply::Thinking => "…".to_owned(),
                             Reply::Text(text) => text,
                             Reply::Failed(message) => message,
@@ -160,8 +161,8 @@ pub fn Pet() -> impl IntoView {
                         <textarea
                             id="pet-input"
                             rows="2"
-                            aria-label="Message to Cairn"
-                            placeholder="Message…"
+                            aria-label=t("Message to Cairn")
+                            placeholder=t("Message…")
                             prop:value=move || draft.get()
                             on:input=move |ev| draft.set(event_target_value(&ev))
                             on:keydown=move |ev: web_sys::KeyboardEvent| {
@@ -176,7 +177,7 @@ pub fn Pet() -> impl IntoView {
                         <button
                             id="pet-mic"
                             class=move || if listening.get() { "pet-mic listening" } else { "pet-mic" }
-                            aria-label="Speak"
+                            aria-label=t("Speak")
                             on:click=move |_| mic()
                         >
                             <svg viewBox="0 0 24 24" width="14" height="14" aria-hidden="true">

@@ -11,21 +11,24 @@ use leptos::task::spawn_local;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::i18n::{t, tf};
 use crate::ipc::invoke_with;
 
-/// Languages offered for speech (whisper's codes); `auto` detects it.
-const LANGUAGES: &[(&str, &str)] = &[
-    ("auto", "Detect automatically"),
-    ("en", "English"),
-    ("fr", "French"),
-    ("de", "German"),
-    ("es", "Spanish"),
-    ("it", "Italian"),
-    ("pt", "Portuguese"),
-    ("nl", "Dutch"),
-    ("ja", "Japanese"),
-    ("zh", "Chinese"),
-];
+/// Languages offered for speech (whisper's codes, and the names shown); `auto` detects it.
+fn languages() -> [(&'static str, &'static str); 10] {
+    [
+        ("auto", t("Detect automatically")),
+        ("en", t("English")),
+        ("fr", t("French")),
+        ("de", t("German")),
+        ("es", t("Spanish")),
+        ("it", t("Italian")),
+        ("pt", t("Portuguese")),
+        ("nl", t("Dutch")),
+        ("ja", t("Japanese")),
+        ("zh", t("Chinese")),
+    ]
+}
 
 const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 
@@ -61,6 +64,8 @@ struct Settings {
     theme: String,
     pet_shortcut: String,
     log_level: String,
+    language: String,
+    launch: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -176,6 +181,8 @@ pub fn SettingsPage() -> impl IntoView {
     let theme = RwSignal::new("system".to_owned());
     let shortcut = RwSignal::new(String::new());
     let log_level = RwSignal::new("info".to_owned());
+    let language = RwSignal::new("en".to_owned());
+    let launch = RwSignal::new("full".to_owned());
     let default_choice = RwSignal::new(String::new());
 
     let adopt = move |loaded: Settings| {
@@ -192,6 +199,8 @@ pub fn SettingsPage() -> impl IntoView {
         apply_theme(&loaded.theme);
         shortcut.set(loaded.pet_shortcut.clone());
         log_level.set(loaded.log_level.clone());
+        language.set(loaded.language.clone());
+        launch.set(loaded.launch.clone());
         default_choice.set(loaded.default_model.clone().unwrap_or_default());
         settings.set(Some(Ok(loaded)));
     };
@@ -244,8 +253,9 @@ pub fn SettingsPage() -> impl IntoView {
                     adopt(loaded);
                     form.open.set(false);
                     form.api_key.set(String::new());
-                    provider_notice.set(Some(Notice::Done(format!(
-                        "Saved provider {name} to config.toml."
+                    provider_notice.set(Some(Notice::Done(tf(
+                        "Saved provider {name} to config.toml.",
+                        &[("name", &name)],
                     ))));
                 }
                 Err(e) => provider_notice.set(Some(Notice::Failed(e.message))),
@@ -280,7 +290,7 @@ pub fn SettingsPage() -> impl IntoView {
             "settings_set_default_model",
             json!({ "provider": provider, "model": model }),
             provider_notice,
-            format!("The chat now uses {label}."),
+            tf("The chat now uses {model}.", &[("model", &label)]),
         );
     };
 
@@ -291,10 +301,31 @@ pub fn SettingsPage() -> impl IntoView {
                 "theme": theme.get_untracked(),
                 "pet_shortcut": shortcut.get_untracked(),
                 "log_level": log_level.get_untracked(),
+                "language": language.get_untracked(),
+                "launch": launch.get_untracked(),
             }}),
             appearance_notice,
             done,
         );
+    };
+    // A new language: saved, then both windows load again in it.
+    let change_language = move |code: String| {
+        language.set(code);
+        let args = json!({ "appearance": {
+            "theme": theme.get_untracked(),
+            "pet_shortcut": shortcut.get_untracked(),
+            "log_level": log_level.get_untracked(),
+            "language": language.get_untracked(),
+            "launch": launch.get_untracked(),
+        }});
+        spawn_local(async move {
+            match invoke_with::<Settings, _>("settings_save_appearance", &args).await {
+                Ok(_) => {
+                    let _ = invoke_with::<(), _>("reload_windows", &json!({})).await;
+                }
+                Err(e) => appearance_notice.set(Some(Notice::Failed(e.message))),
+            }
+        });
     };
 
     let loaded = move || settings.get().and_then(Result::ok);
@@ -306,7 +337,7 @@ pub fn SettingsPage() -> impl IntoView {
         if current.providers.is_empty() {
             return view! {
                 <p class="set-empty" id="settings-no-providers">
-                    "No model provider yet. Add one to chat: an OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio), Anthropic, or Ollama."
+                    {t("No model provider yet. Add one to chat: an OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio), Anthropic, or Ollama.")}
                 </p>
             }
             .into_any();
@@ -324,7 +355,7 @@ pub fn SettingsPage() -> impl IntoView {
                 let default_model = default_model.clone();
                 let configured = p.models.clone();
                 let models_view = if configured.is_empty() {
-                    view! { <span class="set-muted">"No models listed in the config"</span> }
+                    view! { <span class="set-muted">{t("No models listed in the config")}</span> }
                         .into_any()
                 } else {
                     configured
@@ -334,7 +365,7 @@ pub fn SettingsPage() -> impl IntoView {
                             view! {
                                 <span class="set-chip" class:default=is_default>
                                     {m.clone()}
-                                    {is_default.then(|| view! { <span class="set-chip-tag">"default"</span> })}
+                                    {is_default.then(|| view! { <span class="set-chip-tag">{t("default")}</span> })}
                                 </span>
                             }
                         })
@@ -353,13 +384,13 @@ pub fn SettingsPage() -> impl IntoView {
                                     class="secondary provider-test"
                                     on:click=move |_| test_provider(test_name.clone())
                                 >
-                                    "Test connection"
+                                    {t("Test connection")}
                                 </button>
                                 <button
                                     class="secondary provider-edit"
                                     on:click=move |_| form.start(Some(&edit_with))
                                 >
-                                    "Edit"
+                                    {t("Edit")}
                                 </button>
                                 <button
                                     class="secondary danger provider-remove"
@@ -369,22 +400,22 @@ pub fn SettingsPage() -> impl IntoView {
                                             "settings_remove_provider",
                                             json!({ "name": name.clone() }),
                                             provider_notice,
-                                            format!("Removed provider {name}."),
+                                            tf("Removed provider {name}.", &[("name", &name)]),
                                         )
                                     }
                                 >
-                                    "Remove"
+                                    {t("Remove")}
                                 </button>
                             </div>
                         </div>
                         <dl class="set-facts">
-                            <dt>"Base URL"</dt>
+                            <dt>{t("Base URL")}</dt>
                             <dd class="set-mono">{p.base_url.clone()}</dd>
-                            <dt>"API key"</dt>
+                            <dt>{t("API key")}</dt>
                             <dd class="provider-key">
-                                {if p.api_key_set { "Set" } else { "Not set" }}
+                                {if p.api_key_set { t("Set") } else { t("Not set") }}
                             </dd>
-                            <dt>"Models"</dt>
+                            <dt>{t("Models")}</dt>
                             <dd class="set-chips">{models_view}</dd>
                         </dl>
                         {move || {
@@ -393,7 +424,7 @@ pub fn SettingsPage() -> impl IntoView {
                             Some(match result {
                                 None => view! {
                                     <div class="provider-test-result pending" role="status">
-                                        "Calling the server…"
+                                        {t("Calling the server…")}
                                     </div>
                                 }
                                 .into_any(),
@@ -412,7 +443,7 @@ pub fn SettingsPage() -> impl IntoView {
                                                         data-model=m.clone()
                                                         on:click=move |_| set_default(provider.clone(), model.clone())
                                                     >
-                                                        "Use as default"
+                                                        {t("Use as default")}
                                                     </button>
                                                 </li>
                                             }
@@ -426,7 +457,7 @@ pub fn SettingsPage() -> impl IntoView {
                                             role="status"
                                         >
                                             <p class="set-test-line">
-                                                <strong>{if test.ok { "OK" } else { "Failed" }}</strong>
+                                                <strong>{if test.ok { t("OK") } else { t("Failed") }}</strong>
                                                 " — "
                                                 {test.message.clone()}
                                             </p>
@@ -462,8 +493,8 @@ pub fn SettingsPage() -> impl IntoView {
     let provider_form = move || {
         form.open.get().then(|| {
             let title = match form.editing.get() {
-                Some(name) => format!("Edit provider {name}"),
-                None => "Add a provider".to_owned(),
+                Some(name) => tf("Edit provider {name}", &[("name", &name)]),
+                None => t("Add a provider").to_owned(),
             };
             let editing = form.editing.get().is_some();
             view! {
@@ -477,7 +508,7 @@ pub fn SettingsPage() -> impl IntoView {
                 >
                     <h3>{title}</h3>
                     <div class="set-grid">
-                        <label for="provider-name">"Name"</label>
+                        <label for="provider-name">{t("Name")}</label>
                         <input
                             id="provider-name"
                             type="text"
@@ -487,17 +518,17 @@ pub fn SettingsPage() -> impl IntoView {
                             prop:value=move || form.name.get()
                             on:input=move |ev| form.name.set(event_target_value(&ev))
                         />
-                        <label for="provider-kind">"Kind"</label>
+                        <label for="provider-kind">{t("Kind")}</label>
                         <select
                             id="provider-kind"
                             prop:value=move || form.kind.get()
                             on:change=move |ev| form.kind.set(event_target_value(&ev))
                         >
-                            <option value="openai">"OpenAI-compatible"</option>
+                            <option value="openai">{t("OpenAI-compatible")}</option>
                             <option value="anthropic">"Anthropic"</option>
                             <option value="ollama">"Ollama"</option>
                         </select>
-                        <label for="provider-base-url">"Base URL"</label>
+                        <label for="provider-base-url">{t("Base URL")}</label>
                         <input
                             id="provider-base-url"
                             type="url"
@@ -506,20 +537,20 @@ pub fn SettingsPage() -> impl IntoView {
                             prop:value=move || form.base_url.get()
                             on:input=move |ev| form.base_url.set(event_target_value(&ev))
                         />
-                        <label for="provider-api-key">"API key"</label>
+                        <label for="provider-api-key">{t("API key")}</label>
                         <div class="set-field">
                             <input
                                 id="provider-api-key"
                                 type="password"
                                 autocomplete="off"
                                 placeholder=move || {
-                                    if editing { "Leave empty to keep the current key" } else { "${OPENAI_API_KEY}" }
+                                    if editing { t("Leave empty to keep the current key") } else { "${OPENAI_API_KEY}" }
                                 }
                                 prop:value=move || form.api_key.get()
                                 on:input=move |ev| form.api_key.set(event_target_value(&ev))
                             />
                             <span class="set-hint">
-                                "Written to config.toml as given. Prefer a reference such as ${OPENAI_API_KEY}: the key then stays in your environment."
+                                {t("Written to config.toml as given. Prefer a reference such as ${OPENAI_API_KEY}: the key then stays in your environment.")}
                             </span>
                             {editing.then(|| view! {
                                 <label class="set-check">
@@ -528,11 +559,11 @@ pub fn SettingsPage() -> impl IntoView {
                                         prop:checked=move || form.clear_key.get()
                                         on:change=move |ev| form.clear_key.set(event_target_checked(&ev))
                                     />
-                                    "Remove the key"
+                                    {t("Remove the key")}
                                 </label>
                             })}
                         </div>
-                        <label for="provider-models">"Models"</label>
+                        <label for="provider-models">{t("Models")}</label>
                         <div class="set-field">
                             <input
                                 id="provider-models"
@@ -542,15 +573,15 @@ pub fn SettingsPage() -> impl IntoView {
                                 prop:value=move || form.models.get()
                                 on:input=move |ev| form.models.set(event_target_value(&ev))
                             />
-                            <span class="set-hint">"Comma-separated. Test connection lists what the server offers."</span>
+                            <span class="set-hint">{t("Comma-separated. Test connection lists what the server offers.")}</span>
                         </div>
                     </div>
                     <div class="set-actions end">
                         <button type="button" class="secondary" on:click=move |_| form.open.set(false)>
-                            "Cancel"
+                            {t("Cancel")}
                         </button>
                         <button type="submit" class="primary" id="provider-save">
-                            "Save provider"
+                            {t("Save provider")}
                         </button>
                     </div>
                 </form>
@@ -563,24 +594,24 @@ pub fn SettingsPage() -> impl IntoView {
     view! {
         <div class="settings-page">
             <header class="set-head">
-                <h1 class="page-title">"Settings"</h1>
+                <h1 class="page-title">{t("Settings")}</h1>
                 <p class="set-muted">
-                    "Saved to "
+                    {t("Saved to ")}
                     <code id="settings-config-file">
                         {move || loaded().map(|s| s.config_file).unwrap_or_default()}
                     </code>
-                    ", keeping the rest of the file as you wrote it."
+                    {t(", keeping the rest of the file as you wrote it.")}
                 </p>
             </header>
             {move || match settings.get() {
-                None => Some(view! { <p class="set-muted">"Loading…"</p> }.into_any()),
+                None => Some(view! { <p class="set-muted">{t("Loading…")}</p> }.into_any()),
                 Some(Err(e)) => Some(
                     view! { <p class="set-notice error" role="alert">{e.message}</p> }.into_any(),
                 ),
                 Some(Ok(s)) => s.config_error.map(|e| {
                     view! {
                         <p class="set-notice error" role="alert" id="settings-config-error">
-                            "The config file has an error; the values below are the defaults until it is fixed: "
+                            {t("The config file has an error; the values below are the defaults until it is fixed: ")}
                             {e}
                         </p>
                     }
@@ -591,27 +622,27 @@ pub fn SettingsPage() -> impl IntoView {
             <section class="set-section" aria-labelledby="set-models-title">
                 <div class="set-section-head">
                     <div>
-                        <h2 id="set-models-title">"Providers and models"</h2>
-                        <p class="set-muted">"The servers the chat talks to, and the model it uses by default."</p>
+                        <h2 id="set-models-title">{t("Providers and models")}</h2>
+                        <p class="set-muted">{t("The servers the chat talks to, and the model it uses by default.")}</p>
                     </div>
                     <button
                         class="primary"
                         id="settings-add-provider"
                         on:click=move |_| form.start(None)
                     >
-                        "Add a provider"
+                        {t("Add a provider")}
                     </button>
                 </div>
                 {provider_form}
                 <ul class="set-providers">{provider_list}</ul>
                 <div class="set-row">
-                    <label for="settings-default-select">"Default model"</label>
+                    <label for="settings-default-select">{t("Default model")}</label>
                     <select
                         id="settings-default-select"
                         prop:value=move || default_choice.get()
                         on:change=move |ev| default_choice.set(event_target_value(&ev))
                     >
-                        <option value="">"None"</option>
+                        <option value="">{t("None")}</option>
                         {move || {
                             default_options()
                                 .unwrap_or_default()
@@ -631,15 +662,15 @@ pub fn SettingsPage() -> impl IntoView {
                             }
                         }
                     >
-                        "Set as default"
+                        {t("Set as default")}
                     </button>
                     <span class="set-muted">
-                        "Now: "
+                        {t("Now: ")}
                         <strong id="settings-default-model">
                             {move || {
                                 loaded()
                                     .and_then(|s| s.default_model)
-                                    .unwrap_or_else(|| "none".into())
+                                    .unwrap_or_else(|| t("none").into())
                             }}
                         </strong>
                     </span>
@@ -648,10 +679,10 @@ pub fn SettingsPage() -> impl IntoView {
             </section>
 
             <section class="set-section" aria-labelledby="set-voice-title">
-                <h2 id="set-voice-title">"Voice"</h2>
-                <p class="set-muted">"Speech is transcribed on this machine with whisper."</p>
+                <h2 id="set-voice-title">{t("Voice")}</h2>
+                <p class="set-muted">{t("Speech is transcribed on this machine with whisper.")}</p>
                 <div class="set-grid">
-                    <label for="voice-model">"Model"</label>
+                    <label for="voice-model">{t("Model")}</label>
                     <div class="set-field">
                         <select
                             id="voice-model"
@@ -663,7 +694,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 let chosen = voice_model.get();
                                 let known = models.iter().any(|m| m.name == chosen);
                                 let missing = (!known && !chosen.is_empty()).then(|| {
-                                    view! { <option value=chosen.clone()>{format!("{chosen} (not installed)")}</option> }
+                                    view! { <option value=chosen.clone()>{tf("{name} (not installed)", &[("name", &chosen)])}</option> }
                                 });
                                 models.sort_by(|a, b| a.name.cmp(&b.name));
                                 view! {
@@ -671,12 +702,13 @@ pub fn SettingsPage() -> impl IntoView {
                                     {models
                                         .into_iter()
                                         .map(|m| {
-                                            let label = format!(
-                                                "{} — {}{}",
-                                                m.name,
-                                                size_label(m.bytes),
-                                                if m.multilingual { ", multilingual" } else { ", English only" }
-                                            );
+                                            let size = size_label(m.bytes);
+                                            let args = [("name", m.name.as_str()), ("size", size.as_str())];
+                                            let label = if m.multilingual {
+                                                tf("{name} — {size}, multilingual", &args)
+                                            } else {
+                                                tf("{name} — {size}, English only", &args)
+                                            };
                                             view! { <option value=m.name.clone()>{label}</option> }
                                         })
                                         .collect_view()}
@@ -684,21 +716,21 @@ pub fn SettingsPage() -> impl IntoView {
                             }}
                         </select>
                         {move || voice_models().is_empty().then(|| view! {
-                            <span class="set-hint">"No whisper model is installed: ./run setup downloads one."</span>
+                            <span class="set-hint">{t("No whisper model is installed: ./run setup downloads one.")}</span>
                         })}
                     </div>
-                    <label for="voice-language">"Language"</label>
+                    <label for="voice-language">{t("Language")}</label>
                     <select
                         id="voice-language"
                         prop:value=move || voice_language.get()
                         on:change=move |ev| voice_language.set(event_target_value(&ev))
                     >
-                        {LANGUAGES
+                        {languages()
                             .iter()
                             .map(|(code, name)| view! { <option value=*code>{*name}</option> })
                             .collect_view()}
                     </select>
-                    <span class="set-label" id="voice-input-label">"Input"</span>
+                    <span class="set-label" id="voice-input-label">{t("Input")}</span>
                     <div class="set-field" role="radiogroup" aria-labelledby="voice-input-label">
                         <label class="set-check">
                             <input
@@ -708,7 +740,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 prop:checked=move || !voice_file.get()
                                 on:change=move |_| voice_file.set(false)
                             />
-                            "Microphone"
+                            {t("Microphone")}
                         </label>
                         <label class="set-check">
                             <input
@@ -718,9 +750,9 @@ pub fn SettingsPage() -> impl IntoView {
                                 prop:checked=move || voice_file.get()
                                 on:change=move |_| voice_file.set(true)
                             />
-                            "A WAV file (for machines without a microphone)"
+                            {t("A WAV file (for machines without a microphone)")}
                         </label>
-                        <label for="voice-path" class="sr-only">"WAV file path"</label>
+                        <label for="voice-path" class="sr-only">{t("WAV file path")}</label>
                         <input
                             id="voice-path"
                             type="text"
@@ -749,28 +781,28 @@ pub fn SettingsPage() -> impl IntoView {
                                     "input": input,
                                 }}),
                                 voice_notice,
-                                "Voice settings saved.".into(),
+                                t("Voice settings saved.").into(),
                             )
                         }
                     >
-                        "Save voice settings"
+                        {t("Save voice settings")}
                     </button>
                 </div>
                 {notice_view(voice_notice, "settings-voice-notice")}
             </section>
 
             <section class="set-section" aria-labelledby="set-appearance-title">
-                <h2 id="set-appearance-title">"Appearance and behaviour"</h2>
+                <h2 id="set-appearance-title">{t("Appearance and behaviour")}</h2>
                 <div class="set-grid">
-                    <span class="set-label" id="theme-label">"Theme"</span>
+                    <span class="set-label" id="theme-label">{t("Theme")}</span>
                     <div class="set-segmented" role="radiogroup" aria-labelledby="theme-label">
                         {["system", "light", "dark"]
                             .into_iter()
                             .map(|option| {
                                 let label = match option {
-                                    "light" => "Light",
-                                    "dark" => "Dark",
-                                    _ => "System",
+                                    "light" => t("Light"),
+                                    "dark" => t("Dark"),
+                                    _ => t("System"),
                                 };
                                 view! {
                                     <button
@@ -781,7 +813,7 @@ pub fn SettingsPage() -> impl IntoView {
                                         on:click=move |_| {
                                             theme.set(option.to_owned());
                                             apply_theme(option);
-                                            save_appearance(format!("Theme: {label}."));
+                                            save_appearance(tf("Theme: {name}.", &[("name", label)]));
                                         }
                                     >
                                         {label}
@@ -790,7 +822,41 @@ pub fn SettingsPage() -> impl IntoView {
                             })
                             .collect_view()}
                     </div>
-                    <label for="pet-shortcut">"Pet shortcut"</label>
+                    <label for="ui-language">{t("Language")}</label>
+                    <div class="set-field">
+                        <select
+                            id="ui-language"
+                            prop:value=move || language.get()
+                            on:change=move |ev| change_language(event_target_value(&ev))
+                        >
+                            {crate::i18n::LANGUAGES
+                                .iter()
+                                .map(|(code, name)| view! { <option value=*code>{*name}</option> })
+                                .collect_view()}
+                        </select>
+                        <span class="set-hint">{t("Both windows reload in the new language.")}</span>
+                    </div>
+                    <span class="set-label" id="launch-label">{t("At start, open")}</span>
+                    <div class="set-segmented" role="radiogroup" aria-labelledby="launch-label">
+                        {[("full", t("The workbench")), ("pet", t("The pet only")), ("last", t("What I used last"))]
+                            .into_iter()
+                            .map(|(option, label)| view! {
+                                <button
+                                    type="button"
+                                    role="radio"
+                                    id=format!("launch-{option}")
+                                    aria-checked=move || (launch.get() == option).to_string()
+                                    on:click=move |_| {
+                                        launch.set(option.to_owned());
+                                        save_appearance(tf("At start, open: {choice}.", &[("choice", label)]));
+                                    }
+                                >
+                                    {label}
+                                </button>
+                            })
+                            .collect_view()}
+                    </div>
+                    <label for="pet-shortcut">{t("Pet shortcut")}</label>
                     <div class="set-field">
                         <input
                             id="pet-shortcut"
@@ -799,9 +865,9 @@ pub fn SettingsPage() -> impl IntoView {
                             prop:value=move || shortcut.get()
                             on:input=move |ev| shortcut.set(event_target_value(&ev))
                         />
-                        <span class="set-hint">"Shows and hides the pet, e.g. CommandOrControl+Shift+Space. Applies at the next start."</span>
+                        <span class="set-hint">{t("Shows and hides the pet, e.g. CommandOrControl+Shift+Space. Applies at the next start.")}</span>
                     </div>
-                    <label for="log-level">"Log level"</label>
+                    <label for="log-level">{t("Log level")}</label>
                     <div class="set-field">
                         <select
                             id="log-level"
@@ -813,42 +879,42 @@ pub fn SettingsPage() -> impl IntoView {
                                 .map(|l| view! { <option value=*l>{*l}</option> })
                                 .collect_view()}
                         </select>
-                        <span class="set-hint">"Applies at the next start."</span>
+                        <span class="set-hint">{t("Applies at the next start.")}</span>
                     </div>
                 </div>
                 <div class="set-actions">
                     <button
                         class="primary"
                         id="appearance-save"
-                        on:click=move |_| save_appearance("Saved. The shortcut and log level apply at the next start.".into())
+                        on:click=move |_| save_appearance(t("Saved. The shortcut and log level apply at the next start.").into())
                     >
-                        "Save"
+                        {t("Save")}
                     </button>
                 </div>
                 {notice_view(appearance_notice, "settings-appearance-notice")}
             </section>
 
             <section class="set-section" aria-labelledby="set-diagnostics-title">
-                <h2 id="set-diagnostics-title">"Diagnostics"</h2>
+                <h2 id="set-diagnostics-title">{t("Diagnostics")}</h2>
                 <p class="set-muted">
-                    "A report to attach to a bug: the version, the status, your config with its keys removed, the sources and the memory's health. Nothing is sent anywhere."
+                    {t("A report to attach to a bug: the version, the status, your config with its keys removed, the sources and the memory's health. Nothing is sent anywhere.")}
                 </p>
                 <div class="set-actions">
                     <button
                         class="secondary"
                         id="diagnostics-export"
                         on:click=move |_| {
-                            diagnostics_notice.set(Some(Notice::Done("Writing the report…".into())));
+                            diagnostics_notice.set(Some(Notice::Done(t("Writing the report…").into())));
                             spawn_local(async move {
                                 let answer = invoke_with::<String, _>("settings_export_diagnostics", &json!({})).await;
                                 diagnostics_notice.set(Some(match answer {
-                                    Ok(path) => Notice::Done(format!("Report written to {path}")),
+                                    Ok(path) => Notice::Done(tf("Report written to {path}", &[("path", &path)])),
                                     Err(e) => Notice::Failed(e.message),
                                 }));
                             });
                         }
                     >
-                        "Export a diagnostic report"
+                        {t("Export a diagnostic report")}
                     </button>
                 </div>
                 {notice_view(diagnostics_notice, "diagnostics-path")}

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
 
+use crate::i18n::{t, tf};
 use crate::ipc::{invoke_streaming, invoke_with};
 use crate::present::day_name;
 
@@ -184,19 +185,26 @@ impl Scan {
 
     /// The one-line state above the bars.
     fn headline(&self) -> String {
-        let kind = if self.full { "Deep scan" } else { "Scan" };
+        let kind = if self.full { t("Deep scan") } else { t("Scan") };
+        let args = [("kind", kind)];
         match self.phase {
             Phase::Running => match self.rows.iter().rev().find(|r| !r.finished) {
-                Some(row) => format!("{kind}: reading {}…", row.label),
-                None => format!("{kind}: looking for history…"),
+                Some(row) => tf(
+                    "{kind}: reading {name}…",
+                    &[("kind", kind), ("name", &row.label)],
+                ),
+                None => tf("{kind}: looking for history…", &args),
             },
-            Phase::Paused => format!("{kind} paused"),
-            Phase::Stopping => format!("{kind}: stopping after the current file…"),
-            Phase::Done => format!("{kind} finished"),
-            Phase::Stopped => format!("{kind} stopped: what was read so far is kept"),
-            Phase::Failed => format!(
-                "{kind} failed: {}",
-                self.error.as_deref().unwrap_or("unknown error")
+            Phase::Paused => tf("{kind} paused", &args),
+            Phase::Stopping => tf("{kind}: stopping after the current file…", &args),
+            Phase::Done => tf("{kind} finished", &args),
+            Phase::Stopped => tf("{kind} stopped: what was read so far is kept", &args),
+            Phase::Failed => tf(
+                "{kind} failed: {error}",
+                &[
+                    ("kind", kind),
+                    ("error", self.error.as_deref().unwrap_or(t("unknown error"))),
+                ],
             ),
         }
     }
@@ -214,14 +222,14 @@ fn ago(then_ms: i64, now_ms: i64) -> String {
     let hours = minutes / 60;
     let days = hours / 24;
     match () {
-        _ if seconds < 45 => "just now".to_owned(),
-        _ if minutes < 2 => "a minute ago".to_owned(),
-        _ if hours < 1 => format!("{minutes} minutes ago"),
-        _ if hours < 2 => "an hour ago".to_owned(),
-        _ if days < 1 => format!("{hours} hours ago"),
-        _ if days < 2 => "yesterday".to_owned(),
-        _ if days < 14 => format!("{days} days ago"),
-        _ => format!("on {}", date(then_ms)),
+        _ if seconds < 45 => t("just now").to_owned(),
+        _ if minutes < 2 => t("a minute ago").to_owned(),
+        _ if hours < 1 => tf("{n} minutes ago", &[("n", &minutes.to_string())]),
+        _ if hours < 2 => t("an hour ago").to_owned(),
+        _ if days < 1 => tf("{n} hours ago", &[("n", &hours.to_string())]),
+        _ if days < 2 => t("yesterday").to_owned(),
+        _ if days < 14 => tf("{n} days ago", &[("n", &days.to_string())]),
+        _ => tf("on {date}", &[("date", &date(then_ms))]),
     }
 }
 
@@ -235,14 +243,14 @@ fn hook_agent(agent: &str) -> (&'static str, &'static str) {
     match agent {
         "claude-code" => (
             "Claude Code",
-            "Recalls memory before each prompt and captures every finished turn (UserPromptSubmit, Stop).",
+            t("Recalls memory before each prompt and captures every finished turn (UserPromptSubmit, Stop)."),
         ),
         "codex" => (
             "Codex",
-            "Recalls memory before each prompt and captures every finished turn (UserPromptSubmit, Stop).",
+            t("Recalls memory before each prompt and captures every finished turn (UserPromptSubmit, Stop)."),
         ),
-        "cursor" => ("Cursor", "Captures every finished turn (stop)."),
-        _ => ("This agent", ""),
+        "cursor" => ("Cursor", t("Captures every finished turn (stop).")),
+        _ => (t("This agent"), ""),
     }
 }
 
@@ -409,14 +417,14 @@ impl Ctx {
             let note = match hook_change(&agent, install).await {
                 Ok(hook) => {
                     let text = if install {
-                        format!(
-                            "Installed in {}. Restart {label} or open a new session to load it.",
-                            hook.path
+                        tf(
+                            "Installed in {path}. Restart {name} or open a new session to load it.",
+                            &[("name", label), ("path", &hook.path)],
                         )
                     } else {
-                        format!(
-                            "Removed from {}. Other hooks there were kept, and imported memories stay.",
-                            hook.path
+                        tf(
+                            "Removed from {path}. Other hooks there were kept, and imported memories stay.",
+                            &[("path", &hook.path)],
                         )
                     };
                     self.hooks.update(|h| {
@@ -460,14 +468,14 @@ pub fn SourcesPage() -> impl IntoView {
         <div id="sources-page" class="sources-page">
             <header class="sources-head">
                 <div>
-                    <h1 class="page-title">"Sources"</h1>
+                    <h1 class="page-title">{t("Sources")}</h1>
                     <p class="hint">
-                        "Other agents' history on this machine. A scan brings their finished turns into memory; it never changes the agents' files."
+                        {t("Other agents' history on this machine. A scan brings their finished turns into memory; it never changes the agents' files.")}
                     </p>
                 </div>
                 <div class="sources-actions">
                     <button id="sources-refresh" class="secondary" on:click=refresh>
-                        "Refresh"
+                        {t("Refresh")}
                     </button>
                     <button
                         id="deep-scan-all"
@@ -475,7 +483,7 @@ pub fn SourcesPage() -> impl IntoView {
                         disabled=move || ctx.scanning()
                         on:click=move |_| ctx.confirm.set(Some(None))
                     >
-                        "Deep scan"
+                        {t("Deep scan")}
                     </button>
                     <button
                         id="scan-all"
@@ -483,7 +491,7 @@ pub fn SourcesPage() -> impl IntoView {
                         disabled=move || ctx.scanning()
                         on:click=move |_| ctx.start_scan(None, false)
                     >
-                        "Scan"
+                        {t("Scan")}
                     </button>
                 </div>
             </header>
@@ -511,23 +519,23 @@ fn DeepScanConfirm(ctx: Ctx) -> impl IntoView {
         let target = ctx.confirm.get()?;
         let what = match &target {
             Some(name) => (ctx.label_of())(name),
-            None => "every detected agent".to_owned(),
+            None => t("every detected agent").to_owned(),
         };
         Some(view! {
             <div id="deep-scan-confirm" class="sources-confirm" role="alertdialog" aria-labelledby="deep-scan-confirm-text">
                 <p id="deep-scan-confirm-text">
-                    <strong>"Deep scan " {what.clone()} "?"</strong>
-                    " It rereads every history file to backfill older conversations, which can take a while. Turns already in memory are not added twice."
+                    <strong>{tf("Deep scan {name}?", &[("name", &what)])}</strong>
+                    {t(" It rereads every history file to backfill older conversations, which can take a while. Turns already in memory are not added twice.")}
                 </p>
                 <div class="sources-confirm-actions">
-                    <button class="secondary" on:click=move |_| ctx.confirm.set(None)>"Cancel"</button>
+                    <button class="secondary" on:click=move |_| ctx.confirm.set(None)>{t("Cancel")}</button>
                     <button
                         id="deep-scan-start"
                         class="primary"
                         node_ref=start
                         on:click=move |_| ctx.start_scan(target.clone(), true)
                     >
-                        "Start deep scan"
+                        {t("Start deep scan")}
                     </button>
                 </div>
             </div>
@@ -561,18 +569,17 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
                         <div class="scan-row-head">
                             <span class="scan-row-label">{row.label.clone()}</span>
                             <span class="scan-row-count">
-                                {format!(
-                                    "{} / {} files · {} added",
-                                    row.done,
-                                    row.files,
-                                    count(row.report.turns_added, "turn", "turns"),
-                                )}
+                                {tf("{done} / {files} files · {turns} added", &[
+                                    ("done", &row.done.to_string()),
+                                    ("files", &row.files.to_string()),
+                                    ("turns", &count(row.report.turns_added, t("turn"), t("turns"))),
+                                ])}
                             </span>
                         </div>
                         <div
                             class={if row.finished { "progress complete" } else { "progress" }}
                             role="progressbar"
-                            aria-label={format!("{label} files read")}
+                            aria-label={tf("{name} files read", &[("name", &label)])}
                             aria-valuemin="0"
                             aria-valuemax={row.files.to_string()}
                             aria-valuenow={row.done.to_string()}
@@ -603,21 +610,24 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
                 })
                 .collect_view();
             let headline = if scan.rows.is_empty() {
-                "No agent history to scan: no detected, enabled agent.".to_owned()
+                t("No agent history to scan: no detected, enabled agent.").to_owned()
             } else {
-                format!(
-                    "{} added from {} · {} seen · {} skipped · {} failed · {}{}",
-                    count(total.turns_added, "turn", "turns"),
-                    count(total.conversations, "conversation", "conversations"),
-                    total.turns_seen,
-                    total.turns_skipped,
-                    total.turns_failed,
-                    count(total.lines_malformed, "malformed line", "malformed lines"),
-                    if total.files_failed > 0 {
-                        format!(" · {}", count(total.files_failed, "unreadable file", "unreadable files"))
-                    } else {
-                        String::new()
-                    }
+                let unreadable = if total.files_failed > 0 {
+                    format!(" · {}", count(total.files_failed, t("unreadable file"), t("unreadable files")))
+                } else {
+                    String::new()
+                };
+                tf(
+                    "{turns} added from {conversations} · {seen} seen · {skipped} skipped · {failed} failed · {malformed}{unreadable}",
+                    &[
+                        ("turns", &count(total.turns_added, t("turn"), t("turns"))),
+                        ("conversations", &count(total.conversations, t("conversation"), t("conversations"))),
+                        ("seen", &total.turns_seen.to_string()),
+                        ("skipped", &total.turns_skipped.to_string()),
+                        ("failed", &total.turns_failed.to_string()),
+                        ("malformed", &count(total.lines_malformed, t("malformed line"), t("malformed lines"))),
+                        ("unreadable", &unreadable),
+                    ],
                 )
             };
             let table = (!scan.rows.is_empty()).then(|| {
@@ -625,13 +635,13 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
                     <table class="scan-table">
                         <thead>
                             <tr>
-                                <th scope="col">"Agent"</th>
-                                <th scope="col">"Conversations"</th>
-                                <th scope="col">"Turns seen"</th>
-                                <th scope="col">"Added"</th>
-                                <th scope="col">"Skipped"</th>
-                                <th scope="col">"Failed"</th>
-                                <th scope="col">"Malformed lines"</th>
+                                <th scope="col">{t("Agent")}</th>
+                                <th scope="col">{t("Conversations")}</th>
+                                <th scope="col">{t("Turns seen")}</th>
+                                <th scope="col">{t("Added")}</th>
+                                <th scope="col">{t("Skipped")}</th>
+                                <th scope="col">{t("Failed")}</th>
+                                <th scope="col">{t("Malformed lines")}</th>
                             </tr>
                         </thead>
                         <tbody>{lines}</tbody>
@@ -651,7 +661,7 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
             .filter(|_| scan.phase != Phase::Failed)
             .map(|e| view! { <p class="error-text">{e}</p> });
         Some(view! {
-            <section id="scan-panel" class=state_class aria-live="polite" aria-label="Scan progress">
+            <section id="scan-panel" class=state_class aria-live="polite" aria-label=t("Scan progress")>
                 <div class="scan-panel-head">
                     <h2 id="scan-status" class="scan-status">{scan.headline()}</h2>
                     <div class="scan-controls">
@@ -668,7 +678,7 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
                                     }
                                 }
                             >
-                                {if paused { "Resume" } else { "Pause" }}
+                                {if paused { t("Resume") } else { t("Pause") }}
                             </button>
                             <button
                                 id="scan-stop"
@@ -676,12 +686,12 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
                                 disabled=stopping
                                 on:click=move |_| ctx.control("stop", Phase::Stopping)
                             >
-                                "Stop"
+                                {t("Stop")}
                             </button>
                         })}
                         {(!running).then(|| view! {
                             <button id="scan-dismiss" class="secondary" on:click=move |_| ctx.scan.set(None)>
-                                "Close"
+                                {t("Close")}
                             </button>
                         })}
                     </div>
@@ -689,7 +699,7 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
                 <ul class="scan-rows">{rows}</ul>
                 {running.then(|| view! {
                     <p id="scan-live" class="hint">
-                        {format!("{} added so far", count(total.turns_added, "turn", "turns"))}
+                        {tf("{turns} added so far", &[("turns", &count(total.turns_added, t("turn"), t("turns")))])}
                     </p>
                 })}
                 {error}
@@ -703,9 +713,9 @@ fn ScanPanel(ctx: Ctx) -> impl IntoView {
 fn SourceCards(ctx: Ctx) -> impl IntoView {
     move || {
         let listed = match ctx.sources.get() {
-            None => return view! { <p class="hint sources-loading">"Looking for agents…"</p> }.into_any(),
+            None => return view! { <p class="hint sources-loading">{t("Looking for agents…")}</p> }.into_any(),
             Some(Err(e)) => {
-                return view! { <p class="error-text">{format!("The sources could not be listed: {e}")}</p> }
+                return view! { <p class="error-text">{tf("The sources could not be listed: {error}", &[("error", &e)])}</p> }
                     .into_any()
             }
             Some(Ok(listed)) => listed,
@@ -732,19 +742,19 @@ fn SourceCards(ctx: Ctx) -> impl IntoView {
                 .collect_view();
             view! {
                 <details class="sources-missing">
-                    <summary>"Not found on this machine"</summary>
-                    <p class="hint">"Cairn looked for their history here; install or use one and it shows up above."</p>
+                    <summary>{t("Not found on this machine")}</summary>
+                    <p class="hint">{t("Cairn looked for their history here; install or use one and it shows up above.")}</p>
                     <ul>{items}</ul>
                 </details>
             }
         });
         view! {
             <section class="sources-section" aria-labelledby="sources-agents-title">
-                <h2 id="sources-agents-title" class="section-title">"Agents"</h2>
+                <h2 id="sources-agents-title" class="section-title">{t("Agents")}</h2>
                 {(found_count == 0).then(|| view! {
                     <div class="card sources-empty">
-                        <h3>"No agent history found"</h3>
-                        <p>"Cairn reads Claude Code, Codex, Cursor and other agents' history when it is on this machine."</p>
+                        <h3>{t("No agent history found")}</h3>
+                        <p>{t("Cairn reads Claude Code, Codex, Cursor and other agents' history when it is on this machine.")}</p>
                     </div>
                 })}
                 <div id="source-cards" class="source-grid">{cards}</div>
@@ -757,14 +767,14 @@ fn SourceCards(ctx: Ctx) -> impl IntoView {
 
 fn source_card(ctx: Ctx, s: Source, now: i64) -> impl IntoView {
     let last = match s.last_sync {
-        Some(t) => format!("Last sync {}", ago(t, now)),
-        None => "Never synced".to_owned(),
+        Some(at) => tf("Last sync {when}", &[("when", &ago(at, now))]),
+        None => t("Never synced").to_owned(),
     };
     let last_title = s.last_sync.map(date).unwrap_or_default();
     let (badge, badge_class) = if s.enabled {
-        ("Detected", "badge badge-ok")
+        (t("Detected"), "badge badge-ok")
     } else {
-        ("Disabled in config", "badge badge-off")
+        (t("Disabled in config"), "badge badge-off")
     };
     let scan_name = s.name.clone();
     let deep_name = s.name.clone();
@@ -778,15 +788,15 @@ fn source_card(ctx: Ctx, s: Source, now: i64) -> impl IntoView {
             <p class="source-path" title={s.path.clone()}>{s.path.clone()}</p>
             <dl class="source-stats">
                 <div>
-                    <dt>"Files"</dt>
+                    <dt>{t("Files")}</dt>
                     <dd class="stat-files">{s.files}</dd>
                 </div>
                 <div>
-                    <dt>"Conversations"</dt>
+                    <dt>{t("Conversations")}</dt>
                     <dd class="stat-conversations">{s.conversations}</dd>
                 </div>
                 <div>
-                    <dt>"Turns"</dt>
+                    <dt>{t("Turns")}</dt>
                     <dd class="stat-turns">{s.turns}</dd>
                 </div>
             </dl>
@@ -795,19 +805,19 @@ fn source_card(ctx: Ctx, s: Source, now: i64) -> impl IntoView {
                 <div class="source-card-actions">
                     <button
                         class="secondary small"
-                        aria-label={format!("Deep scan {label}")}
+                        aria-label={tf("Deep scan {name}", &[("name", &label)])}
                         disabled=move || ctx.scanning()
                         on:click=move |_| ctx.confirm.set(Some(Some(deep_name.clone())))
                     >
-                        "Deep scan"
+                        {t("Deep scan")}
                     </button>
                     <button
                         class="secondary small source-scan"
-                        aria-label={format!("Scan {}", s.label)}
+                        aria-label={tf("Scan {name}", &[("name", &s.label)])}
                         disabled=move || ctx.scanning()
                         on:click=move |_| ctx.start_scan(Some(scan_name.clone()), false)
                     >
-                        "Scan"
+                        {t("Scan")}
                     </button>
                 </div>
             </footer>
@@ -825,20 +835,20 @@ fn HooksSection(ctx: Ctx) -> impl IntoView {
     };
     view! {
         <section id="hooks" class="sources-section" aria-labelledby="hooks-title">
-            <h2 id="hooks-title" class="section-title">"Live hooks"</h2>
+            <h2 id="hooks-title" class="section-title">{t("Live hooks")}</h2>
             <p class="hint">
-                "A hook lets an agent ask Cairn for relevant memories before each prompt and hand over each finished turn, so new conversations land in memory without a scan."
+                {t("A hook lets an agent ask Cairn for relevant memories before each prompt and hand over each finished turn, so new conversations land in memory without a scan.")}
             </p>
             {move || cli_missing().map(|path| view! {
                 <div id="hooks-no-cli" class="sources-warning" role="status">
-                    <strong>"The cairn command is missing."</strong>
-                    " Hooks run it, and it should be at "
+                    <strong>{t("The cairn command is missing.")}</strong>
+                    {t(" Hooks run it, and it should be at ")}
                     <code>{path}</code>
-                    ", but it is not there. Install Cairn's command-line tool beside the app to install hooks."
+                    {t(", but it is not there. Install Cairn's command-line tool beside the app to install hooks.")}
                 </div>
             })}
             {move || match ctx.hooks.get() {
-                None => view! { <p class="hint">"Checking hooks…"</p> }.into_any(),
+                None => view! { <p class="hint">{t("Checking hooks…")}</p> }.into_any(),
                 Some(Err(e)) => view! { <p class="error-text">{e}</p> }.into_any(),
                 Some(Ok(hooks)) => {
                     let rows = hooks.into_iter().map(|h| hook_row(ctx, h, cli_missing().is_some())).collect_view();
@@ -876,11 +886,11 @@ fn hook_row(ctx: Ctx, hook: Hook, no_cli: bool) -> impl IntoView {
             <button
                 id={format!("hook-remove-{}", hook.agent)}
                 class="secondary"
-                aria-label={format!("Remove the {label} hook")}
+                aria-label={tf("Remove the {name} hook", &[("name", label)])}
                 disabled=busy.clone()
                 on:click=move |_| ctx.change_hook(agent.clone(), false)
             >
-                "Remove hook"
+                {t("Remove hook")}
             </button>
         }
         .into_any()
@@ -890,11 +900,11 @@ fn hook_row(ctx: Ctx, hook: Hook, no_cli: bool) -> impl IntoView {
             <button
                 id={format!("hook-install-{}", hook.agent)}
                 class="primary"
-                aria-label={format!("Install the {label} hook")}
+                aria-label={tf("Install the {name} hook", &[("name", label)])}
                 disabled=move || no_cli || busy()
                 on:click=move |_| ctx.change_hook(agent.clone(), true)
             >
-                "Install hook"
+                {t("Install hook")}
             </button>
         }
         .into_any()
@@ -905,7 +915,7 @@ fn hook_row(ctx: Ctx, hook: Hook, no_cli: bool) -> impl IntoView {
                 <div class="hook-title">
                     <h3>{label}</h3>
                     <span class={if installed { "badge badge-ok" } else { "badge badge-off" }}>
-                        {if installed { "Installed" } else { "Not installed" }}
+                        {if installed { t("Installed") } else { t("Not installed") }}
                     </span>
                 </div>
                 <p class="hook-what">{what}</p>

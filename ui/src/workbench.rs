@@ -6,6 +6,7 @@ use cairn_protocol::{
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::i18n::{t, tf};
 use crate::{ipc, present};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -864,6 +865,8 @@ fn Welcome(
     refresh: impl Fn() + Copy + Send + Sync + 'static,
     page: RwSignal<Page>,
 ) -> impl IntoView {
+    // The first-run setup just finished: say so until the first message.
+    let connected = RwSignal::new(false);
     view! {
         <div class="welcome">
             <img src="cairn-mark.svg" alt="" class="welcome-mark" />
@@ -872,27 +875,37 @@ fn Welcome(
                 "Cairn remembers what you and your other agents did, and brings the relevant past into every task."
             </p>
             {move || match status.get() {
-                Some(Ok(report)) if !report.can_chat() => {
-                    let problem = report.config.error.clone();
+                // A config that does not load: say why, and where the file is.
+                Some(Ok(report)) if !report.can_chat() && report.config.error.is_some() => {
+                    let problem = report.config.error.clone().unwrap_or_default();
                     view! {
                         <div class="card setup-card">
-                            <h3>"Connect a model"</h3>
-                            {match problem {
-                                Some(error) => view! { <p class="error-text">{error}</p> }.into_any(),
-                                None => view! {
-                                    <p>"Add a provider and a default model to your config file. Keys stay in environment variables:"</p>
-                                }.into_any(),
-                            }}
+                            <h3>{t("The config file has an error")}</h3>
+                            <p class="error-text">{problem}</p>
                             <pre class="snippet">{present::setup_snippet(&report.paths.config)}</pre>
-                            <p>"Or add it here, with a connection test:"</p>
                             <button id="open-settings" class="primary" on:click=move |_| page.set(Page::Settings)>
-                                "Connect a model in Settings"
+                                {t("Open Settings")}
                             </button>
                         </div>
                     }
                         .into_any()
                 }
-                _ => view! { <span></span> }.into_any(),
+                // No model yet: the first-run setup.
+                Some(Ok(report)) if !report.can_chat() => view! {
+                    <crate::setup::FirstRun on_ready=move || {
+                        connected.set(true);
+                        refresh();
+                        focus_composer();
+                    } />
+                }
+                    .into_any(),
+                Some(Ok(report)) if connected.get() => view! {
+                    <p id="first-run-done" class="card ready-card" role="status">
+                        {tf("Connected to {model}. Write your first message below: Enter sends.", &[("model", &report.default_model.clone().unwrap_or_default())])}
+                    </p>
+                }
+                    .into_any(),
+                _ => ().into_any(),
             }}
             <button id="check-status" class="secondary" disabled=move || checking.get() on:click=move |_| refresh()>
                 {move || if checking.get() { "Checking…" } else { "Check again" }}

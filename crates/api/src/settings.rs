@@ -48,6 +48,10 @@ pub struct Settings {
     pub theme: String,
     pub pet_shortcut: String,
     pub log_level: String,
+    /// `en` or `zh-CN`.
+    pub language: String,
+    /// `pet`, `full` or `last`.
+    pub launch: String,
 }
 
 /// A provider as the form sends it.
@@ -80,6 +84,12 @@ pub struct AppearanceInput {
     pub theme: String,
     pub pet_shortcut: String,
     pub log_level: String,
+    /// Unchanged when absent.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Unchanged when absent.
+    #[serde(default)]
+    pub launch: Option<String>,
 }
 
 /// Speech input.
@@ -146,6 +156,8 @@ impl Cairn {
             theme: config.theme.as_str().to_owned(),
             pet_shortcut: config.pet_shortcut.clone(),
             log_level: config.log_level.as_str().to_owned(),
+            language: config.language.clone(),
+            launch: config.launch.as_str().to_owned(),
         }
     }
 
@@ -285,11 +297,20 @@ impl Cairn {
         if shortcut.is_empty() {
             return Err(bad("the pet shortcut must not be empty"));
         }
-        self.update_config(&[
+        let mut edits = vec![
             ConfigEdit::set(&["ui", "theme"], text(&input.theme)),
             ConfigEdit::set(&["pet", "shortcut"], text(shortcut)),
             ConfigEdit::set(&["log", "level"], text(&input.log_level)),
-        ])
+        ];
+        if let Some(language) = &input.language {
+            one_of(language, &cairn_config::UI_LANGUAGES, "the language")?;
+            edits.push(ConfigEdit::set(&["ui", "language"], text(language)));
+        }
+        if let Some(launch) = &input.launch {
+            one_of(launch, &["pet", "full", "last"], "the launch mode")?;
+            edits.push(ConfigEdit::set(&["ui", "launch"], text(launch)));
+        }
+        self.update_config(&edits)
     }
 
     /// Calls the provider: lists its models (OpenAI-compatible and Ollama), or asks its first
@@ -501,17 +522,34 @@ mod tests {
             theme: "dark".into(),
             pet_shortcut: "Alt+Space".into(),
             log_level: "debug".into(),
+            language: Some("zh-CN".into()),
+            launch: Some("pet".into()),
         })?;
         let settings = cairn.settings();
         assert_eq!(
             (settings.theme.as_str(), settings.pet_shortcut.as_str()),
             ("dark", "Alt+Space")
         );
+        assert_eq!(
+            (settings.language.as_str(), settings.launch.as_str()),
+            ("zh-CN", "pet")
+        );
+        assert!(cairn
+            .save_appearance(AppearanceInput {
+                theme: "dark".into(),
+                pet_shortcut: "Alt+Space".into(),
+                log_level: "debug".into(),
+                language: Some("fr".into()),
+                launch: None,
+            })
+            .is_err());
         assert!(cairn
             .save_appearance(AppearanceInput {
                 theme: "neon".into(),
                 pet_shortcut: "Alt+Space".into(),
                 log_level: "debug".into(),
+                language: None,
+                launch: None,
             })
             .is_err());
         cairn.save_voice(VoiceInput {

@@ -38,7 +38,34 @@ pub struct Config {
     pub auto_sync: bool,
     /// `[ui] theme`: the desktop app's colours.
     pub theme: Theme,
+    /// `[ui] language`: the desktop app's language, `en` (the default) or `zh-CN`.
+    pub language: String,
+    /// `[ui] launch`: which window the desktop app opens with.
+    pub launch: LaunchMode,
 }
+
+/// `[ui] launch`: the pet alone, the workbench (the default), or whichever was in use last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LaunchMode {
+    Pet,
+    #[default]
+    Full,
+    Last,
+}
+
+impl LaunchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pet => "pet",
+            Self::Full => "full",
+            Self::Last => "last",
+        }
+    }
+}
+
+/// The languages the desktop app speaks.
+pub const UI_LANGUAGES: [&str; 2] = ["en", "zh-CN"];
 
 /// `[ui] theme`: light, dark, or whatever the system uses (the default).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -149,6 +176,8 @@ impl Default for Config {
             voice: VoiceConfig::default(),
             auto_sync: true,
             theme: Theme::default(),
+            language: "en".to_owned(),
+            launch: LaunchMode::default(),
         }
     }
 }
@@ -257,6 +286,8 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawUi {
     theme: Option<Theme>,
+    language: Option<Spanned<String>>,
+    launch: Option<LaunchMode>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -429,6 +460,25 @@ impl Config {
             None => DEFAULT_PET_SHORTCUT.to_owned(),
         };
 
+        let ui_language = match raw.ui.as_ref().and_then(|u| u.language.as_ref()) {
+            None => "en".to_owned(),
+            Some(code) => match UI_LANGUAGES
+                .iter()
+                .find(|l| l.eq_ignore_ascii_case(code.get_ref()))
+            {
+                Some(known) => (*known).to_owned(),
+                None => {
+                    return Err(at.error(
+                        code.span(),
+                        format!(
+                            "`ui.language` must be one of {}, got {:?}",
+                            UI_LANGUAGES.join(", "),
+                            code.get_ref()
+                        ),
+                    ))
+                }
+            },
+        };
         Ok(Self {
             api_port: raw.api.and_then(|a| a.port).filter(|port| *port != 0),
             default_model,
@@ -438,7 +488,9 @@ impl Config {
             memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
             agent,
             auto_sync: raw.sync.and_then(|s| s.auto).unwrap_or(true),
-            theme: raw.ui.and_then(|u| u.theme).unwrap_or_default(),
+            theme: raw.ui.as_ref().and_then(|u| u.theme).unwrap_or_default(),
+            language: ui_language,
+            launch: raw.ui.as_ref().and_then(|u| u.launch).unwrap_or_default(),
             voice: match raw.voice {
                 Some(v) => {
                     let d = VoiceConfig::default();
@@ -641,6 +693,8 @@ summaries = true
 
 [ui]
 theme = "dark"
+language = "zh-cn"
+launch = "pet"
 "#;
         let env = |name: &str| match name {
             "PORT" => Some("8080".to_owned()),
@@ -664,7 +718,16 @@ theme = "dark"
         assert_eq!(config.log_level, LogLevel::Debug);
         assert!(config.memory_summaries);
         assert_eq!(config.theme, Theme::Dark);
+        assert_eq!(config.language, "zh-CN");
+        assert_eq!(config.launch, LaunchMode::Pet);
         Ok(())
+    }
+
+    #[test]
+    fn an_unknown_language_says_which_ones_exist() {
+        let err = error_text("[ui]\nlanguage = \"klingon\"\n");
+        assert!(err.contains(":2:"), "{err}");
+        assert!(err.contains("must be one of en, zh-CN"), "{err}");
     }
 
     #[test]

@@ -13,8 +13,8 @@ pub use atomic::write_private_atomically;
 pub use edit::{edit_config_text, redact_config_text, update_config_file, ConfigEdit, EditValue};
 pub use error::ConfigError;
 pub use file::{
-    AgentConfig, Config, LogLevel, ProviderConfig, ProviderKind, Secret, SourceConfig, Theme,
-    VoiceConfig, DEFAULT_PET_SHORTCUT,
+    AgentConfig, Config, LaunchMode, LogLevel, ProviderConfig, ProviderKind, Secret, SourceConfig,
+    Theme, VoiceConfig, DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
 };
 pub use home::Home;
 pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};
