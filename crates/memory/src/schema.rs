@@ -104,15 +104,53 @@ CREATE INDEX memories_summary_source ON memories(summary_source);
 "#,
 ];
 
+/// Switches a connection to WAL. On a new database several connections may switch at once (the
+/// app's history sync and its memory warm-up); the losers see the rollback journal vanish under
+/// them (an I/O error), the file busy, or the mode left as it was (SQLite answers the mode it is
+/// in, without an error, when it cannot switch) — so they wait a moment and try again. Two
+/// connections in different modes would not exclude each other, and both would migrate.
+fn use_wal(conn: &Connection) -> Result<(), MemoryError> {
+    let mut attempts = 0;
+    loop {
+        let mode = conn
+            .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0));
+        match mode {
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            Ok(mode) if attempts >= 40 => {
+                return Err(MemoryError::Invalid(format!(
+                    "the memory database stays in {mode} mode; WAL is needed (is it on a network file system?)"
+                )))
+            }
+            Ok(_) => {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if attempts < 40
+                    && matches!(
+                        e.code,
+                        rusqlite::ErrorCode::SystemIoFailure
+                            | rusqlite::ErrorCode::DatabaseBusy
+                            | rusqlite::ErrorCode::DatabaseLocked
+                    ) =>
+            {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// Sets the connection up (WAL, foreign keys, busy timeout) and brings the schema up to date.
 pub fn prepare(conn: &mut Connection, path: Option<&Path>) -> Result<(), MemoryError> {
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    use_wal(conn)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
     let current: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if current > VERSION {
         return Err(MemoryError::TooNew {

@@ -55,9 +55,23 @@ impl MemoryStore {
                 source,
             })?;
         }
-        let mut conn = Connection::open(path)?;
-        schema::prepare(&mut conn, Some(path))?;
-        Ok(Self::from_connection(conn, Some(path.to_owned())))
+        // Connections racing to set up a new file can see its rollback journal vanish under them
+        // (an I/O error): each step is transactional, so a fresh connection simply tries again.
+        let mut attempts = 0;
+        loop {
+            let mut conn = Connection::open(path)?;
+            match schema::prepare(&mut conn, Some(path)) {
+                Ok(()) => return Ok(Self::from_connection(conn, Some(path.to_owned()))),
+                Err(MemoryError::Database(rusqlite::Error::SqliteFailure(e, _)))
+                    if e.code == rusqlite::ErrorCode::SystemIoFailure && attempts < 20 =>
+                {
+                    attempts += 1;
+                    drop(conn);
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// A private database in memory (tests, evaluation).
