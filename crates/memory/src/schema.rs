@@ -115,7 +115,10 @@ fn use_wal(conn: &Connection) -> Result<(), MemoryError> {
         let mode = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get::<_, String>(0));
         match mode {
-            Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+            // A private in-memory database has no journal file to switch.
+            Ok(mode) if mode.eq_ignore_ascii_case("wal") || mode.eq_ignore_ascii_case("memory") => {
+                return Ok(())
+            }
             Ok(mode) if attempts >= 40 => {
                 return Err(MemoryError::Invalid(format!(
                     "the memory database stays in {mode} mode; WAL is needed (is it on a network file system?)"
