@@ -1,7 +1,7 @@
 //! Typed Tauri commands: thin adapters from the webviews to `cairn-api` and the window helpers.
 
 use cairn_agent::{Event, Op};
-use cairn_api::TaskChange;
+use cairn_api::{AttachmentInput, TaskChange};
 use cairn_protocol::{
     ApiError, AskQuestion, ChatEvent, PetState, PetTask, RecalledMemory, StatusReport, TaskSummary,
     TranscriptMessage,
@@ -46,23 +46,81 @@ fn window_error(e: tauri::Error) -> ApiError {
     ApiError::new("window", e.to_string())
 }
 
-/// Runs one turn of `session` and streams its events to the page.
+/// Runs one turn of `session` (the message with its attachments) and streams its events to the
+/// page.
 #[tauri::command]
 pub async fn send_message(
     desktop: State<'_, Desktop>,
     session: String,
     text: String,
+    attachments: Option<Vec<AttachmentInput>>,
+    on_event: Channel<ChatEvent>,
+) -> Result<(), ApiError> {
+    let cairn = desktop.cairn.clone();
+    let attachments = attachments.unwrap_or_default();
+    let prepared =
+        tauri::async_runtime::spawn_blocking(move || cairn.prepare_message(&text, &attachments))
+            .await
+            .map_err(|e| ApiError::new("internal", format!("the task failed: {e}")))?
+            .map_err(|e| e.to_api_error())?;
+    let op = Op::UserMessage {
+        session: session.clone(),
+        text: prepared.text,
+        images: prepared.images,
+    };
+    stream_turn(&desktop, session, op, on_event).await
+}
+
+/// `/restart`: runs the task's last message again, streaming like a new one.
+#[tauri::command]
+pub async fn restart_task(
+    desktop: State<'_, Desktop>,
+    session: String,
+    on_event: Channel<ChatEvent>,
+) -> Result<(), ApiError> {
+    let op = Op::Restart {
+        session: session.clone(),
+    };
+    stream_turn(&desktop, session, op, on_event).await
+}
+
+/// `/goal …` on a task: what to tell the person.
+#[tauri::command]
+pub async fn task_goal(
+    desktop: State<'_, Desktop>,
+    session: String,
+    words: String,
+) -> Result<String, ApiError> {
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::spawn_blocking(move || cairn.task_goal(&session, &words))
+        .await
+        .map_err(|e| ApiError::new("internal", format!("the task failed: {e}")))?
+        .map_err(|e| e.to_api_error())
+}
+
+/// `/resume <words>`: matching episodes from memory; `/resume N`: that episode's context.
+#[tauri::command]
+pub async fn resume_search(desktop: State<'_, Desktop>, words: String) -> Result<String, ApiError> {
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::spawn_blocking(move || cairn.resume_text(&words, "/resume N"))
+        .await
+        .map_err(|e| ApiError::new("internal", format!("the task failed: {e}")))?
+        .map_err(|e| e.to_api_error())
+}
+
+/// Submits `op` (a message or a restart) and streams the turn's events to the page.
+async fn stream_turn(
+    desktop: &Desktop,
+    session: String,
+    op: Op,
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
     let runtime = desktop.runtime()?;
     if let Ok(mut running) = desktop.running.lock() {
         running.insert(session.clone());
     }
-    let _running = RunningTurn {
-        desktop: &desktop,
-        session: session.clone(),
-    };
-    let mut events = runtime.submit(Op::UserMessage { session, text });
+    let _running = RunningTurn { desktop, session };
+    let mut events = runtime.submit(op);
     while let Some(event) = events.recv().await {
         let event = match event {
             Event::Recalled { hits, items, .. } => ChatEvent::Recalled {

@@ -211,6 +211,9 @@ fn run() -> anyhow::Result<()> {
             commands::compact_task,
             commands::pet_state,
             commands::reload_windows,
+            commands::restart_task,
+            commands::task_goal,
+            commands::resume_search,
         ])
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {

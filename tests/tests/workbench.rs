@@ -206,3 +206,149 @@ async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// Puts `files` ([name, type, text]) into the composer's file input, as picking them would.
+async fn attach(client: &fantoccini::Client, files: serde_json::Value) -> TestResult {
+    client
+        .execute(
+            "const dt = new DataTransfer();\
+             for (const [name, type, text] of arguments[0]) {\
+               const bytes = type === 'image/png' ? Uint8Array.from([137,80,78,71,13,10,26,10]) : text;\
+               dt.items.add(new File([bytes], name, { type }));\
+             }\
+             const input = document.getElementById('attach-input');\
+             input.files = dt.files;\
+             input.dispatchEvent(new Event('change', { bubbles: true }));",
+            vec![files],
+        )
+        .await?;
+    Ok(())
+}
+
+/// The text of the last user message the model received in request `n`.
+fn last_user_text(model: &MockServer, n: usize) -> String {
+    let request = &model.requests()[n];
+    let last = request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user").cloned())
+        .unwrap_or_default();
+    match &last["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        parts => parts.to_string(),
+    }
+}
+
+/// Attachments (a text document in the message, an image as an image, the limits said plainly),
+/// then `/goal`, `/restart` and `/resume` on the task.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn attachments_goal_restart_and_resume() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        text_reply("Plan drafted: basil in the south bed."),
+        text_reply("Second answer."),
+        text_reply("Redone answer."),
+        text_reply("Continuing from where we stopped."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        // Five files: four are kept, the fifth is refused plainly; each can be removed.
+        let five: Vec<_> = (1..=5)
+            .map(|n| json!([format!("note{n}.txt"), "text/plain", "x"]))
+            .collect();
+        attach(client, json!(five)).await?;
+        wait_for_text(client, "#attach-error", "At most 4 files per message.").await?;
+        let chips = "return document.querySelectorAll('#attachments .attachment').length;";
+        assert_eq!(client.execute(chips, vec![]).await?, json!(4));
+        for _ in 0..4 {
+            click(client, "#attachments .attachment button").await?;
+        }
+        assert_eq!(client.execute(chips, vec![]).await?, json!(0));
+
+        attach(
+            client,
+            json!([
+                ["beds.csv", "text/csv", "bed,plant\nsouth,basil\n"],
+                ["photo.png", "image/png", ""]
+            ]),
+        )
+        .await?;
+        wait_for_text(client, "#attachments", "photo.png").await?;
+        wait_for_text(client, "#attachments", "beds.csv").await?;
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("Plan the garden beds from these").await?;
+        screenshot(client, "attachments").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "Plan drafted: basil in the south bed.").await?;
+        wait_for_text(client, ".sent-attachments", "beds.csv").await?;
+        let sent = last_user_text(&model, 0);
+        assert!(
+            sent.contains("--- Attached file: beds.csv ---\\nbed,plant\\nsouth,basil"),
+            "{sent}"
+        );
+        assert!(
+            sent.contains("data:image/png;base64,iVBORw0KGgo="),
+            "{sent}"
+        );
+        screenshot(client, "attachments-sent").await?;
+
+        // A goal rides with the next message.
+        let command = |text: &'static str| async move {
+            let input = client.find(Locator::Id("composer-input")).await?;
+            input.send_keys(text).await?;
+            input.send_keys("\u{E007}").await?;
+            TestResult::Ok(())
+        };
+        command("/goal have the beds planted by May").await?;
+        wait_for_text(
+            client,
+            "#notice",
+            "Goal set. Goal (active): have the beds planted by May",
+        )
+        .await?;
+        screenshot(client, "slash-goal").await?;
+        command("What comes next?").await?;
+        wait_for_text(client, "#messages", "Second answer.").await?;
+        let told = last_user_text(&model, 1);
+        assert!(told.starts_with("What comes next?"), "{told}");
+        assert!(told.contains("have the beds planted by May"), "{told}");
+
+        // /restart replaces the last answer.
+        command("/restart").await?;
+        wait_for_text(client, "#messages", "Redone answer.").await?;
+        wait_for_text(client, "#send", "Send").await?;
+        let stream = common::text_of(client, "#messages")
+            .await?
+            .unwrap_or_default();
+        assert!(!stream.contains("Second answer."), "{stream}");
+        assert!(last_user_text(&model, 2).starts_with("What comes next?"));
+        let history = model.requests()[2]["messages"].to_string();
+        assert!(
+            !history.contains("Second answer."),
+            "the replaced answer is not sent again"
+        );
+        command("/goal pause").await?;
+        wait_for_text(client, "#notice", "Goal paused").await?;
+
+        // /resume finds the earlier work in memory and continues it in a new task.
+        command("/resume garden beds").await?;
+        wait_for_text(client, "#notice", "Episodes from memory that match").await?;
+        wait_for_text(client, "#notice", "1. ").await?;
+        screenshot(client, "slash-resume").await?;
+        command("/resume 1").await?;
+        wait_for_text(client, "#messages", "Continuing from where we stopped.").await?;
+        let resumed = last_user_text(&model, 3);
+        assert!(
+            resumed.starts_with("Let's continue this earlier work where it stopped."),
+            "{resumed}"
+        );
+        assert!(resumed.contains("Plan the garden beds"), "{resumed}");
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

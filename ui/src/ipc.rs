@@ -176,13 +176,78 @@ extern "C" {
 pub async fn send_message(
     session: &str,
     text: &str,
+    attachments: &[Attachment],
     on_event: impl FnMut(ChatEvent) + 'static,
 ) -> Result<(), ApiError> {
+    let attachments: Vec<_> = attachments
+        .iter()
+        .map(|a| serde_json::json!({"name": a.name, "data_url": a.data_url}))
+        .collect();
     invoke_streaming(
         "send_message",
-        &serde_json::json!({"session": session, "text": text}),
+        &serde_json::json!({"session": session, "text": text, "attachments": attachments}),
         "onEvent",
         on_event,
     )
     .await
+}
+
+/// A file the person attached to the message being written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attachment {
+    pub name: String,
+    pub bytes: f64,
+    /// `data:<type>;base64,…`
+    pub data_url: String,
+}
+
+/// `/restart`: the task's last message again; streams like [`send_message`].
+pub async fn restart_task(
+    session: &str,
+    on_event: impl FnMut(ChatEvent) + 'static,
+) -> Result<(), ApiError> {
+    invoke_streaming(
+        "restart_task",
+        &serde_json::json!({"session": session}),
+        "onEvent",
+        on_event,
+    )
+    .await
+}
+
+/// `/goal …` on a task.
+pub async fn task_goal(session: &str, words: &str) -> Result<String, ApiError> {
+    invoke_with(
+        "task_goal",
+        &serde_json::json!({"session": session, "words": words}),
+    )
+    .await
+}
+
+/// `/resume …`: episodes from memory, or one's context.
+pub async fn resume_search(words: &str) -> Result<String, ApiError> {
+    invoke_with("resume_search", &serde_json::json!({"words": words})).await
+}
+
+/// Reads a picked file as a data URL.
+pub async fn read_data_url(file: &web_sys::File) -> Result<String, String> {
+    let unreadable = || format!("{} could not be read.", file.name());
+    let reader = web_sys::FileReader::new().map_err(|_| unreadable())?;
+    let promise = js_sys::Promise::new(&mut |resolve, reject| {
+        let done = reader.clone();
+        let on_load = Closure::once_into_js(move || {
+            let _ = resolve.call1(&JsValue::NULL, &done.result().unwrap_or(JsValue::NULL));
+        });
+        reader.set_onload(Some(on_load.unchecked_ref()));
+        let on_error = Closure::once_into_js(move || {
+            let _ = reject.call0(&JsValue::NULL);
+        });
+        reader.set_onerror(Some(on_error.unchecked_ref()));
+    });
+    reader.read_as_data_url(file).map_err(|_| unreadable())?;
+    wasm_bindgen_futures::JsFuture::from(promise)
+        .await
+        .ok()
+        .and_then(|v| v.as_string())
+        .ok_or_else(unreadable)
 }

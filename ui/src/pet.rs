@@ -59,7 +59,7 @@ pub fn Pet() -> impl IntoView {
             .and_then(|s| s.continue_session)
             .unwrap_or_else(|| format!("pet-{}", js_sys::Date::now() as u64));
         spawn_local(async move {
-            let outcome = ipc::send_message(&session, &text, move |event| match event {
+            let outcome = ipc::send_message(&session, &text, &[], move |event| match event {
                 ChatEvent::Text { text } => reply.update(|r| match r {
                     Reply::Text(so_far) => so_far.push_str(&text),
                     _ => *r = Reply::Text(text),

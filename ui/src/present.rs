@@ -34,6 +34,21 @@ pub fn setup_snippet(config_path: &str) -> String {
     )
 }
 
+/// Attachments per message, and the size of each (as the backend checks them too).
+pub const MAX_ATTACHMENTS: usize = 4;
+pub const MAX_ATTACHMENT_BYTES: f64 = 10.0 * 1024.0 * 1024.0;
+
+/// A file size for people: "312 B", "4.2 KB", "3.1 MB".
+pub fn size_label(bytes: f64) -> String {
+    if bytes >= 1024.0 * 1024.0 {
+        format!("{:.1} MB", bytes / 1024.0 / 1024.0)
+    } else if bytes >= 1024.0 {
+        format!("{:.1} KB", bytes / 1024.0)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
 /// A task's title from its first message: the first line, at most 48 characters.
 pub fn task_title(message: &str) -> String {
     let first = message.trim().lines().next().unwrap_or_default().trim();
@@ -113,9 +128,24 @@ pub fn fold_output(output: &str) -> String {
 }
 
 /// A slash command of the composer: its name, its argument hint, what it does.
-pub const SLASH_COMMANDS: [(&str, &str, &str); 6] = [
+pub const SLASH_COMMANDS: [(&str, &str, &str); 9] = [
     ("/new", "", "Start a new task"),
     ("/stop", "", "Stop the running turn"),
+    (
+        "/restart",
+        "",
+        "Run this task's last message again (its answer is replaced)",
+    ),
+    (
+        "/goal",
+        "[text | pause | resume | edit <text> | budget <turns> | clear]",
+        "Show or manage this task's standing goal",
+    ),
+    (
+        "/resume",
+        "<words> | <number>",
+        "Find earlier work in memory (any agent), then continue one in a new task",
+    ),
     (
         "/compact",
         "",
@@ -420,7 +450,7 @@ mod tests {
     #[test]
     fn slash_commands_are_offered_and_parsed() {
         assert_eq!(slash_palette("/co").len(), 1);
-        assert_eq!(slash_palette("/").len(), 6);
+        assert_eq!(slash_palette("/").len(), SLASH_COMMANDS.len());
         assert!(slash_palette("/model x").is_empty());
         assert!(slash_palette("hello").is_empty());
         assert_eq!(
@@ -435,6 +465,27 @@ mod tests {
             ))
         );
         assert_eq!(parse_slash("plain words"), None);
+        assert_eq!(
+            parse_slash("/goal ship the beta"),
+            Some(Ok(("/goal", "ship the beta".into())))
+        );
+        assert_eq!(
+            parse_slash("/restart"),
+            Some(Ok(("/restart", String::new())))
+        );
+        assert_eq!(parse_slash("/resume 2"), Some(Ok(("/resume", "2".into()))));
+        let names: Vec<_> = slash_palette("/re")
+            .into_iter()
+            .map(|(n, _, _)| n)
+            .collect();
+        assert_eq!(names, ["/restart", "/resume"]);
+    }
+
+    #[test]
+    fn sizes_read_like_a_file_manager() {
+        assert_eq!(size_label(312.0), "312 B");
+        assert_eq!(size_label(4300.0), "4.2 KB");
+        assert_eq!(size_label(3.25 * 1024.0 * 1024.0), "3.2 MB");
     }
 
     #[test]

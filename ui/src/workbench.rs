@@ -36,6 +36,8 @@ struct Message {
     pending: Option<Pending>,
     /// The person stopped the turn.
     stopped: bool,
+    /// The names of the files attached to a person's message.
+    attachments: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +78,7 @@ impl Message {
             tools: Vec::new(),
             pending: None,
             stopped: false,
+            attachments: Vec::new(),
         }
     }
 
@@ -89,6 +92,7 @@ impl Message {
             tools: Vec::new(),
             pending: None,
             stopped: false,
+            attachments: Vec::new(),
         }
     }
 
@@ -221,7 +225,9 @@ fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
         .into_iter()
         .map(|m| {
             let mut message = if m.from_person {
-                Message::person(m.text)
+                let mut said = Message::person(m.text);
+                said.attachments = m.attachments;
+                said
             } else {
                 let mut reply = Message::reply();
                 reply.text = m.text;
@@ -260,6 +266,15 @@ fn update_reply(tasks: RwSignal<Vec<Task>>, id: usize, f: impl FnOnce(&mut Messa
 
 type StatusState = Option<Result<StatusReport, ApiError>>;
 
+/// What a streamed turn runs.
+enum Turn {
+    Send {
+        text: String,
+        attachments: Vec<ipc::Attachment>,
+    },
+    Restart,
+}
+
 /// What the main area shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Page {
@@ -287,57 +302,19 @@ pub fn Workbench() -> impl IntoView {
     let current = RwSignal::new(None::<usize>);
     let query = RwSignal::new(String::new());
 
-    let send = move |text: String| {
-        let text = text.trim().to_owned();
-        if text.is_empty() {
-            return;
-        }
-        let id = match current.get_untracked() {
-            Some(id) => {
-                tasks.update(|all| {
-                    if let Some(task) = all.iter_mut().find(|t| t.id == id) {
-                        task.messages
-                            .push(Entry::new(Message::person(text.clone())));
-                        task.messages.push(Entry::new(Message::reply()));
-                    }
-                });
-                id
-            }
-            None => {
-                let id =
-                    tasks.with_untracked(|all| all.iter().map(|t| t.id).max().unwrap_or(0)) + 1;
-                let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
-                tasks.update(|all| {
-                    all.insert(
-                        0,
-                        Task {
-                            id,
-                            session,
-                            title: present::task_title(&text),
-                            messages: vec![
-                                Entry::new(Message::person(text.clone())),
-                                Entry::new(Message::reply()),
-                            ],
-                            pinned: false,
-                            archived: false,
-                            updated_at: js_sys::Date::now(),
-                            loaded: true,
-                            unread: false,
-                        },
-                    )
-                });
-                current.set(Some(id));
-                id
-            }
-        };
+    // Streams a turn's events into the last reply of task `id`, then marks the task read or not.
+    let stream = move |id: usize, turn: Turn| {
         let session = tasks
             .with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
             .unwrap_or_default();
         spawn_local(async move {
-            let outcome = ipc::send_message(&session, &text, move |event| {
-                update_reply(tasks, id, |reply| reply.apply(event));
-            })
-            .await;
+            let on_event = move |event| update_reply(tasks, id, |reply| reply.apply(event));
+            let outcome = match turn {
+                Turn::Send { text, attachments } => {
+                    ipc::send_message(&session, &text, &attachments, on_event).await
+                }
+                Turn::Restart => ipc::restart_task(&session, on_event).await,
+            };
             match outcome {
                 Ok(()) => update_reply(tasks, id, |reply| {
                     if reply.progress == Progress::Streaming && !reply.text.is_empty() {
@@ -358,6 +335,77 @@ pub fn Workbench() -> impl IntoView {
             // The config may have changed since the last look (a model added): show it.
             refresh();
         });
+    };
+
+    let send = move |text: String, attachments: Vec<ipc::Attachment>| {
+        let text = text.trim().to_owned();
+        if text.is_empty() && attachments.is_empty() {
+            return;
+        }
+        let mut said = Message::person(text.clone());
+        said.attachments = attachments.iter().map(|a| a.name.clone()).collect();
+        let id = match current.get_untracked() {
+            Some(id) => {
+                tasks.update(|all| {
+                    if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                        task.messages.push(Entry::new(said));
+                        task.messages.push(Entry::new(Message::reply()));
+                    }
+                });
+                id
+            }
+            None => {
+                let id =
+                    tasks.with_untracked(|all| all.iter().map(|t| t.id).max().unwrap_or(0)) + 1;
+                let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
+                let title = match attachments.first() {
+                    Some(first) if text.is_empty() => present::task_title(&first.name),
+                    _ => present::task_title(&text),
+                };
+                tasks.update(|all| {
+                    all.insert(
+                        0,
+                        Task {
+                            id,
+                            session,
+                            title,
+                            messages: vec![Entry::new(said), Entry::new(Message::reply())],
+                            pinned: false,
+                            archived: false,
+                            updated_at: js_sys::Date::now(),
+                            loaded: true,
+                            unread: false,
+                        },
+                    )
+                });
+                current.set(Some(id));
+                id
+            }
+        };
+        stream(id, Turn::Send { text, attachments });
+    };
+
+    // `/restart`: the answers after the last message go; the message runs again.
+    let restart = move |id: usize| -> Result<(), &'static str> {
+        let mut found = false;
+        tasks.update(|all| {
+            if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                if let Some(at) = task
+                    .messages
+                    .iter()
+                    .rposition(|e| e.message.with_untracked(|m| m.author == Author::Person))
+                {
+                    task.messages.truncate(at + 1);
+                    task.messages.push(Entry::new(Message::reply()));
+                    found = true;
+                }
+            }
+        });
+        if !found {
+            return Err(t("This task has no message to run again."));
+        }
+        stream(id, Turn::Restart);
+        Ok(())
     };
 
     // The stored tasks, loaded at start and then every few seconds: a task the pet started or
@@ -511,6 +559,47 @@ pub fn Workbench() -> impl IntoView {
                 current.set(None);
                 page.set(Page::Tasks);
             }
+            "/restart" => match current.get_untracked() {
+                None => notice.set(Some(t("Open a task to run its last message again.").into())),
+                Some(id) => {
+                    if let Err(why) = restart(id) {
+                        notice.set(Some(why.into()));
+                    }
+                }
+            },
+            "/goal" => match current_session() {
+                None => notice.set(Some(
+                    t("Open a task (or start one) to give it a goal.").into(),
+                )),
+                Some(session) => spawn_local(async move {
+                    notice.set(Some(match ipc::task_goal(&session, &arg).await {
+                        Ok(said) => said,
+                        Err(e) => e.message,
+                    }));
+                }),
+            },
+            "/resume" => spawn_local(async move {
+                let words = arg.trim().to_owned();
+                match ipc::resume_search(&words).await {
+                    // A number: the episode's context starts a new task.
+                    Ok(context) if words.parse::<usize>().is_ok() => {
+                        current.set(None);
+                        send(
+                            format!(
+                                "{}\n\n{context}",
+                                t("Let's continue this earlier work where it stopped.")
+                            ),
+                            Vec::new(),
+                        );
+                    }
+                    Ok(list) if list.is_empty() => notice.set(Some(tf(
+                        "Nothing in memory matches \"{words}\".",
+                        &[("words", &words)],
+                    ))),
+                    Ok(list) => notice.set(Some(list)),
+                    Err(e) => notice.set(Some(e.message)),
+                }
+            }),
             "/stop" => {
                 if running.get_untracked() {
                     stop();
@@ -1011,6 +1100,11 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
             {recalled_block}
             <ul class="tools">{tools}</ul>
             {body}
+            {(!m.attachments.is_empty()).then(|| view! {
+                <ul class="sent-attachments">
+                    {m.attachments.iter().map(|name| view! { <li class="attachment">{name.clone()}</li> }).collect_view()}
+                </ul>
+            })}
             {pending}
             {stopped}
         }
@@ -1246,13 +1340,45 @@ fn with_transcript(draft: &str, heard: &str) -> String {
 
 #[component]
 fn Composer(
-    on_send: impl Fn(String) + Copy + Send + Sync + 'static,
+    on_send: impl Fn(String, Vec<ipc::Attachment>) + Copy + Send + Sync + 'static,
     running: Signal<bool>,
     on_stop: impl Fn() + Copy + Send + Sync + 'static,
     on_command: impl Fn(&'static str, String) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let draft = RwSignal::new(String::new());
     let palette = Memo::new(move |_| present::slash_palette(&draft.get()));
+    let attached = RwSignal::new(Vec::<ipc::Attachment>::new());
+    let attach_error = RwSignal::new(None::<String>);
+    // Files picked, dropped or pasted: up to 4, 10 MB each, read in the page.
+    let add_files = move |files: web_sys::FileList| {
+        attach_error.set(None);
+        let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+        spawn_local(async move {
+            for file in files {
+                if attached.with_untracked(Vec::len) >= present::MAX_ATTACHMENTS {
+                    attach_error.set(Some(t("At most 4 files per message.").into()));
+                    break;
+                }
+                if file.size() > present::MAX_ATTACHMENT_BYTES {
+                    attach_error.set(Some(tf(
+                        "{name} is over 10 MB, the limit for an attachment.",
+                        &[("name", &file.name())],
+                    )));
+                    continue;
+                }
+                match ipc::read_data_url(&file).await {
+                    Ok(data_url) => attached.update(|all| {
+                        all.push(ipc::Attachment {
+                            name: file.name(),
+                            bytes: file.size(),
+                            data_url,
+                        })
+                    }),
+                    Err(message) => attach_error.set(Some(message)),
+                }
+            }
+        });
+    };
     let voice = RwSignal::new(Voice::Idle);
     let start_voice = move || {
         voice.set(Voice::Listening {
@@ -1307,21 +1433,55 @@ fn Composer(
     };
     let submit = move || {
         let text = draft.get_untracked();
-        if text.trim().is_empty() {
+        if text.trim().is_empty() && attached.with_untracked(Vec::is_empty) {
             return;
         }
         match present::parse_slash(&text) {
             Some(Ok((name, arg))) => on_command(name, arg),
             Some(Err(unknown)) => on_command("/help", unknown),
-            None => on_send(text),
+            None => on_send(text, attached.get_untracked()),
         }
         draft.set(String::new());
+        attached.set(Vec::new());
+        attach_error.set(None);
     };
     view! {
-        <form class="composer" on:submit=move |ev| {
-            ev.prevent_default();
-            submit();
-        }>
+        <form
+            class="composer"
+            on:submit=move |ev| {
+                ev.prevent_default();
+                submit();
+            }
+            on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default()
+            on:drop=move |ev: web_sys::DragEvent| {
+                if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
+                    ev.prevent_default();
+                    add_files(files);
+                }
+            }
+        >
+            <Show when=move || !attached.get().is_empty()>
+                <ul id="attachments" class="attachments" aria-label=t("Attached files")>
+                    {move || attached.get().into_iter().enumerate().map(|(i, a)| view! {
+                        <li class="attachment">
+                            <span class="attachment-name">{a.name.clone()}</span>
+                            <span class="attachment-size">{present::size_label(a.bytes)}</span>
+                            <button
+                                type="button"
+                                class="icon"
+                                aria-label=tf("Remove {name}", &[("name", &a.name)])
+                                on:click=move |_| attached.update(|all| {
+                                    if i < all.len() {
+                                        all.remove(i);
+                                    }
+                                })
+                            >
+                                "✕"
+                            </button>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </Show>
             <Show when=move || !palette.get().is_empty()>
                 <ul id="slash-palette" class="slash-palette" role="listbox">
                     {move || palette.get().into_iter().map(|(name, args, help)| view! {
@@ -1362,6 +1522,42 @@ fn Composer(
                     }
                 }
             ></textarea>
+            <input
+                id="attach-input"
+                type="file"
+                multiple
+                class="sr-only"
+                tabindex="-1"
+                accept="image/png,image/jpeg,image/gif,image/webp,.txt,.md,.markdown,.csv,.tsv,.json,.jsonl,.yaml,.yml,.toml,.xml,.html,.css,.js,.ts,.rs,.py,.go,.java,.c,.h,.cpp,.sh,.sql,.log,.ini,.diff,.patch"
+                on:change=move |ev| {
+                    use wasm_bindgen::JsCast;
+                    if let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+                        if let Some(files) = input.files() {
+                            add_files(files);
+                        }
+                        input.set_value("");
+                    }
+                }
+            />
+            <button
+                id="attach"
+                type="button"
+                class="attach"
+                title=t("Attach images or text files (up to 4, 10 MB each)")
+                aria-label=t("Attach files")
+                on:click=move |_| {
+                    use wasm_bindgen::JsCast;
+                    if let Some(input) = web_sys::window()
+                        .and_then(|w| w.document())
+                        .and_then(|d| d.get_element_by_id("attach-input"))
+                        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                    {
+                        input.click();
+                    }
+                }
+            >
+                "+"
+            </button>
             <button
                 id="mic"
                 type="button"
@@ -1395,7 +1591,7 @@ fn Composer(
             <Show
                 when=move || running.get()
                 fallback=move || view! {
-                    <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty()>
+                    <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty() && attached.get().is_empty()>
                         "Send"
                     </button>
                 }
@@ -1412,6 +1608,9 @@ fn Composer(
                     Voice::Failed(message) => message,
                 }}
             </p>
+            {move || attach_error.get().map(|message| view! {
+                <p id="attach-error" class="attach-error" role="alert">{message}</p>
+            })}
         </form>
     }
 }

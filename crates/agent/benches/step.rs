@@ -80,6 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut events = runtime.submit(Op::UserMessage {
                 session: format!("bench-{}", i % 10),
                 text: "What do the notes say?".into(),
+                images: Vec::new(),
             });
             while let Some(event) = events.recv().await {
                 match event {

@@ -5,6 +5,7 @@
 
 mod context;
 mod execute;
+mod goal;
 mod prompt;
 mod runtime;
 mod search_tool;
@@ -13,6 +14,7 @@ mod texts;
 mod turn;
 
 pub use context::{cap, result_id, ContextState};
+pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};
 pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledItem, Runtime};
 pub use search_tool::SearchMemory;
 pub use sessions::{

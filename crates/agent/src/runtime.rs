@@ -22,7 +22,15 @@ use crate::sessions::{title_of, Session, SessionError, SessionMark, SessionStore
 pub enum Op {
     /// A person's message in a session (created on first use). A turn already running in the
     /// session is stopped first.
-    UserMessage { session: String, text: String },
+    UserMessage {
+        session: String,
+        text: String,
+        /// Images attached to the message (kept as files).
+        images: Vec<cairn_llm::Image>,
+    },
+    /// Run the session's last message again (`/restart`): what followed it is dropped, the
+    /// message (with its images) goes to the model anew.
+    Restart { session: String },
     /// Stop the session's running turn: commands are killed, questions cancelled.
     Stop { session: String },
     /// The answer to a `Question` event.
@@ -239,9 +247,17 @@ impl Runtime {
     pub fn submit(&self, op: Op) -> mpsc::Receiver<Event> {
         let (tx, rx) = mpsc::channel(256);
         match op {
-            Op::UserMessage { session, text } => {
+            Op::UserMessage {
+                session,
+                text,
+                images,
+            } => {
                 let this = self.clone();
-                tokio::spawn(async move { this.user_message(session, text, tx).await });
+                tokio::spawn(async move { this.user_message(session, text, images, tx).await });
+            }
+            Op::Restart { session } => {
+                let this = self.clone();
+                tokio::spawn(async move { this.restart(session, tx).await });
             }
             Op::Compact { session } => {
                 let this = self.clone();
@@ -293,7 +309,43 @@ impl Runtime {
         self.next_request.fetch_add(1, Ordering::Relaxed)
     }
 
-    async fn user_message(&self, session: String, text: String, tx: mpsc::Sender<Event>) {
+    /// Drops the last person's message and what followed it, then sends it again.
+    async fn restart(&self, session: String, tx: mpsc::Sender<Event>) {
+        self.stop(&session);
+        let last = {
+            let state = self.state(&session);
+            let mut state = state.lock().await;
+            let at = state.messages.iter().rposition(|m| {
+                m.role == cairn_llm::Role::User && !crate::is_runtime_text(&m.content)
+            });
+            at.map(|at| {
+                let message = state.messages[at].clone();
+                state.messages.truncate(at);
+                (
+                    crate::person_words(&message.content).to_owned(),
+                    message.images,
+                )
+            })
+        };
+        match last {
+            Some((text, images)) => self.user_message(session, text, images, tx).await,
+            None => {
+                let _ = tx
+                    .send(Event::Error {
+                        message: "Nothing to re-run: this task has no message yet.".into(),
+                    })
+                    .await;
+            }
+        }
+    }
+
+    async fn user_message(
+        &self,
+        session: String,
+        text: String,
+        images: Vec<cairn_llm::Image>,
+        tx: mpsc::Sender<Event>,
+    ) {
         // A new message stops the turn running in the session, then waits for it to let go.
         self.stop(&session);
         let state = self.state(&session);
@@ -302,7 +354,9 @@ impl Runtime {
         if let Ok(mut running) = self.running.lock() {
             running.insert(session.clone(), cancel.clone());
         }
-        let outcome = self.turn(&session, &text, &mut state, &cancel, &tx).await;
+        let outcome = self
+            .turn(&session, &text, images, &mut state, &cancel, &tx)
+            .await;
         if let Ok(mut running) = self.running.lock() {
             running.remove(&session);
         }
@@ -353,6 +407,16 @@ impl Runtime {
         }
     }
 
+    /// The session's standing goal for this turn, counted against its budget (see [`crate::goal`]).
+    pub(crate) fn goal_for_turn(&self, session: &str) -> Option<String> {
+        let store = self.settings.sessions.as_ref()?;
+        let mut note = None;
+        if let Err(e) = store.update(session, |s| note = crate::goal::take_turn(&mut s.goal)) {
+            tracing::warn!("the goal was not updated: {e}");
+        }
+        note
+    }
+
     pub(crate) fn system_message(&self) -> Message {
         Message::new(
             Role::System,
@@ -385,6 +449,7 @@ impl Runtime {
             marks: Vec::new(),
             context: ContextState::default(),
             yolo: self.settings.yolo,
+            goal: None,
         });
         record.messages = state.messages.clone();
         record.context = state.context.clone();

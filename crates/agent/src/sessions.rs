@@ -54,6 +54,9 @@ pub struct Session {
     /// The permission mode the session last ran in.
     #[serde(default = "yes")]
     pub yolo: bool,
+    /// The standing goal (`/goal`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goal: Option<crate::Goal>,
 }
 
 fn yes() -> bool {

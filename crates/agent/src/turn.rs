@@ -54,6 +54,7 @@ impl Runtime {
         &self,
         session: &str,
         text: &str,
+        images: Vec<cairn_llm::Image>,
         state: &mut SessionState,
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
@@ -80,13 +81,21 @@ impl Runtime {
             note = fill(NOTE_MODE, &[("mode", mode), ("mode_text", mode_text)]);
         }
         state.told_yolo = Some(self.settings.yolo);
+        if let Some(goal) = self.goal_for_turn(session) {
+            if !note.is_empty() {
+                note.push('\n');
+            }
+            note.push_str(&goal);
+        }
         let injection = recalled.map(|(_, i, _)| i).unwrap_or_default();
         let mut turn_start = state.messages.len();
         let mut compacted = false;
-        state.messages.push(Message::new(
+        let mut message = Message::new(
             Role::User,
             user_message(text, &(self.settings.today)(), &note, &injection),
-        ));
+        );
+        message.images = images;
+        state.messages.push(message);
 
         let started = Instant::now();
         let mut spent = Spent::default();

@@ -36,6 +36,13 @@ pub enum Error {
     /// An agent's hook file could not be read or written: the message names it and why.
     #[error("{0}")]
     Hooks(String),
+    /// An attachment cannot go with a message: the message names the file and why.
+    #[error("{0}")]
+    Attachment(String),
+    /// A request that cannot be carried out as asked (a `/goal` without a task, `/resume` without
+    /// words): the message says what to ask instead.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// The class of failure, which front ends map to their own signals (HTTP status, exit code).
@@ -55,7 +62,9 @@ impl Error {
             | Self::Config(ConfigError::Invalid { .. })
             | Self::NoModel(_)
             | Self::DeclaredTool(_)
-            | Self::UnknownSource(_) => ErrorKind::BadRequest,
+            | Self::UnknownSource(_)
+            | Self::Attachment(_)
+            | Self::Invalid(_) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) | Self::NotFound(_) => ErrorKind::NotFound,
             _ => ErrorKind::Internal,
         }

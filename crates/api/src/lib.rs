@@ -3,9 +3,11 @@
 //! an injected environment.
 
 mod agent;
+mod attachments;
 mod error;
 mod hooks;
 mod memory;
+mod resume;
 mod settings;
 mod sources;
 mod status;
@@ -19,6 +21,9 @@ use cairn_config::{Config, ConfigError, Home};
 use cairn_memory::MemoryStore;
 
 pub use agent::ModelChoice;
+pub use attachments::{
+    split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
+};
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};

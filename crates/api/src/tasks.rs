@@ -55,10 +55,16 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                 if words.is_empty() || cairn_agent::is_runtime_text(&m.content) {
                     continue;
                 }
+                let (words, documents) = crate::split_documents(words);
+                let images = m
+                    .images
+                    .iter()
+                    .map(|i| crate::attachments::attached_name(&i.path));
                 out.push(TranscriptMessage {
                     from_person: true,
-                    text: words.to_owned(),
+                    text: words.trim_end().to_owned(),
                     tools: Vec::new(),
+                    attachments: documents.into_iter().chain(images).collect(),
                 });
             }
             Role::Assistant if m.content.trim().is_empty() && m.tool_calls.is_empty() => {}
@@ -70,6 +76,7 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                             from_person: false,
                             text: String::new(),
                             tools: Vec::new(),
+                            attachments: Vec::new(),
                         });
                         match out.last_mut() {
                             Some(last) => last,
@@ -130,6 +137,22 @@ impl Cairn {
             .load(session)
             .ok_or_else(|| Error::NotFound(format!("no task {session:?}")))?;
         Ok(transcript(&stored))
+    }
+
+    /// `/goal <words>` on a task (see `cairn_agent::GoalCommand`): what to tell the person.
+    pub fn task_goal(&self, session: &str, words: &str) -> Result<String, Error> {
+        let command = cairn_agent::GoalCommand::parse(words).map_err(Error::Invalid)?;
+        let mut outcome = None;
+        let found = self
+            .session_store()
+            .update(session, |s| outcome = Some(command.apply(&mut s.goal)))
+            .map_err(Error::Sessions)?;
+        match outcome {
+            Some(said) if found => said.map_err(Error::Invalid),
+            _ => Err(Error::Invalid(
+                "Send this task a first message, then set its goal.".into(),
+            )),
+        }
     }
 
     /// Renames, pins or archives a task; its new summary.
@@ -196,13 +219,24 @@ mod tests {
                 call,
                 Message::tool_result("c1", "[#0001]\na\nb\n"),
                 Message::new(Role::Assistant, "Two files."),
-                Message::new(Role::User, "run it\n\nToday is 2026-11-29."),
+                {
+                    let mut m = Message::new(
+                        Role::User,
+                        "run it\n\n--- Attached file: notes.md ---\n# Notes\n\nToday is 2026-11-29.",
+                    );
+                    m.images.push(cairn_llm::Image {
+                        media_type: "image/png".into(),
+                        path: "/d/attachments/0123456789ab-plot.png".into(),
+                    });
+                    m
+                },
                 Message::new(Role::Assistant, ""),
             ],
             errors: vec![],
             marks: vec![],
             context: Default::default(),
             yolo: true,
+            goal: None,
         };
         let t = transcript(&session);
         assert_eq!(t.len(), 3);
@@ -213,5 +247,30 @@ mod tests {
         assert_eq!(t[1].tools[0].output, "[#0001]\na\nb\n");
         assert!(!t[1].tools[0].failed);
         assert!(looks_failed("[#0002]\n[command rejected by the user]"));
+        assert_eq!(t[2].text, "run it");
+        assert_eq!(t[2].attachments, ["notes.md", "plot.png"]);
+        let session = Session {
+            goal: Some(cairn_agent::Goal {
+                text: "g".into(),
+                paused: false,
+                budget: None,
+                turns: 0,
+            }),
+            ..session
+        };
+        let Ok(dir) = tempfile::tempdir() else {
+            return;
+        };
+        let cairn = Cairn::new(cairn_config::Home::at(dir.path()));
+        assert!(cairn.task_goal("s", "pause").is_err(), "no such task yet");
+        assert!(cairn.session_store().save(&session).is_ok());
+        assert_eq!(
+            cairn.task_goal("s", "").ok().as_deref(),
+            Some("Goal (active): g")
+        );
+        assert!(cairn.task_goal("s", "pause").is_ok());
+        let goal = cairn.session_store().load("s").and_then(|s| s.goal);
+        assert!(goal.is_some_and(|g| g.paused), "the change is stored");
+        assert!(cairn.task_goal("s", "budget many").is_err());
     }
 }

@@ -160,6 +160,7 @@ async fn turn(
     let mut events = runtime.submit(Op::UserMessage {
         session: session.to_owned(),
         text: text.to_owned(),
+        images: Vec::new(),
     });
     let mut stdout = std::io::stdout();
     let mut recalled = 0;

@@ -19,8 +19,8 @@ use serde_json::{json, Value};
 const RECALL_BUDGET: Duration = Duration::from_secs(8);
 /// Memories injected into a prompt.
 const RECALL_LIMIT: usize = 6;
-/// Episodes `resume` offers.
-const RESUME_CHOICES: usize = 5;
+/// How the CLI and the hooks pick an episode `resume` listed.
+const RESUME_HINT: &str = "cairn resume N, or /cairn-resume N";
 
 #[derive(Debug, clap::Subcommand)]
 pub enum HookSetup {
@@ -70,7 +70,7 @@ async fn prompt(cairn: &Cairn, agent: &str, payload: &Value) -> anyhow::Result<O
     }
     let session = payload["session_id"].as_str().unwrap_or("");
     let context = match text.strip_prefix("/cairn-resume") {
-        Some(words) => resume_text(cairn, words.trim())?,
+        Some(words) => cairn.resume_text(words.trim(), RESUME_HINT)?,
         None => {
             let mut query = SearchQuery::new(text).limit(RECALL_LIMIT);
             query.exclude_session = Some(session_key(agent, session));
@@ -156,68 +156,12 @@ fn source_named(env: &SourceEnv, name: &str) -> anyhow::Result<Box<dyn HistorySo
 /// `cairn resume <words>`: the best episodes for the words; `cairn resume <n>`: the context of
 /// the n-th episode of the last list.
 pub fn resume(cairn: &Cairn, words: &str) -> anyhow::Result<()> {
-    let text = resume_text(cairn, words)?;
+    let text = cairn.resume_text(words, RESUME_HINT)?;
     if text.is_empty() {
         bail!("nothing in memory matches {words:?}");
     }
     println!("{text}");
     Ok(())
-}
-
-/// The list of episodes (numbered), or the chosen one's context.
-fn resume_text(cairn: &Cairn, words: &str) -> anyhow::Result<String> {
-    let store = lexical_store(cairn)?;
-    let last = cairn.home().data_dir().join("resume.json");
-    if let Ok(n) = words.parse::<usize>() {
-        let listed: Vec<i64> = std::fs::read(&last)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default();
-        let Some(episode) = n.checked_sub(1).and_then(|i| listed.get(i)) else {
-            bail!("no episode {n} in the last list: run `cairn resume <words>` first");
-        };
-        let memories = store.episode_memories(*episode)?;
-        let mut out = format!("## Resumed from memory: episode {n}\n");
-        for m in memories {
-            out.push_str(&format!(
-                "\n[{} · {}]\n{}\n",
-                cairn_memory::date(m.created_at),
-                m.source,
-                m.text.trim()
-            ));
-        }
-        return Ok(out);
-    }
-    if words.is_empty() {
-        bail!("say what to resume: cairn resume <words>");
-    }
-    let hits = store.search(&SearchQuery::new(words).limit(25))?.hits;
-    let mut episodes: Vec<(i64, &SearchHit)> = Vec::new();
-    for hit in &hits {
-        if let Some(e) = hit.memory.episode_id {
-            if !episodes.iter().any(|(id, _)| *id == e) {
-                episodes.push((e, hit));
-            }
-        }
-    }
-    episodes.truncate(RESUME_CHOICES);
-    if episodes.is_empty() {
-        return Ok(String::new());
-    }
-    let ids: Vec<i64> = episodes.iter().map(|(e, _)| *e).collect();
-    cairn_config::write_private_atomically(&last, &serde_json::to_vec(&ids)?)?;
-    let mut out = String::from("Episodes from memory that match; resume one with its number (cairn resume N, or /cairn-resume N):\n");
-    for (i, (_, hit)) in episodes.iter().enumerate() {
-        let first = hit.memory.text.lines().next().unwrap_or("");
-        out.push_str(&format!(
-            "{}. {} · {} · {}\n",
-            i + 1,
-            cairn_memory::date(hit.memory.created_at),
-            hit.memory.source,
-            cairn_memory::snippet(first, 120)
-        ));
-    }
-    Ok(out)
 }
 
 pub fn setup(_cairn: &Cairn, setup: HookSetup) -> anyhow::Result<()> {

@@ -121,7 +121,21 @@ fn wire_messages(messages: &[Message]) -> Vec<Value> {
     for m in messages {
         let (role, blocks) = match m.role {
             Role::System => continue,
-            Role::User => ("user", vec![json!({ "type": "text", "text": m.content })]),
+            Role::User => {
+                let mut blocks: Vec<Value> = m
+                    .images
+                    .iter()
+                    .map(|image| match image.base64() {
+                        Some(data) => json!({
+                            "type": "image",
+                            "source": { "type": "base64", "media_type": image.media_type, "data": data }
+                        }),
+                        None => json!({ "type": "text", "text": image.missing_text() }),
+                    })
+                    .collect();
+                blocks.push(json!({ "type": "text", "text": m.content }));
+                ("user", blocks)
+            }
             Role::Tool => (
                 "user",
                 vec![
@@ -253,5 +267,28 @@ impl StreamState {
             _ => {}
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+    use crate::Image;
+
+    #[test]
+    fn an_attached_image_is_a_base64_block_before_the_text() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("a.jpg");
+        std::fs::write(&path, b"jpeg")?;
+        let mut m = Message::new(Role::User, "Describe it");
+        m.images.push(Image {
+            media_type: "image/jpeg".into(),
+            path,
+        });
+        let wire = wire_messages(&[m]);
+        assert_eq!(wire[0]["content"][0]["source"]["media_type"], "image/jpeg");
+        assert_eq!(wire[0]["content"][0]["source"]["data"], "anBlZw==");
+        assert_eq!(wire[0]["content"][1]["text"], "Describe it");
+        Ok(())
     }
 }

@@ -164,6 +164,20 @@ fn wire_message(m: &Message) -> Value {
         Role::Tool => "tool",
     };
     let mut out = json!({ "role": role, "content": m.content });
+    if !m.images.is_empty() {
+        // Text first, then each image as a data URL (the OpenAI vision format Ollama also reads).
+        let mut parts = vec![json!({ "type": "text", "text": m.content })];
+        for image in &m.images {
+            parts.push(match image.base64() {
+                Some(data) => json!({
+                    "type": "image_url",
+                    "image_url": { "url": format!("data:{};base64,{data}", image.media_type) }
+                }),
+                None => json!({ "type": "text", "text": image.missing_text() }),
+            });
+        }
+        out["content"] = Value::Array(parts);
+    }
     if !m.tool_calls.is_empty() {
         out["tool_calls"] = m
             .tool_calls
@@ -225,4 +239,44 @@ fn events(chunk: &Value, finish: &mut Option<FinishReason>) -> Vec<StreamEvent> 
         }));
     }
     out
+}
+
+#[cfg(test)]
+mod image_tests {
+    use super::*;
+    use crate::Image;
+
+    #[test]
+    fn an_attached_image_goes_as_a_data_url_after_the_text() -> std::io::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("a.png");
+        std::fs::write(&path, b"\x89PNG")?;
+        let mut m = Message::new(Role::User, "What is this?");
+        m.images.push(Image {
+            media_type: "image/png".into(),
+            path,
+        });
+        m.images.push(Image {
+            media_type: "image/png".into(),
+            path: dir.path().join("gone.png"),
+        });
+        let wire = wire_message(&m);
+        assert_eq!(
+            wire["content"][0],
+            json!({"type": "text", "text": "What is this?"})
+        );
+        assert_eq!(
+            wire["content"][1]["image_url"]["url"],
+            "data:image/png;base64,iVBORw=="
+        );
+        assert!(wire["content"][2]["text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("[an attached image is no longer available")));
+        // Without images the content stays a plain string.
+        assert_eq!(
+            wire_message(&Message::new(Role::User, "hi"))["content"],
+            "hi"
+        );
+        Ok(())
+    }
 }

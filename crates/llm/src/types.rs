@@ -31,6 +31,38 @@ pub struct Message {
     /// For an assistant message: the reasoning it came with (sent back within the current turn only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
+    /// Images the person attached to a user message, kept as files (read when a request is sent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An attached image: its MIME type and the file holding its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    pub media_type: String,
+    pub path: std::path::PathBuf,
+}
+
+impl Image {
+    /// The file's bytes as base64, or `None` when it can no longer be read.
+    pub fn base64(&self) -> Option<String> {
+        use base64::Engine;
+        match std::fs::read(&self.path) {
+            Ok(bytes) => Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+            Err(e) => {
+                tracing::warn!("the attached image {} is gone: {e}", self.path.display());
+                None
+            }
+        }
+    }
+
+    /// What the model is told in place of an image whose file is gone.
+    pub fn missing_text(&self) -> String {
+        format!(
+            "[an attached image is no longer available: {}]",
+            self.path.display()
+        )
+    }
 }
 
 impl Message {
@@ -41,6 +73,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             reasoning: None,
+            images: Vec::new(),
         }
     }
 
@@ -51,6 +84,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.into()),
             reasoning: None,
+            images: Vec::new(),
         }
     }
 }

@@ -235,6 +235,9 @@ pub struct TranscriptMessage {
     pub from_person: bool,
     pub text: String,
     pub tools: Vec<TranscriptTool>,
+    /// The names of the files attached to a person's message.
+    #[serde(default)]
+    pub attachments: Vec<String>,
 }
 
 /// One tool call of a stored reply.

@@ -34,6 +34,7 @@ async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
     let mut events = runtime.submit(Op::UserMessage {
         session: session.into(),
         text: text.into(),
+        images: Vec::new(),
     });
     let mut out = Vec::new();
     while let Some(event) = events.recv().await {
@@ -191,6 +192,7 @@ async fn stopping_a_turn_kills_its_command_and_marks_the_output() -> TestResult 
     let mut events = runtime.submit(Op::UserMessage {
         session: "s".into(),
         text: "work".into(),
+        images: Vec::new(),
     });
     let mut seen = Vec::new();
     while let Some(event) = tokio::time::timeout(Duration::from_secs(10), events.recv()).await? {
@@ -517,6 +519,7 @@ async fn with_yolo_off_calls_wait_for_approval_and_a_refusal_is_the_result() -> 
     let mut events = runtime.submit(Op::UserMessage {
         session: "s".into(),
         text: "go".into(),
+        images: Vec::new(),
     });
     let mut seen = Vec::new();
     while let Some(event) = tokio::time::timeout(Duration::from_secs(10), events.recv()).await? {
@@ -592,6 +595,7 @@ async fn ask_user_puts_the_questions_and_returns_the_answers() -> TestResult {
     let mut events = runtime.submit(Op::UserMessage {
         session: "s".into(),
         text: "go".into(),
+        images: Vec::new(),
     });
     let mut seen = Vec::new();
     let mut asked = 0;

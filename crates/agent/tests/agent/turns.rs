@@ -27,6 +27,7 @@ async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
     let mut events = runtime.submit(Op::UserMessage {
         session: session.into(),
         text: text.into(),
+        images: Vec::new(),
     });
     let mut out = Vec::new();
     while let Some(event) = events.recv().await {
@@ -306,5 +307,91 @@ async fn a_session_survives_a_restart_with_its_errors() -> TestResult {
     assert!(stored.errors[0]
         .message
         .contains("cannot reach the model server"));
+    Ok(())
+}
+
+/// `/goal`: an active goal rides with every message until its budget pauses it; `/restart` sends
+/// the last message again (its images too) with what followed it dropped.
+#[tokio::test]
+async fn a_goal_is_told_and_restart_runs_the_last_message_again() -> TestResult {
+    let server = MockServer::start(vec![
+        text_reply("First try."),
+        text_reply("Second message."),
+        text_reply("Second try."),
+    ])
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let store = cairn_agent::SessionStore::new(dir.path());
+    let mut settings = settings(&server);
+    settings.sessions = Some(store.clone());
+    let runtime = Runtime::new(settings, None);
+
+    let image = dir.path().join("plot.png");
+    std::fs::write(&image, b"png")?;
+    let mut events = runtime.submit(Op::UserMessage {
+        session: "g".into(),
+        text: "Draft the plan".into(),
+        images: vec![cairn_llm::Image {
+            media_type: "image/png".into(),
+            path: image,
+        }],
+    });
+    while events.recv().await.is_some() {}
+    // The goal is set between turns, with a budget of one turn.
+    store.update("g", |s| {
+        let mut goal = s.goal.take();
+        let _ = cairn_agent::GoalCommand::Create("ship v2 by Friday".into()).apply(&mut goal);
+        let _ = cairn_agent::GoalCommand::Budget(Some(1)).apply(&mut goal);
+        s.goal = goal;
+    })?;
+    run(&runtime, "g", "What next?").await;
+    let told = server.requests()[1]["messages"]
+        .as_array()
+        .and_then(|m| m.last().cloned())
+        .unwrap_or_default();
+    let told = told["content"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        told.starts_with("What next?\n\nToday is 2026-11-29."),
+        "{told}"
+    );
+    assert!(told.contains("standing goal for this task"), "{told}");
+    assert!(told.ends_with("ship v2 by Friday"), "{told}");
+    let goal = store
+        .load("g")
+        .and_then(|s| s.goal)
+        .ok_or("the goal is stored")?;
+    assert!(goal.paused, "a spent budget pauses the goal");
+
+    let mut events = runtime.submit(Op::Restart {
+        session: "g".into(),
+    });
+    let mut last = None;
+    while let Some(event) = events.recv().await {
+        last = Some(event);
+    }
+    assert!(
+        matches!(last, Some(Event::TurnComplete { ref answer, .. }) if answer == "Second try.")
+    );
+    let again = &server.requests()[2]["messages"];
+    let messages = again.as_array().ok_or("messages")?;
+    // System, the first exchange, then "What next?" again; the first answer to it is gone.
+    assert_eq!(messages.len(), 4, "{again}");
+    let content = messages[3]["content"].as_str().unwrap_or_default();
+    assert!(content.starts_with("What next?"), "{content}");
+    assert!(
+        !content.contains("standing goal"),
+        "the paused goal is not told"
+    );
+    // The first message kept its image.
+    assert_eq!(messages[1]["content"][1]["type"], "image_url");
+    let stored = store.load("g").ok_or("stored")?;
+    assert_eq!(
+        stored
+            .messages
+            .iter()
+            .filter(|m| m.content.starts_with("What next?"))
+            .count(),
+        1
+    );
     Ok(())
 }
