@@ -239,7 +239,13 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
 
     // The badge counts the task that just finished; the bubble talks to Cairn and continues it.
     wait_for_text(client, "#pet-badge", "1").await?;
-    client.find(Locator::Id("pet-talk")).await?.click().await?;
+    // A click on the stones opens the bubble, with the caret in it.
+    client
+        .find(Locator::Id("pet-stones"))
+        .await?
+        .click()
+        .await?;
+    wait_until_focused(client, "pet-input").await?;
     let bubble = client.find(Locator::Id("pet-input")).await?;
     bubble.send_keys("When should I water it?").await?;
     bubble.send_keys("\u{E007}").await?;
@@ -506,4 +512,24 @@ async fn wait_until(mut check: impl FnMut() -> TestResult<bool>, what: &str) -> 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     Err(format!("timed out waiting for {what}").into())
+}
+
+/// Waits until the element with `id` has the keyboard focus.
+async fn wait_until_focused(client: &Client, id: &str) -> TestResult {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let focused = client
+            .execute(
+                "return document.activeElement && document.activeElement.id;",
+                vec![],
+            )
+            .await?;
+        if focused == json!(id) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{id} never had the focus (it is on {focused})").into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -352,3 +352,177 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// The id of the element with the keyboard focus.
+async fn focused(client: &fantoccini::Client) -> TestResult<String> {
+    let id = client
+        .execute(
+            "return document.activeElement ? (document.activeElement.id || document.activeElement.className) : '';",
+            vec![],
+        )
+        .await?;
+    Ok(id.as_str().unwrap_or_default().to_owned())
+}
+
+/// Sends keys to whatever has the focus (as a keyboard does).
+async fn keys(client: &fantoccini::Client, text: &str) -> TestResult {
+    client.active_element().await?.send_keys(text).await?;
+    Ok(())
+}
+
+/// Presses Tab until the element with `id` has the focus (at most `limit` times).
+async fn tab_to(client: &fantoccini::Client, id: &str, limit: usize) -> TestResult {
+    for _ in 0..limit {
+        if focused(client).await? == id {
+            return Ok(());
+        }
+        keys(client, "\u{E004}").await?;
+    }
+    Err(format!(
+        "Tab never reached #{id} (stopped on {:?})",
+        focused(client).await?
+    )
+    .into())
+}
+
+/// Keyboard only: a new task, the slash palette (↑/↓, Enter completes, Esc closes), sending,
+/// Ctrl+K and the task list, the pages.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_workbench_works_from_the_keyboard() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![text_reply("Hello from the keyboard.")]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        // Ctrl+N puts the caret in a new task's composer.
+        client
+            .find(Locator::Css("body"))
+            .await?
+            .send_keys("\u{E009}n")
+            .await?;
+        assert_eq!(focused(client).await?, "composer-input");
+        // The palette: "/re" offers /restart and /resume; ↓ picks the second, Enter completes it.
+        keys(client, "/re").await?;
+        wait_for_text(client, "#slash-palette", "/resume").await?;
+        keys(client, "\u{E015}").await?;
+        wait_for_text(client, "#slash-palette .picked", "/resume").await?;
+        screenshot(client, "keyboard-palette").await?;
+        keys(client, "\u{E007}").await?;
+        let value = client
+            .execute(
+                "return document.getElementById('composer-input').value;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(
+            value,
+            json!("/resume "),
+            "Enter completed the command, it did not run it"
+        );
+        // Esc closes the palette; the text stays.
+        keys(
+            client,
+            "\u{E003}\u{E003}\u{E003}\u{E003}\u{E003}\u{E003}\u{E003}\u{E003}/",
+        )
+        .await?;
+        wait_for_text(client, "#slash-palette", "/new").await?;
+        keys(client, "\u{E00C}").await?;
+        let open = client
+            .execute("return !!document.getElementById('slash-palette');", vec![])
+            .await?;
+        assert_eq!(open, json!(false), "Esc closes the palette");
+        keys(client, "\u{E003}Say hello\u{E007}").await?;
+        wait_for_text(client, "#messages", "Hello from the keyboard.").await?;
+        // Ctrl+K: the search box; Tab reaches the task; Enter opens it.
+        keys(client, "\u{E009}k").await?;
+        assert_eq!(focused(client).await?, "task-search");
+        keys(client, "Say hel").await?;
+        keys(client, "\u{E004}").await?;
+        assert_eq!(
+            focused(client).await?,
+            "task",
+            "Tab goes to the first matching task"
+        );
+        keys(client, "\u{E007}").await?;
+        wait_for_text(client, ".stream-title", "Say hello").await?;
+        // The pages, by Tab and Enter.
+        tab_to(client, "page-memory", 40).await?;
+        screenshot(client, "keyboard-focus-memory").await?;
+        keys(client, "\u{E007}").await?;
+        wait_for_text(client, "main.page", "Memory").await?;
+        tab_to(client, "page-settings", 10).await?;
+        keys(client, "\u{E007}").await?;
+        wait_for_text(client, "main.page", "Providers and models").await?;
+        screenshot(client, "keyboard-settings").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// Simplified Chinese from the config; switching to English in Settings reloads the windows in it.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_app_speaks_simplified_chinese_and_switches_back() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![text_reply("你好！")]).await?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/long-model\"\n\n[providers.mock]\nbase_url = \"{}\"\nmodels = [\"long-model\"]\n\n[sync]\nauto = false\n\n[ui]\nlanguage = \"zh-CN\"\ntheme = \"dark\"\n",
+            model.base_url
+        ),
+    )?;
+    let app = launch(
+        &desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.path().as_os_str())),
+            ("HOME", Some(home.path().as_os_str())),
+            ("CAIRN_CONFIG", None),
+        ],
+    )
+    .await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#page-settings", "设置").await?;
+        wait_for_text(client, "#new-task", "新任务").await?;
+        let lang = client
+            .execute("return document.documentElement.lang;", vec![])
+            .await?;
+        assert_eq!(lang, json!("zh-CN"));
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("你好").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "你好！").await?;
+        screenshot(client, "chinese-workbench-dark").await?;
+        click(client, "#page-memory").await?;
+        screenshot(client, "chinese-memory-dark").await?;
+        click(client, "#page-settings").await?;
+        wait_for_text(client, "main.page", "语言").await?;
+        screenshot(client, "chinese-settings-dark").await?;
+        // English again: the windows reload in it, and the config says so.
+        client
+            .execute(
+                "const s = document.getElementById('ui-language'); s.value = 'en';\
+                 s.dispatchEvent(new Event('change', { bubbles: true }));",
+                vec![],
+            )
+            .await?;
+        common::wait_for_text_within(
+            client,
+            "#page-settings",
+            "Settings",
+            std::time::Duration::from_secs(20),
+        )
+        .await?;
+        let config = std::fs::read_to_string(home.path().join("config.toml"))?;
+        assert!(config.contains("language = \"en\""), "{config}");
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

@@ -1,7 +1,7 @@
-//! The pet window: a small cairn that floats above other windows. Drag it to move it (it comes
-//! back there next time), double-click to open the workbench; the speech button opens a bubble
-//! to talk to Cairn (Enter sends, the mic speaks); the badge counts tasks running or just finished
-//! and opens a list of them.
+//! The pet window: a small cairn that floats above other windows. Click the stones (or the speech
+//! button, or Enter on them) to open a bubble and talk to Cairn (Enter sends, the mic speaks);
+//! drag them to move the window (it comes back there next time); double-click to open the
+//! workbench. The badge counts tasks running or just finished and opens a list of them.
 
 use cairn_protocol::{ChatEvent, PetState};
 use leptos::prelude::*;
@@ -99,17 +99,94 @@ pub fn Pet() -> impl IntoView {
         }
     };
 
+    // The stones: a press that moves drags the window; a click opens the bubble (a moment later,
+    // so that a double-click can open the workbench instead).
+    let pressed_at = StoredValue::new(None::<(i32, i32)>);
+    let dragged = StoredValue::new(false);
+    let pending_click = StoredValue::new(None::<i32>);
+    let cancel_click = move || {
+        if let (Some(handle), Some(window)) = (pending_click.get_value(), web_sys::window()) {
+            window.clear_timeout_with_handle(handle);
+        }
+        pending_click.set_value(None);
+    };
+    let open_bubble = move || {
+        bubble.set(true);
+        list.set(false);
+        focus_input();
+    };
+    let on_click = move || {
+        cancel_click();
+        let Some(window) = web_sys::window() else {
+            return;
+        };
+        let later = wasm_bindgen::closure::Closure::once_into_js(move || {
+            pending_click.set_value(None);
+            open_bubble();
+        });
+        if let Ok(handle) = window.set_timeout_with_callback_and_timeout_and_arguments_0(
+            wasm_bindgen::JsCast::unchecked_ref(&later),
+            250,
+        ) {
+            pending_click.set_value(Some(handle));
+        }
+    };
+
     view! {
         <div
             class="pet"
-            data-tauri-drag-region
-            title=t("Cairn — drag to move, double-click to open the workbench")
-            on:dblclick=move |_| open_workbench()
+            title=t("Cairn — click to talk, drag to move, double-click to open the workbench")
         >
-            <div class="pet-stones" data-tauri-drag-region>
-                <span class="stone stone-top" data-tauri-drag-region></span>
-                <span class="stone stone-mid" data-tauri-drag-region></span>
-                <span class="stone stone-base" data-tauri-drag-region></span>
+            <div
+                id="pet-stones"
+                class="pet-stones"
+                role="button"
+                tabindex="0"
+                aria-label=t("Talk to Cairn")
+                on:pointerdown=move |ev: web_sys::PointerEvent| {
+                    if ev.button() == 0 {
+                        pressed_at.set_value(Some((ev.screen_x(), ev.screen_y())));
+                        dragged.set_value(false);
+                    }
+                }
+                on:pointermove=move |ev: web_sys::PointerEvent| {
+                    let Some((x, y)) = pressed_at.get_value() else { return };
+                    if ev.buttons() & 1 == 0 {
+                        pressed_at.set_value(None);
+                    } else if (ev.screen_x() - x).abs() + (ev.screen_y() - y).abs() > 4 {
+                        pressed_at.set_value(None);
+                        dragged.set_value(true);
+                        spawn_local(async {
+                            let _ = ipc::invoke_with::<(), _>(
+                                "plugin:window|start_dragging",
+                                &serde_json::json!({ "label": "pet" }),
+                            )
+                            .await;
+                        });
+                    }
+                }
+                on:click=move |_| {
+                    pressed_at.set_value(None);
+                    let was_dragged = dragged.get_value();
+                    dragged.set_value(false);
+                    if !was_dragged {
+                        on_click();
+                    }
+                }
+                on:dblclick=move |_| {
+                    cancel_click();
+                    open_workbench();
+                }
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" || ev.key() == " " {
+                        ev.prevent_default();
+                        open_bubble();
+                    }
+                }
+            >
+                <span class="stone stone-top"></span>
+                <span class="stone stone-mid"></span>
+                <span class="stone stone-base"></span>
             </div>
             <Show when=move || state.get().is_some_and(|s| s.badge > 0)>
                 <button
@@ -125,10 +202,7 @@ pub fn Pet() -> impl IntoView {
                 id="pet-talk"
                 class="pet-talk"
                 aria-label=t("Talk to Cairn")
-                on:click=move |_| {
-                    bubble.set(true);
-                    list.set(false);
-                }
+                on:click=move |_| open_bubble()
             >
                 <svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true">
                     <path fill="currentColor" d="M4 4h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"></path>
@@ -189,4 +263,18 @@ pub fn Pet() -> impl IntoView {
             </Show>
         </div>
     }
+}
+
+/// Puts the caret in the bubble's input once it is shown.
+fn focus_input() {
+    request_animation_frame(|| {
+        use wasm_bindgen::JsCast;
+        if let Some(input) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.get_element_by_id("pet-input"))
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = input.focus();
+        }
+    });
 }

@@ -2,6 +2,8 @@
 
 use cairn_protocol::StatusReport;
 
+use crate::i18n::{t, tf};
+
 /// Whether the module was loaded by the pet window's page.
 pub fn is_pet_page(path: &str) -> bool {
     path.trim_end_matches('/').ends_with("pet.html")
@@ -10,8 +12,11 @@ pub fn is_pet_page(path: &str) -> bool {
 /// One line for the status bar, e.g. "Cairn 0.1.0 · API on 127.0.0.1:4242".
 pub fn status_line(report: &StatusReport) -> String {
     let api = match (&report.api.url, report.api.running) {
-        (Some(url), true) => format!("API on {}", url.trim_start_matches("http://")),
-        _ => "API not running".to_owned(),
+        (Some(url), true) => tf(
+            "API on {url}",
+            &[("url", url.trim_start_matches("http://"))],
+        ),
+        _ => t("API not running").to_owned(),
     };
     format!("Cairn {} · {api}", report.version)
 }
@@ -19,12 +24,12 @@ pub fn status_line(report: &StatusReport) -> String {
 /// The model pill: the default model, or what is missing.
 pub fn model_label(report: &StatusReport) -> String {
     if !report.config.valid {
-        return "Config has an error".to_owned();
+        return t("Config has an error").to_owned();
     }
     report
         .default_model
         .clone()
-        .unwrap_or_else(|| "No model configured".to_owned())
+        .unwrap_or_else(|| t("No model configured").to_owned())
 }
 
 /// The config snippet shown to a person who has not configured a model yet.
@@ -58,7 +63,7 @@ pub fn task_title(message: &str) -> String {
         title.push('…');
     }
     if title.is_empty() {
-        "New task".to_owned()
+        t("New task").to_owned()
     } else {
         title
     }
@@ -121,9 +126,12 @@ pub fn fold_output(output: &str) -> String {
         return body.to_owned();
     }
     format!(
-        "{}\n… {} more lines",
+        "{}\n{}",
         lines[..400].join("\n"),
-        lines.len() - 400
+        tf(
+            "… {n} more lines",
+            &[("n", &(lines.len() - 400).to_string())]
+        )
     )
 }
 
@@ -160,6 +168,40 @@ pub const SLASH_COMMANDS: [(&str, &str, &str); 9] = [
     ("/help", "", "List the commands"),
 ];
 
+/// A slash command's argument hint in the current language (the keywords stay as typed).
+pub fn slash_args(args: &str) -> &'static str {
+    match args {
+        "[text | pause | resume | edit <text> | budget <turns> | clear]" => {
+            t("[text | pause | resume | edit <text> | budget <turns> | clear]")
+        }
+        "<words> | <number>" => t("<words> | <number>"),
+        "[provider/model]" => t("[provider/model]"),
+        _ => "",
+    }
+}
+
+/// What a slash command does, in the current language.
+pub fn slash_help(help: &str) -> &'static str {
+    match help {
+        "Start a new task" => t("Start a new task"),
+        "Stop the running turn" => t("Stop the running turn"),
+        "Run this task's last message again (its answer is replaced)" => {
+            t("Run this task's last message again (its answer is replaced)")
+        }
+        "Show or manage this task's standing goal" => t("Show or manage this task's standing goal"),
+        "Find earlier work in memory (any agent), then continue one in a new task" => {
+            t("Find earlier work in memory (any agent), then continue one in a new task")
+        }
+        "Summarise this task's history to free the model's context" => {
+            t("Summarise this task's history to free the model's context")
+        }
+        "List the models, or switch to one" => t("List the models, or switch to one"),
+        "Show Cairn's status" => t("Show Cairn's status"),
+        "List the commands" => t("List the commands"),
+        _ => "",
+    }
+}
+
 /// The commands whose name starts with what is typed (the palette), while only a command word
 /// is typed.
 pub fn slash_palette(draft: &str) -> Vec<(&'static str, &'static str, &'static str)> {
@@ -187,38 +229,51 @@ pub fn parse_slash(input: &str) -> Option<Result<(&'static str, String), String>
             .iter()
             .find(|(known, _, _)| known.trim_start_matches('/') == name)
             .map(|(known, _, _)| (*known, arg.to_owned()))
-            .ok_or_else(|| format!("There is no /{name} command. Type /help for the list.")),
+            .ok_or_else(|| {
+                tf(
+                    "There is no /{name} command. Type /help for the list.",
+                    &[("name", name)],
+                )
+            }),
     )
 }
 
 /// `/help`: the commands, one a line; `unknown` (an error) first when given.
 pub fn help_text() -> String {
-    let mut out = String::from("Commands:\n");
+    let mut out = format!("{}\n", t("Commands:"));
     for (name, args, help) in SLASH_COMMANDS {
         let call = if args.is_empty() {
             name.to_owned()
         } else {
-            format!("{name} {args}")
+            format!("{name} {}", slash_args(args))
         };
-        out.push_str(&format!("  {call:<28} {help}\n"));
+        out.push_str(&format!("  {call:<28} {}\n", slash_help(help)));
     }
-    out.push_str("Ctrl+K searches the tasks; Ctrl+Shift+M speaks.");
+    out.push_str(t("Ctrl+K searches the tasks; Ctrl+Shift+M speaks."));
     out
 }
 
 /// `/status`: version, API, config, model, data home.
 pub fn status_text(report: &StatusReport) -> String {
     format!(
-        "{}\nConfig: {}{}\nModel: {}\nData: {}",
+        "{}\n{}\n{}\n{}",
         status_line(report),
-        report.paths.config,
-        if report.config.valid {
-            ""
-        } else {
-            " (has an error)"
-        },
-        model_label(report),
-        report.paths.home
+        tf(
+            "Config: {path}{problem}",
+            &[
+                ("path", &report.paths.config),
+                (
+                    "problem",
+                    if report.config.valid {
+                        ""
+                    } else {
+                        t(" (has an error)")
+                    }
+                ),
+            ]
+        ),
+        tf("Model: {model}", &[("model", &model_label(report))]),
+        tf("Data: {path}", &[("path", &report.paths.home)])
     )
 }
 
@@ -229,18 +284,18 @@ pub fn models_text(report: &StatusReport) -> String {
         for model in &provider.models {
             let name = format!("{}/{model}", provider.name);
             let mark = if report.default_model.as_deref() == Some(name.as_str()) {
-                "  (default)"
+                format!("  ({})", t("default"))
             } else {
-                ""
+                String::new()
             };
             out.push_str(&format!("{name}{mark}\n"));
         }
     }
     if out.is_empty() {
-        return "No model is configured: add a provider to the config (see Connect a model)."
+        return t("No model is configured: add a provider to the config (see Connect a model).")
             .into();
     }
-    out.push_str("Switch with /model provider/model.");
+    out.push_str(t("Switch with /model provider/model."));
     out
 }
 
@@ -253,6 +308,19 @@ pub const TASK_GROUPS: [&str; 6] = [
     "Older",
     "Archived",
 ];
+
+/// A task group's name as the task list shows it, in the current language.
+pub fn group_label(group: &str) -> &'static str {
+    match group {
+        "Pinned" => t("Pinned"),
+        "Today" => t("Today"),
+        "Yesterday" => t("Yesterday"),
+        "Last 7 days" => t("Last 7 days"),
+        "Older" => t("Older"),
+        "Archived" => t("Archived"),
+        _ => "",
+    }
+}
 
 /// The group of a task last active at `updated_ms`, seen at `now_ms` in a time zone
 /// `offset_minutes` behind UTC (JavaScript's `getTimezoneOffset`).

@@ -484,15 +484,6 @@ pub fn Workbench() -> impl IntoView {
             });
         }
     });
-    // Ctrl/Cmd+K: search the tasks.
-    let _ = window_event_listener(leptos::ev::keydown, move |ev| {
-        if (ev.ctrl_key() || ev.meta_key()) && (ev.key() == "k" || ev.key() == "K") {
-            ev.prevent_default();
-            page.set(Page::Tasks);
-            focus_by_id("task-search");
-        }
-    });
-
     // The stream follows new content while the person is at its end; scrolling up stops that.
     let at_end = StoredValue::new(true);
     Effect::new(move |_| {
@@ -529,6 +520,27 @@ pub fn Workbench() -> impl IntoView {
 
     // What a slash command says back, shown above the composer until dismissed.
     let notice = RwSignal::new(None::<String>);
+    // Ctrl/Cmd+K: search the tasks. Ctrl/Cmd+N: a new task. Esc: close what a command said.
+    let _ = window_event_listener(leptos::ev::keydown, move |ev| {
+        let with_control = ev.ctrl_key() || ev.meta_key();
+        match ev.key().as_str() {
+            "k" | "K" if with_control => {
+                ev.prevent_default();
+                page.set(Page::Tasks);
+                focus_by_id("task-search");
+            }
+            "n" | "N" if with_control && !ev.shift_key() => {
+                ev.prevent_default();
+                current.set(None);
+                page.set(Page::Tasks);
+                focus_composer();
+            }
+            "Escape" if notice.get_untracked().is_some() && !ev.default_prevented() => {
+                notice.set(None);
+            }
+            _ => {}
+        }
+    });
     let current_session = move || {
         current.get_untracked().and_then(|id| {
             tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
@@ -604,16 +616,19 @@ pub fn Workbench() -> impl IntoView {
                 if running.get_untracked() {
                     stop();
                 } else {
-                    notice.set(Some("Nothing is running.".into()));
+                    notice.set(Some(t("Nothing is running.").into()));
                 }
             }
             "/compact" => match current_session() {
-                None => notice.set(Some("Open a task to compact it.".into())),
+                None => notice.set(Some(t("Open a task to compact it.").into())),
                 Some(session) => {
-                    notice.set(Some("Summarising this task's history…".into()));
+                    notice.set(Some(t("Summarising this task's history…").into()));
                     spawn_local(async move {
                         notice.set(Some(match ipc::compact_task(&session).await {
-                            Ok(chars) => format!("The history is now a summary of {chars} characters; the next message starts from it."),
+                            Ok(chars) => tf(
+                                "The history is now a summary of {chars} characters; the next message starts from it.",
+                                &[("chars", &chars.to_string())],
+                            ),
                             Err(e) => e.message,
                         }));
                     });
@@ -622,15 +637,15 @@ pub fn Workbench() -> impl IntoView {
             "/status" => notice.set(Some(match status.get_untracked() {
                 Some(Ok(report)) => present::status_text(&report),
                 Some(Err(e)) => e.message,
-                None => "Checking…".into(),
+                None => t("Checking…").into(),
             })),
             "/model" if arg.is_empty() => notice.set(Some(match status.get_untracked() {
                 Some(Ok(report)) => present::models_text(&report),
-                _ => "The status is not known yet.".into(),
+                _ => t("The status is not known yet.").into(),
             })),
             "/model" => spawn_local(async move {
                 notice.set(Some(match ipc::set_model(&arg).await {
-                    Ok(model) => format!("The chat now uses {model}."),
+                    Ok(model) => tf("The chat now uses {model}.", &[("model", &model)]),
                     Err(e) => e.message,
                 }));
             }),
@@ -651,38 +666,38 @@ pub fn Workbench() -> impl IntoView {
                     page.set(Page::Tasks);
                 }>
                     <span class="plus">"+"</span>
-                    "New task"
+                    {t("New task")}
                 </button>
                 <input
                     id="task-search"
                     class="search"
                     type="search"
-                    placeholder="Search tasks"
+                    placeholder=t("Search tasks")
                     prop:value=move || query.get()
                     on:input=move |ev| query.set(event_target_value(&ev))
                 />
                 <TaskList tasks current query page />
-                <nav class="pages" aria-label="Pages">
+                <nav class="pages" aria-label=t("Pages")>
                     <button
                         id="page-memory"
                         class=move || if page.get() == Page::Memory { "page-link active" } else { "page-link" }
                         on:click=move |_| page.set(Page::Memory)
                     >
-                        "Memory"
+                        {t("Memory")}
                     </button>
                     <button
                         id="page-sources"
                         class=move || if page.get() == Page::Sources { "page-link active" } else { "page-link" }
                         on:click=move |_| page.set(Page::Sources)
                     >
-                        "Sources"
+                        {t("Sources")}
                     </button>
                     <button
                         id="page-settings"
                         class=move || if page.get() == Page::Settings { "page-link active" } else { "page-link" }
                         on:click=move |_| page.set(Page::Settings)
                     >
-                        "Settings"
+                        {t("Settings")}
                     </button>
                 </nav>
                 <footer class="sidebar-foot">
@@ -695,9 +710,9 @@ pub fn Workbench() -> impl IntoView {
                     }></span>
                     <span id="status-line" class="status-line">
                         {move || match status.get() {
-                            None => "Checking…".to_owned(),
+                            None => t("Checking…").to_owned(),
                             Some(Ok(report)) => present::status_line(&report),
-                            Some(Err(e)) => format!("Status unavailable: {}", e.message),
+                            Some(Err(e)) => tf("Status unavailable: {error}", &[("error", &e.message)]),
                         }}
                     </span>
                 </footer>
@@ -726,13 +741,13 @@ pub fn Workbench() -> impl IntoView {
                                 .and_then(|id| {
                                     tasks.with(|all| all.iter().find(|t| t.id == id).map(|t| t.title.clone()))
                                 })
-                                .unwrap_or_else(|| "New task".to_owned())
+                                .unwrap_or_else(|| t("New task").to_owned())
                         }}
                     </h1>
                     <span id="model-pill" class="pill">
                         {move || match status.get() {
                             Some(Ok(report)) => present::model_label(&report),
-                            Some(Err(_)) => "Status unavailable".to_owned(),
+                            Some(Err(_)) => t("Status unavailable").to_owned(),
                             None => "…".to_owned(),
                         }}
                     </span>
@@ -746,7 +761,7 @@ pub fn Workbench() -> impl IntoView {
                 <Show when=move || notice.get().is_some()>
                     <div id="notice" class="notice" role="status">
                         <pre>{move || notice.get().unwrap_or_default()}</pre>
-                        <button class="icon" aria-label="Dismiss" on:click=move |_| notice.set(None)>"✕"</button>
+                        <button class="icon" aria-label=t("Dismiss") on:click=move |_| notice.set(None)>"✕"</button>
                     </div>
                 </Show>
                 <Composer on_send=send running on_stop=stop on_command=command />
@@ -850,12 +865,12 @@ fn TaskList(
                             {move || {
                                 if tasks.with(Vec::is_empty) {
                                     view! {
-                                        <p class="task-empty-title">"No tasks yet"</p>
-                                        <p class="hint">"Tasks you start appear here, newest first."</p>
+                                        <p class="task-empty-title">{t("No tasks yet")}</p>
+                                        <p class="hint">{t("Tasks you start appear here, newest first.")}</p>
                                     }
                                         .into_any()
                                 } else {
-                                    view! { <p class="hint">"No task matches your search."</p> }.into_any()
+                                    view! { <p class="hint">{t("No task matches your search.")}</p> }.into_any()
                                 }
                             }}
                         </div>
@@ -863,7 +878,7 @@ fn TaskList(
                 }
             >
                 <For each=groups key=|(group, rows)| (*group, rows.clone()) let:item>
-                    <p class="group-label">{item.0}</p>
+                    <p class="group-label">{present::group_label(item.0)}</p>
                     <For each=move || item.1.clone() key=|row| row.clone() let:row>
                         {
                             let (id, title, pinned, archived, running, unread) = row;
@@ -884,16 +899,16 @@ fn TaskList(
                                                     }
                                                     on:dblclick=move |_| renaming.set(Some(id))
                                                 >
-                                                    {running.then(|| view! { <span class="spinner" aria-label="running"></span> })}
+                                                    {running.then(|| view! { <span class="spinner" aria-label=t("running")></span> })}
                                                     <span class="task-title">{title.clone()}</span>
-                                                    {unread.then(|| view! { <span class="unread-dot" aria-label="unread"></span> })}
+                                                    {unread.then(|| view! { <span class="unread-dot" aria-label=t("unread")></span> })}
                                                 </button>
                                             }
                                         }
                                     >
                                         <input
                                             class="task-rename"
-                                            aria-label="Task title"
+                                            aria-label=t("Task title")
                                             prop:value=move || input_title.get_value()
                                             on:keydown=move |ev: web_sys::KeyboardEvent| {
                                                 if ev.key() == "Enter" {
@@ -910,17 +925,17 @@ fn TaskList(
                                     <span class="task-actions">
                                         <button
                                             class="icon"
-                                            title=if pinned { "Unpin" } else { "Pin" }
-                                            aria-label=if pinned { "Unpin" } else { "Pin" }
+                                            title=if pinned { t("Unpin") } else { t("Pin") }
+                                            aria-label=if pinned { t("Unpin") } else { t("Pin") }
                                             on:click=move |_| change(id, serde_json::json!({"pinned": !pinned}))
                                         >
                                             {if pinned { "★" } else { "☆" }}
                                         </button>
-                                        <button class="icon" title="Rename" aria-label="Rename" on:click=move |_| renaming.set(Some(id))>"✎"</button>
+                                        <button class="icon" title=t("Rename") aria-label=t("Rename") on:click=move |_| renaming.set(Some(id))>"✎"</button>
                                         <button
                                             class="icon"
-                                            title=if archived { "Restore" } else { "Archive" }
-                                            aria-label=if archived { "Restore" } else { "Archive" }
+                                            title=if archived { t("Restore") } else { t("Archive") }
+                                            aria-label=if archived { t("Restore") } else { t("Archive") }
                                             on:click=move |_| change(id, serde_json::json!({"archived": !archived}))
                                         >
                                             {if archived { "↺" } else { "⤓" }}
@@ -928,13 +943,13 @@ fn TaskList(
                                         <Show
                                             when=move || confirming.get() == Some(id)
                                             fallback=move || view! {
-                                                <button class="icon" title="Delete" aria-label="Delete" on:click=move |_| confirming.set(Some(id))>"✕"</button>
+                                                <button class="icon" title=t("Delete") aria-label=t("Delete") on:click=move |_| confirming.set(Some(id))>"✕"</button>
                                             }
                                         >
-                                            <button class="icon danger" title="Delete for good" on:click=move |_| {
+                                            <button class="icon danger" title=t("Delete for good") on:click=move |_| {
                                                 confirming.set(None);
                                                 delete(id);
-                                            }>"Delete?"</button>
+                                            }>{t("Delete?")}</button>
                                         </Show>
                                     </span>
                                 </div>
@@ -959,9 +974,9 @@ fn Welcome(
     view! {
         <div class="welcome">
             <img src="cairn-mark.svg" alt="" class="welcome-mark" />
-            <h2>"What should we work on?"</h2>
+            <h2>{t("What should we work on?")}</h2>
             <p class="hint">
-                "Cairn remembers what you and your other agents did, and brings the relevant past into every task."
+                {t("Cairn remembers what you and your other agents did, and brings the relevant past into every task.")}
             </p>
             {move || match status.get() {
                 // A config that does not load: say why, and where the file is.
@@ -997,7 +1012,7 @@ fn Welcome(
                 _ => ().into_any(),
             }}
             <button id="check-status" class="secondary" disabled=move || checking.get() on:click=move |_| refresh()>
-                {move || if checking.get() { "Checking…" } else { "Check again" }}
+                {move || if checking.get() { t("Checking…") } else { t("Check again") }}
             </button>
         </div>
     }
@@ -1040,14 +1055,14 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
     let content = move || {
         let m = message.get();
         let who = match m.author {
-            Author::Person => "You",
+            Author::Person => t("You"),
             Author::Cairn => "Cairn",
         };
         let recalled = (m.recalled > 0).then(|| {
             let label = if m.recalled == 1 {
-                "1 memory recalled".to_owned()
+                t("1 memory recalled").to_owned()
             } else {
-                format!("{} memories recalled", m.recalled)
+                tf("{n} memories recalled", &[("n", &m.recalled.to_string())])
             };
             view! { <span class="recalled">{label}</span> }
         });
@@ -1076,17 +1091,17 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
         });
         let stopped = m
             .stopped
-            .then(|| view! { <p class="stopped-mark">"Stopped."</p> });
+            .then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> });
         let recalled_block = (!m.recalled_items.is_empty()).then(|| {
                         let items = m.recalled_items.clone();
-                        let label = if items.len() == 1 { "1 memory recalled from memory".to_owned() } else { format!("{} memories recalled from memory", items.len()) };
+                        let label = if items.len() == 1 { t("1 memory recalled from memory").to_owned() } else { tf("{n} memories recalled from memory", &[("n", &items.len().to_string())]) };
                         view! {
                             <details class="recalled-block">
                                 <summary>{label}</summary>
                                 <ol>
                                     {items.into_iter().map(|i| view! {
                                         <li>
-                                            <p class="recalled-meta">{format!("{} · {} · score {:.2} · {}", i.date, i.source, i.score, i.channels)}</p>
+                                            <p class="recalled-meta">{tf("{date} · {source} · score {score} · {channels}", &[("date", &i.date), ("source", &i.source), ("score", &format!("{:.2}", i.score)), ("channels", &i.channels)])}</p>
                                             <p class="recalled-text">{i.snippet}</p>
                                             <p class="recalled-why">{i.reason}</p>
                                         </li>
@@ -1116,9 +1131,9 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
 #[component]
 fn ToolCard(tool: ToolLine) -> impl IntoView {
     let (state, label) = match tool.failed {
-        None => ("tool running", "running"),
-        Some(false) => ("tool ok", "done"),
-        Some(true) => ("tool failed", "failed"),
+        None => ("tool running", t("running")),
+        Some(false) => ("tool ok", t("done")),
+        Some(true) => ("tool failed", t("failed")),
     };
     let time = tool
         .took_ms
@@ -1163,12 +1178,12 @@ fn ApprovalCard(
         });
     };
     view! {
-        <div class="approval" role="group" aria-label="Permission requested">
-            <p class="approval-title">"Cairn wants to run " <code>{tool}</code></p>
+        <div class="approval" role="group" aria-label=t("Permission requested")>
+            <p class="approval-title">{t("Cairn wants to run ")} <code>{tool}</code></p>
             <pre class="approval-call">{display}</pre>
             <div class="approval-actions">
-                <button id="approve" class="primary" on:click=move |_| decide(true)>"Allow"</button>
-                <button id="deny" class="secondary" on:click=move |_| decide(false)>"Deny"</button>
+                <button id="approve" class="primary" on:click=move |_| decide(true)>{t("Allow")}</button>
+                <button id="deny" class="secondary" on:click=move |_| decide(false)>{t("Deny")}</button>
             </div>
         </div>
     }
@@ -1263,11 +1278,11 @@ fn QuestionForm(
                 "confirm" => view! {
                     <label class="option">
                         <input type="radio" name=name.clone() on:change=move |_| set(i, vec!["yes".into()]) />
-                        "Yes"
+                        {t("Yes")}
                     </label>
                     <label class="option">
                         <input type="radio" name=name.clone() on:change=move |_| set(i, vec!["no".into()]) />
-                        "No"
+                        {t("No")}
                     </label>
                 }
                 .into_any(),
@@ -1303,11 +1318,11 @@ fn QuestionForm(
                 send();
             }
         }>
-            <p class="question-title">"Cairn asks:"</p>
+            <p class="question-title">{t("Cairn asks:")}</p>
             {fields}
             <div class="question-actions">
-                <button id="answer" class="primary" type="submit" disabled=move || !complete()>"Send answer"</button>
-                <button id="decline" class="secondary" type="button" on:click=move |_| decline()>"Decline"</button>
+                <button id="answer" class="primary" type="submit" disabled=move || !complete()>{t("Send answer")}</button>
+                <button id="decline" class="secondary" type="button" on:click=move |_| decline()>{t("Decline")}</button>
             </div>
         </form>
     }
@@ -1346,7 +1361,28 @@ fn Composer(
     on_command: impl Fn(&'static str, String) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     let draft = RwSignal::new(String::new());
-    let palette = Memo::new(move |_| present::slash_palette(&draft.get()));
+    // The palette: commands matching the typed word; ↑/↓ pick one, Tab or Enter completes it,
+    // Esc closes the palette until the text changes.
+    let dismissed = RwSignal::new(None::<String>);
+    let palette = Memo::new(move |_| {
+        let typed = draft.get();
+        if dismissed.get().as_deref() == Some(typed.as_str()) {
+            Vec::new()
+        } else {
+            present::slash_palette(&typed)
+        }
+    });
+    let picked = RwSignal::new(0usize);
+    Effect::new(move |_| {
+        palette.track();
+        picked.set(0);
+    });
+    let complete = move || {
+        let choices = palette.get_untracked();
+        if let Some((name, _, _)) = choices.get(picked.get_untracked()).or(choices.first()) {
+            draft.set(format!("{name} "));
+        }
+    };
     let attached = RwSignal::new(Vec::<ipc::Attachment>::new());
     let attach_error = RwSignal::new(None::<String>);
     // Files picked, dropped or pasted: up to 4, 10 MB each, read in the page.
@@ -1408,7 +1444,7 @@ fn Composer(
                 Ok(heard) => {
                     draft.update(|d| *d = with_transcript(d, &heard));
                     voice.set(if heard.trim().is_empty() {
-                        Voice::Failed("Nothing was heard.".into())
+                        Voice::Failed(t("Nothing was heard.").into())
                     } else {
                         Voice::Idle
                     });
@@ -1484,15 +1520,19 @@ fn Composer(
             </Show>
             <Show when=move || !palette.get().is_empty()>
                 <ul id="slash-palette" class="slash-palette" role="listbox">
-                    {move || palette.get().into_iter().map(|(name, args, help)| view! {
-                        <li role="option">
-                            <button type="button" on:click=move |_| {
+                    {move || palette.get().into_iter().enumerate().map(|(i, (name, args, help))| view! {
+                        <li
+                            role="option"
+                            aria-selected=move || (picked.get() == i).to_string()
+                            class=move || if picked.get() == i { "picked" } else { "" }
+                        >
+                            <button type="button" tabindex="-1" on:click=move |_| {
                                 draft.set(format!("{name} "));
                                 focus_composer();
                             }>
                                 <span class="slash-name">{name}</span>
-                                <span class="slash-args">{args}</span>
-                                <span class="slash-help">{help}</span>
+                                <span class="slash-args">{present::slash_args(args)}</span>
+                                <span class="slash-help">{present::slash_help(help)}</span>
                             </button>
                         </li>
                     }).collect_view()}
@@ -1501,15 +1541,22 @@ fn Composer(
             <textarea
                 id="composer-input"
                 rows="2"
-                placeholder="Describe a task…  (Enter sends, Shift+Enter adds a line)"
+                placeholder=t("Describe a task…  (Enter sends, Shift+Enter adds a line)")
                 prop:value=move || draft.get()
                 on:input=move |ev| draft.set(event_target_value(&ev))
                 on:keydown=move |ev: web_sys::KeyboardEvent| {
-                    if ev.key() == "Tab" && !palette.get_untracked().is_empty() {
+                    let choices = palette.get_untracked().len();
+                    let exact = present::parse_slash(&draft.get_untracked()).is_some_and(|p| p.is_ok());
+                    if choices > 0 && (ev.key() == "ArrowDown" || ev.key() == "ArrowUp") {
                         ev.prevent_default();
-                        if let Some((name, _, _)) = palette.get_untracked().first() {
-                            draft.set(format!("{name} "));
-                        }
+                        let step = if ev.key() == "ArrowDown" { 1 } else { choices - 1 };
+                        picked.update(|p| *p = (*p + step) % choices);
+                    } else if choices > 0 && ev.key() == "Escape" {
+                        ev.prevent_default();
+                        dismissed.set(Some(draft.get_untracked()));
+                    } else if choices > 0 && (ev.key() == "Tab" || (ev.key() == "Enter" && !exact && !ev.is_composing())) {
+                        ev.prevent_default();
+                        complete();
                     } else if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                         ev.prevent_default();
                         let is_command = draft.get_untracked().trim_start().starts_with('/');
@@ -1566,8 +1613,8 @@ fn Composer(
                     Voice::Transcribing => "mic busy",
                     _ => "mic",
                 }
-                title="Speak (click to start and stop, or hold; Ctrl+Shift+M)"
-                aria-label="Voice input"
+                title=t("Speak (click to start and stop, or hold; Ctrl+Shift+M)")
+                aria-label=t("Voice input")
                 on:pointerdown=move |ev| {
                     ev.prevent_default();
                     on_press();
@@ -1592,19 +1639,19 @@ fn Composer(
                 when=move || running.get()
                 fallback=move || view! {
                     <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty() && attached.get().is_empty()>
-                        "Send"
+                        {t("Send")}
                     </button>
                 }
             >
                 <button id="stop" class="primary stop" type="button" on:click=move |_| on_stop()>
-                    "Stop"
+                    {t("Stop")}
                 </button>
             </Show>
             <p id="voice-status" class="voice-status" aria-live="polite">
                 {move || match voice.get() {
                     Voice::Idle => String::new(),
-                    Voice::Listening { .. } => "Listening… click the mic again (or release it) to stop.".to_owned(),
-                    Voice::Transcribing => "Transcribing on this device…".to_owned(),
+                    Voice::Listening { .. } => t("Listening… click the mic again (or release it) to stop.").to_owned(),
+                    Voice::Transcribing => t("Transcribing on this device…").to_owned(),
                     Voice::Failed(message) => message,
                 }}
             </p>

@@ -312,7 +312,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("What I used last", "上次使用的窗口"),
     ("At start, open: {choice}.", "启动时打开：{choice}。"),
     // pet.rs
-    ("Cairn — drag to move, double-click to open the workbench", "Cairn — 拖动可移动，双击打开工作台"),
+    ("Cairn — click to talk, drag to move, double-click to open the workbench", "Cairn — 单击对话，拖动移动，双击打开工作台"),
     ("Tasks running or just finished", "正在运行或刚完成的任务"),
     ("Talk to Cairn", "与 Cairn 对话"),
     ("Ask me anything.", "有什么可以帮你？"),
