@@ -219,9 +219,11 @@ fn run() -> anyhow::Result<()> {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
                 tracing::warn!("cannot register the pet shortcut {shortcut}: {e}");
             }
-            windows::place_pet(app.handle());
+            // One window at start: the workbench, or the pet alone; the other when asked for.
             if windows::opens_workbench(app.handle(), launch) {
                 windows::show_workbench(app.handle())?;
+            } else {
+                windows::show_pet(app.handle())?;
             }
             stop_on_signals(app.handle().clone());
             Ok(())
@@ -238,11 +240,7 @@ fn run() -> anyhow::Result<()> {
             if window.label() == windows::WORKBENCH {
                 if let WindowEvent::CloseRequested { api, .. } = event {
                     let app = window.app_handle();
-                    let pet_showing = app
-                        .get_webview_window(windows::PET)
-                        .and_then(|pet| pet.is_visible().ok())
-                        .unwrap_or(false);
-                    if launch != cairn_config::LaunchMode::Full && pet_showing {
+                    if launch != cairn_config::LaunchMode::Full && windows::pet_showing(app) {
                         api.prevent_close();
                         let _ = window.hide();
                         windows::remember_mode(app, "pet");

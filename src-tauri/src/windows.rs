@@ -1,6 +1,7 @@
-//! The two windows: the workbench and the pet (placing, showing, hiding).
+//! The two windows: the workbench and the pet (creating, placing, showing, hiding). Each is
+//! created when first shown, not at start: a window not yet wanted costs no web process.
 
-use tauri::{AppHandle, Manager, PhysicalPosition, Runtime};
+use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow, WebviewWindowBuilder};
 
 pub const WORKBENCH: &str = "workbench";
 pub const PET: &str = "pet";
@@ -9,10 +10,48 @@ pub const PET: &str = "pet";
 /// window, because GTK forces non-resizable windows to at least 200×200: tauri-apps/tao#561).
 const PET_SIZE: f64 = 160.0;
 
-/// Shows the pet if hidden, hides it if shown; returns whether it is now visible.
+/// The window `label` (as tauri.conf.json describes it), created now if it is not there yet;
+/// `true` with it when it was just created.
+fn window<R: Runtime>(app: &AppHandle<R>, label: &str) -> tauri::Result<(WebviewWindow<R>, bool)> {
+    if let Some(window) = app.get_webview_window(label) {
+        return Ok((window, false));
+    }
+    let config = app
+        .config()
+        .app
+        .windows
+        .iter()
+        .find(|w| w.label == label)
+        .cloned()
+        .ok_or_else(|| tauri::Error::WindowNotFound)?;
+    let window = WebviewWindowBuilder::from_config(app, &config)?.build()?;
+    Ok((window, true))
+}
+
+/// Shows the pet (creating it on first use).
+pub fn show_pet<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let (pet, created) = window(app, PET)?;
+    if created {
+        place_pet(app);
+    }
+    pet.show()?;
+    pet.set_always_on_top(true)?;
+    Ok(())
+}
+
+/// Whether the pet is on screen.
+pub fn pet_showing<R: Runtime>(app: &AppHandle<R>) -> bool {
+    app.get_webview_window(PET)
+        .and_then(|pet| pet.is_visible().ok())
+        .unwrap_or(false)
+}
+
+/// Shows the pet if hidden (or not created yet), hides it if shown; returns whether it is now
+/// visible.
 pub fn toggle_pet<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<bool> {
     let Some(pet) = app.get_webview_window(PET) else {
-        return Ok(false);
+        show_pet(app)?;
+        return Ok(true);
     };
     if pet.is_visible()? {
         pet.hide()?;
@@ -24,13 +63,12 @@ pub fn toggle_pet<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<bool> {
     }
 }
 
-/// Brings the workbench to the front.
+/// Brings the workbench to the front (creating it on first use).
 pub fn show_workbench<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    if let Some(workbench) = app.get_webview_window(WORKBENCH) {
-        workbench.show()?;
-        workbench.unminimize()?;
-        workbench.set_focus()?;
-    }
+    let (workbench, _) = window(app, WORKBENCH)?;
+    workbench.show()?;
+    workbench.unminimize()?;
+    workbench.set_focus()?;
     remember_mode(app, "full");
     Ok(())
 }
@@ -105,8 +143,8 @@ pub fn remember_mode<R: Runtime>(app: &AppHandle<R>, mode: &str) {
     }
 }
 
-/// Whether the workbench opens at start: always for `full`, never for `pet`, and for `last` unless
-/// the pet alone was in use when Cairn last closed.
+/// Whether the workbench opens at start (else the pet does): always for `full`, never for `pet`,
+/// and for `last` unless the pet alone was in use when Cairn last closed.
 pub fn opens_workbench<R: Runtime>(app: &AppHandle<R>, launch: cairn_config::LaunchMode) -> bool {
     use cairn_config::LaunchMode;
     match launch {

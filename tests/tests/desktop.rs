@@ -232,9 +232,19 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
         .header("host", "evil.example");
     assert_eq!(rebinding.send().await?.status(), 403);
 
-    // The pet window is there too.
+    // The pet is created when first asked for (here from the sidebar), not at start.
+    assert!(
+        pet_window()?.is_none(),
+        "the pet waits until it is asked for"
+    );
+    client
+        .find(Locator::Id("toggle-pet"))
+        .await?
+        .click()
+        .await?;
     switch_to_window_titled(client, "Cairn pet").await?;
-    client.find(Locator::Css(".pet-stones")).await?;
+    // Just created: its page mounts a moment after the window has its title.
+    wait_for_text(client, ".pet-stones", "").await?;
     screenshot(client, "pet").await?;
 
     // The badge counts the task that just finished; the bubble talks to Cairn and continues it.

@@ -700,6 +700,18 @@ pub fn Workbench() -> impl IntoView {
                         {t("Settings")}
                     </button>
                 </nav>
+                <button
+                    id="toggle-pet"
+                    class="page-link"
+                    title=t("Show or hide the pet (Ctrl+Shift+Space)")
+                    on:click=move |_| {
+                        spawn_local(async {
+                            let _ = ipc::invoke_with::<bool, _>("toggle_pet", &serde_json::json!({})).await;
+                        });
+                    }
+                >
+                    {t("Pet")}
+                </button>
                 <footer class="sidebar-foot">
                     <span class=move || {
                         if matches!(status.get(), Some(Ok(ref r)) if r.api.running) {

@@ -98,7 +98,8 @@ impl Cairn {
         self.home.models_dir().join(cairn_embed::MODEL_NAME)
     }
 
-    /// The local embedding model, when installed; without it recall runs on its lexical channels.
+    /// The local embedding model, when installed (loaded on first use); without it recall runs on
+    /// its lexical channels.
     pub fn load_embedder(&self) -> Option<Arc<dyn cairn_memory::Embedder>> {
         let dir = self.embedding_model_dir();
         if !dir.join("model.safetensors").exists() {
@@ -108,13 +109,12 @@ impl Cairn {
             );
             return None;
         }
-        match cairn_embed::MiniLm::load(&dir) {
-            Ok(model) => Some(Arc::new(model)),
-            Err(e) => {
-                tracing::warn!("the embedding model did not load, recall is lexical only: {e}");
-                None
-            }
-        }
+        // Loaded at the first embedding and dropped after five idle minutes: an idle app does not
+        // hold the weights.
+        Some(Arc::new(cairn_embed::IdleMiniLm::new(
+            dir,
+            Duration::from_secs(300),
+        )))
     }
 
     /// Where the memory database lives.

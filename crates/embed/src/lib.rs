@@ -3,11 +3,13 @@
 //! normalisation. Loads `model.safetensors` and `vocab.txt` from a folder; nothing is downloaded.
 
 mod bert;
+mod idle;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};
 
 pub use bert::Bert;
+pub use idle::{IdleMiniLm, DIMENSIONS};
 pub use wordpiece::WordPiece;
 
 /// The model's name as recorded with every vector.

@@ -73,3 +73,25 @@ fn a_missing_model_is_a_clear_error() {
         .unwrap_or_default();
     assert!(err.contains("/nonexistent/model/vocab.txt"), "{err}");
 }
+
+#[test]
+fn the_app_s_embedder_loads_on_use_and_unloads_when_idle() -> Result<(), Box<dyn std::error::Error>>
+{
+    use cairn_memory::Embedder;
+    let idle = cairn_embed::IdleMiniLm::new(model_dir(), std::time::Duration::from_secs(1));
+    assert!(
+        !idle.is_loaded(),
+        "nothing is read before the first embedding"
+    );
+    assert_eq!(idle.dim(), 384);
+    let first = idle.embed("A dog is playing in the park.")?;
+    assert!(idle.is_loaded());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while idle.is_loaded() {
+        assert!(std::time::Instant::now() < deadline, "never unloaded");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Loaded again, it embeds the same.
+    assert_eq!(idle.embed("A dog is playing in the park.")?, first);
+    Ok(())
+}

@@ -115,4 +115,6 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Last 7 days", "最近 7 天"),
     ("Older", "更早"),
     ("Archived", "已归档"),
+    ("Show or hide the pet (Ctrl+Shift+Space)", "显示或隐藏桌宠（Ctrl+Shift+Space）"),
+    ("Pet", "桌宠"),
 ];
