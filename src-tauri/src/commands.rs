@@ -10,7 +10,7 @@ use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, State};
 
-use crate::{windows, Desktop};
+use crate::{blocking, windows, Desktop};
 
 /// The same report as `cairn status --json` and `GET /api/v1/status`.
 #[tauri::command]
@@ -56,13 +56,11 @@ pub async fn send_message(
     attachments: Option<Vec<AttachmentInput>>,
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
-    let cairn = desktop.cairn.clone();
     let attachments = attachments.unwrap_or_default();
-    let prepared =
-        tauri::async_runtime::spawn_blocking(move || cairn.prepare_message(&text, &attachments))
-            .await
-            .map_err(|e| ApiError::new("internal", format!("the task failed: {e}")))?
-            .map_err(|e| e.to_api_error())?;
+    let prepared = blocking(&desktop, move |cairn| {
+        cairn.prepare_message(&text, &attachments)
+    })
+    .await?;
     let op = Op::UserMessage {
         session: session.clone(),
         text: prepared.text,
@@ -91,21 +89,16 @@ pub async fn task_goal(
     session: String,
     words: String,
 ) -> Result<String, ApiError> {
-    let cairn = desktop.cairn.clone();
-    tauri::async_runtime::spawn_blocking(move || cairn.task_goal(&session, &words))
-        .await
-        .map_err(|e| ApiError::new("internal", format!("the task failed: {e}")))?
-        .map_err(|e| e.to_api_error())
+    blocking(&desktop, move |cairn| cairn.task_goal(&session, &words)).await
 }
 
 /// `/resume <words>`: matching episodes from memory; `/resume N`: that episode's context.
 #[tauri::command]
 pub async fn resume_search(desktop: State<'_, Desktop>, words: String) -> Result<String, ApiError> {
-    let cairn = desktop.cairn.clone();
-    tauri::async_runtime::spawn_blocking(move || cairn.resume_text(&words, "/resume N"))
-        .await
-        .map_err(|e| ApiError::new("internal", format!("the task failed: {e}")))?
-        .map_err(|e| e.to_api_error())
+    blocking(&desktop, move |cairn| {
+        cairn.resume_text(&words, "/resume N")
+    })
+    .await
 }
 
 /// Submits `op` (a message or a restart) and streams the turn's events to the page.
@@ -301,6 +294,15 @@ fn task_error(e: cairn_api::Error) -> ApiError {
 #[tauri::command]
 pub fn tasks_list(desktop: State<'_, Desktop>) -> Vec<TaskSummary> {
     desktop.cairn.tasks_list()
+}
+
+/// The tasks whose title or conversation contains `query` (Ctrl+K searches content too).
+#[tauri::command]
+pub async fn tasks_search(
+    desktop: State<'_, Desktop>,
+    query: String,
+) -> Result<Vec<String>, ApiError> {
+    blocking(&desktop, move |cairn| Ok(cairn.tasks_search(&query))).await
 }
 
 /// A stored task as the stream shows it.

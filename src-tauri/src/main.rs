@@ -87,6 +87,23 @@ impl Desktop {
     }
 }
 
+/// A background task that died, as the page sees it.
+pub(crate) fn join_error(e: impl std::fmt::Display) -> cairn_protocol::ApiError {
+    cairn_protocol::ApiError::new("internal", format!("the task failed: {e}"))
+}
+
+/// Runs a blocking core operation (files, the config, the database) off the main thread.
+pub(crate) async fn blocking<T: Send + 'static>(
+    desktop: &Desktop,
+    work: impl FnOnce(cairn_api::Cairn) -> Result<T, cairn_api::Error> + Send + 'static,
+) -> Result<T, cairn_protocol::ApiError> {
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::spawn_blocking(move || work(cairn))
+        .await
+        .map_err(join_error)?
+        .map_err(|e| e.to_api_error())
+}
+
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -204,6 +221,7 @@ fn run() -> anyhow::Result<()> {
             commands::answer_question,
             commands::stop_turn,
             commands::tasks_list,
+            commands::tasks_search,
             commands::task_transcript,
             commands::task_update,
             commands::task_delete,

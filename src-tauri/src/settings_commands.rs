@@ -6,23 +6,7 @@ use cairn_api::{AppearanceInput, ConnectionTest, ProviderInput, Settings, VoiceI
 use cairn_protocol::ApiError;
 use tauri::State;
 
-use crate::Desktop;
-
-fn join_error(e: impl std::fmt::Display) -> ApiError {
-    ApiError::new("internal", format!("the task failed: {e}"))
-}
-
-/// Runs a blocking config operation off the main thread.
-async fn blocking<T: Send + 'static>(
-    desktop: &Desktop,
-    work: impl FnOnce(cairn_api::Cairn) -> Result<T, cairn_api::Error> + Send + 'static,
-) -> Result<T, ApiError> {
-    let cairn = desktop.cairn.clone();
-    tauri::async_runtime::spawn_blocking(move || work(cairn))
-        .await
-        .map_err(join_error)?
-        .map_err(|e| e.to_api_error())
-}
+use crate::{blocking, join_error, Desktop};
 
 /// Applies a change the chat depends on (providers, the default model): the next message builds
 /// its runtime from the new config, and a `/model` choice is forgotten when `forget_choice`.

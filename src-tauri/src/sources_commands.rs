@@ -10,7 +10,7 @@ use cairn_protocol::ApiError;
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::Desktop;
+use crate::{join_error, Desktop};
 
 /// The scan in progress, if any (one at a time).
 #[derive(Default)]
@@ -24,10 +24,6 @@ impl Scanning {
             .lock()
             .map_err(|_| ApiError::new("internal", "the scan lock was poisoned"))
     }
-}
-
-fn join_error(e: impl std::fmt::Display) -> ApiError {
-    ApiError::new("internal", format!("the task failed: {e}"))
 }
 
 /// Every known source: detected or not, where, how much, last sync.

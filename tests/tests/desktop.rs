@@ -15,8 +15,7 @@ use cairn_config::read_runtime;
 use cairn_protocol::{RuntimeInfo, StatusReport};
 use cairn_test_support::{delta, finish, text_reply, tool_call_reply, MockServer, Reply};
 use common::{
-    cairn, desktop_binary, launch, run, screenshot, switch_to_window_titled, wait_for_text,
-    TestResult,
+    cairn, launch_at, run, screenshot, switch_to_window_titled, wait_for_text, TestResult,
 };
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -37,16 +36,8 @@ async fn wait_for_runtime(home: &Path) -> TestResult<RuntimeInfo> {
 async fn the_desktop_app_starts_and_answers() -> TestResult {
     let home = tempfile::tempdir()?;
     seed_task(home.path())?;
-    let app = launch(
-        &desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.path().as_os_str())),
-            // The app keeps other agents' history in sync: give it an empty home, not ours.
-            ("HOME", Some(home.path().as_os_str())),
-            ("CAIRN_CONFIG", None),
-        ],
-    )
-    .await?;
+    // The app keeps other agents' history in sync: it gets an empty home, not ours.
+    let app = launch_at(home.path(), &[]).await?;
     let outcome = drive(&app.client, home.path()).await;
     if outcome.is_err() {
         app.close().await;

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cairn_config::read_runtime;
 use common::{
-    cairn, click, desktop_binary, gtk_theme, screenshot_after, text_of, wait_for_text,
-    wait_until_text, App, TestResult, WAIT,
+    cairn, click, gtk_theme, screenshot_after, text_of, wait_for_text, wait_until_text, App,
+    TestResult, WAIT,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
@@ -48,17 +48,8 @@ async fn count(client: &Client, css: &str) -> TestResult<u64> {
 
 /// Starts the app on `home` through tauri-driver, on the workbench window with the API up.
 async fn launch(home: &Path, dark: bool) -> TestResult<App> {
-    let app = common::launch(
-        &desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.as_os_str())),
-            // Nothing of this machine's agents' history: the page shows only what the test seeds.
-            ("HOME", Some(home.as_os_str())),
-            ("CAIRN_CONFIG", None),
-            gtk_theme(dark),
-        ],
-    )
-    .await?;
+    // Nothing of this machine's agents' history: the page shows only what the test seeds.
+    let app = common::launch_at(home, &[gtk_theme(dark)]).await?;
     wait_for_text(&app.client, "#status-line", "API on").await?;
     Ok(app)
 }

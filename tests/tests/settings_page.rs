@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use cairn_test_support::MockServer;
-use common::{click, desktop_binary, gtk_theme, screenshot_after, wait_for_text, App, TestResult};
+use common::{click, gtk_theme, screenshot_after, wait_for_text, App, TestResult};
 use fantoccini::Client;
 use serde_json::json;
 
@@ -35,16 +35,7 @@ async fn set_value(client: &Client, css: &str, value: &str) -> TestResult {
 }
 
 async fn launch(home: &Path) -> TestResult<App> {
-    let app = common::launch(
-        &desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.as_os_str())),
-            ("HOME", Some(home.as_os_str())),
-            ("CAIRN_CONFIG", None),
-            gtk_theme(false),
-        ],
-    )
-    .await?;
+    let app = common::launch_at(home, &[gtk_theme(false)]).await?;
     wait_for_text(&app.client, "#status-line", "API on").await?;
     Ok(app)
 }
@@ -64,6 +55,13 @@ async fn the_settings_page_configures_a_provider_theme_and_diagnostics() -> Test
 async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     click(client, "#page-settings").await?;
     wait_for_text(client, "#settings-no-providers", "No model provider yet").await?;
+    // The embedding model recall uses is named, installed or not (this home has none).
+    wait_for_text(
+        client,
+        "#settings-embedding",
+        "all-MiniLM-L6-v2 is not installed",
+    )
+    .await?;
     screenshot(client, "settings-empty").await?;
 
     // Add the provider through the form.

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use cairn_test_support::{text_reply, MockServer};
-use common::{click, desktop_binary, launch, screenshot, wait_for_text, App, TestResult};
+use common::{click, launch_at, screenshot, wait_for_text, App, TestResult};
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -23,15 +23,7 @@ async fn start(home: &Path, model: &MockServer) -> TestResult<App> {
             model.base_url
         ),
     )?;
-    launch(
-        &desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.as_os_str())),
-            ("HOME", Some(home.as_os_str())),
-            ("CAIRN_CONFIG", None),
-        ],
-    )
-    .await
+    launch_at(home, &[]).await
 }
 
 /// A stored conversation of `pairs` questions and answers, updated now.
@@ -67,6 +59,17 @@ async fn a_stream_of_5000_messages_adds_replies_without_rebuilding_the_list() ->
     let app = start(home.path(), &model).await?;
     let client = &app.client;
     let outcome = async {
+        wait_for_text(client, "#task-list", "A long conversation").await?;
+        // Ctrl+K searches what tasks say, not only their titles (this one is not loaded yet).
+        let search = client.find(Locator::Id("task-search")).await?;
+        search.send_keys("no such words anywhere").await?;
+        common::wait_until_text(client, "#task-list", "hid the task", common::WAIT, |t| {
+            !t.contains("A long conversation")
+        })
+        .await?;
+        search.send_keys("\u{E009}a").await?;
+        search.send_keys("\u{E003}").await?;
+        search.send_keys("STEP 1234 IS").await?;
         wait_for_text(client, "#task-list", "A long conversation").await?;
         let opened = Instant::now();
         click(client, "[data-title='A long conversation'] .task").await?;
@@ -128,16 +131,7 @@ async fn a_stream_of_5000_messages_adds_replies_without_rebuilding_the_list() ->
 async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
     let home = tempfile::tempdir()?;
     let model = MockServer::start(vec![text_reply("Hello! I am ready.")]).await?;
-    let app = launch(
-        &desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.path().as_os_str())),
-            ("HOME", Some(home.path().as_os_str())),
-            ("CAIRN_CONFIG", None),
-            common::gtk_theme(true),
-        ],
-    )
-    .await?;
+    let app = launch_at(home.path(), &[common::gtk_theme(true)]).await?;
     let client = &app.client;
     let outcome = async {
         wait_for_text(client, "#first-run", "Connect a model to start").await?;
@@ -476,15 +470,7 @@ async fn the_app_speaks_simplified_chinese_and_switches_back() -> TestResult {
             model.base_url
         ),
     )?;
-    let app = launch(
-        &desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.path().as_os_str())),
-            ("HOME", Some(home.path().as_os_str())),
-            ("CAIRN_CONFIG", None),
-        ],
-    )
-    .await?;
+    let app = launch_at(home.path(), &[]).await?;
     let client = &app.client;
     let outcome = async {
         wait_for_text(client, "#page-settings", "设置").await?;

@@ -66,6 +66,8 @@ struct Settings {
     log_level: String,
     language: String,
     launch: String,
+    embedding_model: String,
+    embedding_installed: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -675,6 +677,13 @@ pub fn SettingsPage() -> impl IntoView {
                         </strong>
                     </span>
                 </div>
+                <p id="settings-embedding" class="set-muted">
+                    {move || loaded().map(|s| if s.embedding_installed {
+                        tf("Memory search: {model} on this device (loaded when first needed).", &[("model", &s.embedding_model)])
+                    } else {
+                        tf("Memory search: {model} is not installed, so recall matches words only. ./run setup installs it.", &[("model", &s.embedding_model)])
+                    })}
+                </p>
                 {notice_view(provider_notice, "settings-provider-notice")}
             </section>
 

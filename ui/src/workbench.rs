@@ -791,6 +791,32 @@ fn TaskList(
 ) -> impl IntoView {
     let renaming = RwSignal::new(None::<usize>);
     let confirming = RwSignal::new(None::<usize>);
+    // Stored tasks whose content matches (they are not all loaded here): asked of the backend a
+    // moment after the typing stops.
+    let found = RwSignal::new(Vec::<String>::new());
+    Effect::new(move |_| {
+        let q = query.get();
+        if q.trim().is_empty() {
+            found.set(Vec::new());
+            return;
+        }
+        spawn_local(async move {
+            gloo_sleep(200).await;
+            if query.get_untracked() != q {
+                return;
+            }
+            if let Ok(sessions) = ipc::invoke_with::<Vec<String>, _>(
+                "tasks_search",
+                &serde_json::json!({ "query": q }),
+            )
+            .await
+            {
+                if query.get_untracked() == q {
+                    found.set(sessions);
+                }
+            }
+        });
+    });
     let groups = move || {
         let q = query.get().to_lowercase();
         let now = js_sys::Date::now();
@@ -801,6 +827,7 @@ fn TaskList(
                 .filter(|t| {
                     q.is_empty()
                         || t.title.to_lowercase().contains(&q)
+                        || found.with(|f| f.contains(&t.session))
                         || t.messages.iter().any(|e| {
                             e.message
                                 .with_untracked(|m| m.text.to_lowercase().contains(&q))

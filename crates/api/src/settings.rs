@@ -50,6 +50,9 @@ pub struct Settings {
     pub log_level: String,
     /// `en` or `zh-CN`.
     pub language: String,
+    /// The local embedding model recall uses, and whether it is installed.
+    pub embedding_model: String,
+    pub embedding_installed: bool,
     /// `pet`, `full` or `last`.
     pub launch: String,
 }
@@ -157,6 +160,11 @@ impl Cairn {
             pet_shortcut: config.pet_shortcut.clone(),
             log_level: config.log_level.as_str().to_owned(),
             language: config.language.clone(),
+            embedding_model: cairn_embed::MODEL_NAME.to_owned(),
+            embedding_installed: self
+                .embedding_model_dir()
+                .join("model.safetensors")
+                .exists(),
             launch: config.launch.as_str().to_owned(),
         }
     }

@@ -130,6 +130,26 @@ impl Cairn {
             .collect()
     }
 
+    /// The tasks whose title or conversation (the person's words and the replies, not tool
+    /// output) contains `query`, ignoring case: their session ids, most recent first.
+    pub fn tasks_search(&self, query: &str) -> Vec<String> {
+        let query = query.trim().to_lowercase();
+        if query.is_empty() {
+            return Vec::new();
+        }
+        self.session_store()
+            .list()
+            .into_iter()
+            .filter(|session| {
+                session.title.to_lowercase().contains(&query)
+                    || transcript(session)
+                        .iter()
+                        .any(|m| m.text.to_lowercase().contains(&query))
+            })
+            .map(|session| session.id)
+            .collect()
+    }
+
     /// One task's transcript.
     pub fn task_transcript(&self, session: &str) -> Result<Vec<TranscriptMessage>, Error> {
         let stored = self
@@ -272,5 +292,12 @@ mod tests {
         let goal = cairn.session_store().load("s").and_then(|s| s.goal);
         assert!(goal.is_some_and(|g| g.paused), "the change is stored");
         assert!(cairn.task_goal("s", "budget many").is_err());
+        assert_eq!(cairn.tasks_search("TWO FILES"), ["s"]);
+        assert_eq!(cairn.tasks_search("run it"), ["s"]);
+        assert!(
+            cairn.tasks_search("a\nb").is_empty(),
+            "tool output is not searched"
+        );
+        assert!(cairn.tasks_search("  ").is_empty());
     }
 }

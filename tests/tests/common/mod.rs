@@ -58,6 +58,18 @@ pub fn gtk_theme(dark: bool) -> EnvVar<'static> {
     ("GTK_THEME", dark.then(|| OsStr::new("Adwaita:dark")))
 }
 
+/// The desktop app on the data home `home`, which is also its `HOME` (so nothing of this
+/// machine's agents' history or config leaks in), with `extra` variables.
+pub async fn launch_at(home: &Path, extra: &[EnvVar<'_>]) -> TestResult<App> {
+    let mut env: Vec<EnvVar<'_>> = vec![
+        ("CAIRN_HOME", Some(home.as_os_str())),
+        ("HOME", Some(home.as_os_str())),
+        ("CAIRN_CONFIG", None),
+    ];
+    env.extend_from_slice(extra);
+    launch(&desktop_binary()?, &env).await
+}
+
 /// Starts `app` under tauri-driver with `env` (each variable set, or removed when `None`; the rest
 /// of this process's environment is inherited) and connects a WebDriver session to it, on the
 /// workbench window.
