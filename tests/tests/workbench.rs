@@ -512,3 +512,43 @@ async fn the_app_speaks_simplified_chinese_and_switches_back() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// An edit's tool card: its line, status, time, and the diff with added and removed lines marked.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn an_edit_shows_its_diff_in_the_tool_card() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let file = home.path().join("settings.ini");
+    std::fs::write(&file, "[server]\nhost = localhost\nport = 8080\n")?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_call_reply(
+            "e1",
+            "edit_file",
+            json!({"path": file.display().to_string(), "edits": [{"old": "port = 8080", "new": "port = 9090"}]}),
+        ),
+        text_reply("The port is now **9090**."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("Move the server to port 9090").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "The port is now 9090.").await?;
+        wait_for_text(client, "li.tool.ok[data-tool='edit_file']", "done").await?;
+        click(client, "li.tool[data-tool='edit_file'] summary").await?;
+        wait_for_text(client, ".tool-output.diff .diff-del", "port = 8080").await?;
+        wait_for_text(client, ".tool-output.diff .diff-add", "port = 9090").await?;
+        assert_eq!(
+            std::fs::read_to_string(&file)?,
+            "[server]\nhost = localhost\nport = 9090\n"
+        );
+        screenshot(client, "tool-card-diff").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

@@ -135,6 +135,19 @@ pub fn fold_output(output: &str) -> String {
     )
 }
 
+/// The class of one line of an edit's diff (`+ 3 │ …` added, `- 3 │ …` removed, `@@` a hunk).
+pub fn diff_line_class(line: &str) -> &'static str {
+    if line.starts_with("@@") {
+        "diff-hunk"
+    } else if line.starts_with('+') && !line.starts_with("+++") {
+        "diff-add"
+    } else if line.starts_with('-') && !line.starts_with("---") {
+        "diff-del"
+    } else {
+        "diff-line"
+    }
+}
+
 /// A slash command of the composer: its name, its argument hint, what it does.
 pub const SLASH_COMMANDS: [(&str, &str, &str); 9] = [
     ("/new", "", "Start a new task"),
@@ -547,6 +560,18 @@ mod tests {
             .map(|(n, _, _)| n)
             .collect();
         assert_eq!(names, ["/restart", "/resume"]);
+    }
+
+    #[test]
+    fn diff_lines_are_told_apart() {
+        assert_eq!(diff_line_class("@@ -1,7 +1,8 @@"), "diff-hunk");
+        assert_eq!(diff_line_class("+ 3 │ port = 9090"), "diff-add");
+        assert_eq!(diff_line_class("- 3 │ port = 8080"), "diff-del");
+        assert_eq!(diff_line_class("  1 │ [server]"), "diff-line");
+        assert_eq!(
+            diff_line_class("Edited settings.ini: 2 edits applied"),
+            "diff-line"
+        );
     }
 
     #[test]

@@ -1194,8 +1194,17 @@ fn ToolCard(tool: ToolLine) -> impl IntoView {
                     <span class="tool-line">{tool.display.clone()}</span>
                     <span class="tool-meta">{label} " " {time}</span>
                 </summary>
-                {has_output.then(|| view! {
-                    <pre class=if is_edit { "tool-output diff" } else { "tool-output" }>{output}</pre>
+                {has_output.then(|| if is_edit {
+                    // An edit's report: each line of its diff marked added, removed or a hunk.
+                    view! {
+                        <pre class="tool-output diff">
+                            {output.lines().map(|line| view! {
+                                <span class=present::diff_line_class(line)>{line.to_owned()}</span>
+                            }).collect_view()}
+                        </pre>
+                    }.into_any()
+                } else {
+                    view! { <pre class="tool-output">{output}</pre> }.into_any()
                 })}
             </details>
         </li>
