@@ -552,3 +552,71 @@ async fn an_edit_shows_its_diff_in_the_tool_card() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// `[ui] launch = "pet"`: only the pet at start; a double-click on it brings the workbench (and
+/// `data/window.json` remembers it for `launch = "last"`).
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn launch_mode_pet_starts_with_the_pet_alone() -> TestResult {
+    let home = tempfile::tempdir()?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[sync]\nauto = false\n\n[ui]\nlaunch = \"pet\"\n",
+    )?;
+    let app = common::launch_on_window(
+        &common::desktop_binary()?,
+        &[
+            ("CAIRN_HOME", Some(home.path().as_os_str())),
+            ("HOME", Some(home.path().as_os_str())),
+            ("CAIRN_CONFIG", None),
+        ],
+        "Cairn pet",
+    )
+    .await?;
+    let client = &app.client;
+    let visible = |name: &str| -> TestResult<bool> {
+        let found = common::run("xdotool", &["search", "--onlyvisible", "--name", name])?;
+        Ok(!found.trim().is_empty())
+    };
+    let outcome = async {
+        wait_for_text(client, ".pet-stones", "").await?;
+        assert!(visible("^Cairn pet$")?, "the pet is on screen");
+        assert!(
+            !visible("^Cairn$")?,
+            "the workbench waits until it is asked for"
+        );
+        screenshot(client, "launch-pet").await?;
+        // A real double-click in the middle of the pet's window.
+        let pet = common::run(
+            "xdotool",
+            &["search", "--onlyvisible", "--name", "^Cairn pet$"],
+        )?;
+        let pet = pet.lines().next().unwrap_or_default().to_owned();
+        let shell = common::run("xdotool", &["getwindowgeometry", "--shell", &pet])?;
+        let value = |key: &str| -> i64 {
+            shell
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let (x, y) = (
+            value("X=") + value("WIDTH=") / 2,
+            value("Y=") + value("HEIGHT=") / 2,
+        );
+        common::run("xdotool", &["mousemove", &x.to_string(), &y.to_string()])?;
+        common::run("xdotool", &["click", "--repeat", "2", "--delay", "80", "1"])?;
+        common::switch_to_window_titled(client, "Cairn").await?;
+        wait_for_text(client, "#status-line", "API on").await?;
+        assert!(visible("^Cairn$")?);
+        let window = std::fs::read_to_string(home.path().join("data/window.json"))?;
+        assert!(
+            window.contains("\"full\""),
+            "the workbench is remembered as in use: {window}"
+        );
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

@@ -74,6 +74,11 @@ pub async fn launch_at(home: &Path, extra: &[EnvVar<'_>]) -> TestResult<App> {
 /// of this process's environment is inherited) and connects a WebDriver session to it, on the
 /// workbench window.
 pub async fn launch(app: &Path, env: &[EnvVar<'_>]) -> TestResult<App> {
+    launch_on_window(app, env, "Cairn").await
+}
+
+/// [`launch`], with the session on the window titled `title` (the first one the app opens).
+pub async fn launch_on_window(app: &Path, env: &[EnvVar<'_>], title: &str) -> TestResult<App> {
     let port = free_port()?;
     let native_port = free_port()?;
     let mut command = Command::new("tauri-driver");
@@ -118,7 +123,7 @@ pub async fn launch(app: &Path, env: &[EnvVar<'_>]) -> TestResult<App> {
         client,
         _driver: driver,
     };
-    switch_to_window_titled(&app.client, "Cairn").await?;
+    switch_to_window_titled(&app.client, title).await?;
     Ok(app)
 }
 
