@@ -620,3 +620,64 @@ async fn launch_mode_pet_starts_with_the_pet_alone() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// A tool card opened while its command runs stays open as the call finishes and the reply
+/// streams in after it (each part of a message follows only what it shows).
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn an_opened_tool_card_stays_open_while_the_reply_streams() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_call_reply(
+            "b1",
+            "bash",
+            json!({"command": "sleep 2; echo planted"}),
+        ),
+        cairn_test_support::Reply::sse(&[
+            cairn_test_support::delta(json!({ "content": "The bed " })),
+            cairn_test_support::delta(json!({ "content": "is ready." })),
+            cairn_test_support::finish("stop"),
+        ]),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("Plant the basil").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "li.tool.running[data-tool='bash']", "running").await?;
+        click(client, "li.tool[data-tool='bash'] summary").await?;
+        client
+            .execute(
+                "document.querySelector(\"li.tool[data-tool='bash'] details\").__probe = 'opened';",
+                vec![],
+            )
+            .await?;
+        wait_for_text(client, "#messages", "The bed is ready.").await?;
+        wait_for_text(
+            client,
+            "li.tool.ok[data-tool='bash'] .tool-output",
+            "planted",
+        )
+        .await?;
+        let kept = client
+            .execute(
+                "const d = document.querySelector(\"li.tool[data-tool='bash'] details\");\
+                 return [d.open, d.__probe];",
+                vec![],
+            )
+            .await?;
+        assert_eq!(
+            kept,
+            json!([true, "opened"]),
+            "the card was rebuilt or closed"
+        );
+        screenshot(client, "tool-card-kept-open").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

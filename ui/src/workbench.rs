@@ -1077,12 +1077,12 @@ fn MessageList(tasks: RwSignal<Vec<Task>>, id: usize) -> impl IntoView {
     }
 }
 
-/// One message of the stream, re-rendered when (and only when) it changes.
+/// One message of the stream. Each part follows only what it shows: a streamed token re-renders
+/// the text, not the tool cards (an opened card stays open) nor an approval or a question form.
 #[component]
 fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
     let message = RwSignal::from(message);
     let clear_pending = move || message.update(|m| m.pending = None);
-    // The item stays; what is inside follows the message.
     let class = move || {
         message.with(|m| match (&m.author, m.progress) {
             (Author::Person, _) => "message from-person",
@@ -1091,34 +1091,72 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
             (Author::Cairn, Progress::Done) => "message from-cairn",
         })
     };
-    let content = move || {
-        let m = message.get();
-        let who = match m.author {
-            Author::Person => t("You"),
-            Author::Cairn => "Cairn",
-        };
-        let recalled = (m.recalled > 0).then(|| {
-            let label = if m.recalled == 1 {
+    let from_person = message.with_untracked(|m| m.author == Author::Person);
+    let who = if from_person { t("You") } else { "Cairn" };
+    let attachments = message.with_untracked(|m| m.attachments.clone());
+    let recalled = Memo::new(move |_| message.with(|m| m.recalled));
+    let recalled_items = Memo::new(move |_| message.with(|m| m.recalled_items.clone()));
+    let tool_ids = Memo::new(move |_| {
+        message.with(|m| {
+            m.tools
+                .iter()
+                .map(|t| t.call_id.clone())
+                .collect::<Vec<_>>()
+        })
+    });
+    let body =
+        Memo::new(move |_| message.with(|m| (m.text.clone(), m.progress, m.tools.is_empty())));
+    let pending = Memo::new(move |_| message.with(|m| m.pending.clone()));
+    let stopped = Memo::new(move |_| message.with(|m| m.stopped));
+
+    let recalled_label = move || {
+        let n = recalled.get();
+        (n > 0).then(|| {
+            let label = if n == 1 {
                 t("1 memory recalled").to_owned()
             } else {
-                tf("{n} memories recalled", &[("n", &m.recalled.to_string())])
+                tf("{n} memories recalled", &[("n", &n.to_string())])
             };
             view! { <span class="recalled">{label}</span> }
-        });
-        let body = if m.author == Author::Person || m.progress == Progress::Failed {
-            view! { <p class="text">{m.text.clone()}</p> }.into_any()
-        } else if m.text.is_empty() && m.progress == Progress::Streaming && m.tools.is_empty() {
+        })
+    };
+    let recalled_block = move || {
+        let items = recalled_items.get();
+        (!items.is_empty()).then(|| {
+            let label = if items.len() == 1 {
+                t("1 memory recalled from memory").to_owned()
+            } else {
+                tf("{n} memories recalled from memory", &[("n", &items.len().to_string())])
+            };
+            view! {
+                <details class="recalled-block">
+                    <summary>{label}</summary>
+                    <ol>
+                        {items.into_iter().map(|i| view! {
+                            <li>
+                                <p class="recalled-meta">{tf("{date} · {source} · score {score} · {channels}", &[("date", &i.date), ("source", &i.source), ("score", &format!("{:.2}", i.score)), ("channels", &i.channels)])}</p>
+                                <p class="recalled-text">{i.snippet}</p>
+                                <p class="recalled-why">{i.reason}</p>
+                            </li>
+                        }).collect_view()}
+                    </ol>
+                </details>
+            }
+        })
+    };
+    let body_view = move || {
+        let (text, progress, no_tools) = body.get();
+        if from_person || progress == Progress::Failed {
+            view! { <p class="text">{text}</p> }.into_any()
+        } else if text.is_empty() && progress == Progress::Streaming && no_tools {
             view! { <p class="text thinking">"…"</p> }.into_any()
         } else {
-            view! { <div class="text markdown" inner_html=present::markdown_html(&m.text)></div> }
+            view! { <div class="text markdown" inner_html=present::markdown_html(&text)></div> }
                 .into_any()
-        };
-        let tools = m
-            .tools
-            .into_iter()
-            .map(|t| view! { <ToolCard tool=t /> })
-            .collect_view();
-        let pending = m.pending.map(|p| match p {
+        }
+    };
+    let pending_view = move || {
+        pending.get().map(|p| match p {
             Pending::Approval {
                 request,
                 tool,
@@ -1127,85 +1165,93 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
             Pending::Question { request, questions } => {
                 view! { <QuestionForm request questions on_done=clear_pending /> }.into_any()
             }
-        });
-        let stopped = m
-            .stopped
-            .then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> });
-        let recalled_block = (!m.recalled_items.is_empty()).then(|| {
-                        let items = m.recalled_items.clone();
-                        let label = if items.len() == 1 { t("1 memory recalled from memory").to_owned() } else { tf("{n} memories recalled from memory", &[("n", &items.len().to_string())]) };
-                        view! {
-                            <details class="recalled-block">
-                                <summary>{label}</summary>
-                                <ol>
-                                    {items.into_iter().map(|i| view! {
-                                        <li>
-                                            <p class="recalled-meta">{tf("{date} · {source} · score {score} · {channels}", &[("date", &i.date), ("source", &i.source), ("score", &format!("{:.2}", i.score)), ("channels", &i.channels)])}</p>
-                                            <p class="recalled-text">{i.snippet}</p>
-                                            <p class="recalled-why">{i.reason}</p>
-                                        </li>
-                                    }).collect_view()}
-                                </ol>
-                            </details>
-                        }
-                    });
-        view! {
-            <span class="who">{who} {recalled}</span>
+        })
+    };
+    view! {
+        <li class=class>
+            <span class="who">{who} {recalled_label}</span>
             {recalled_block}
-            <ul class="tools">{tools}</ul>
-            {body}
-            {(!m.attachments.is_empty()).then(|| view! {
+            <ul class="tools">
+                <For each=move || tool_ids.get() key=|id| id.clone() let:id>
+                    <ToolCard message id />
+                </For>
+            </ul>
+            {body_view}
+            {(!attachments.is_empty()).then(|| view! {
                 <ul class="sent-attachments">
-                    {m.attachments.iter().map(|name| view! { <li class="attachment">{name.clone()}</li> }).collect_view()}
+                    {attachments.iter().map(|name| view! { <li class="attachment">{name.clone()}</li> }).collect_view()}
                 </ul>
             })}
-            {pending}
-            {stopped}
-        }
-    };
-    view! { <li class=class>{content}</li> }
+            {pending_view}
+            {move || stopped.get().then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> })}
+        </li>
+    }
 }
 
-/// One tool call: its line, status and time; the output folded underneath.
+/// One tool call of `message`: its line, status and time; the output folded underneath. The card
+/// stays while the call runs and finishes, so a person who opened it keeps it open.
 #[component]
-fn ToolCard(tool: ToolLine) -> impl IntoView {
-    let (state, label) = match tool.failed {
-        None => ("tool running", t("running")),
-        Some(false) => ("tool ok", t("done")),
-        Some(true) => ("tool failed", t("failed")),
+fn ToolCard(message: RwSignal<Message>, id: String) -> impl IntoView {
+    let tool =
+        Memo::new(move |_| message.with(|m| m.tools.iter().find(|t| t.call_id == id).cloned()));
+    let name = tool.with_untracked(|t| t.as_ref().map(|t| t.name.clone()).unwrap_or_default());
+    let is_edit = matches!(name.as_str(), "edit_file" | "write_file");
+    let state = move || match tool.with(|t| t.as_ref().and_then(|t| t.failed)) {
+        None => "tool running",
+        Some(false) => "tool ok",
+        Some(true) => "tool failed",
     };
-    let time = tool
-        .took_ms
-        .map(|ms| {
-            if ms >= 1000.0 {
-                format!("{:.1} s", ms / 1000.0)
+    let meta = move || {
+        tool.with(|line| {
+            let Some(line) = line else {
+                return String::new();
+            };
+            let label = match line.failed {
+                None => t("running"),
+                Some(false) => t("done"),
+                Some(true) => t("failed"),
+            };
+            let time = line
+                .took_ms
+                .map(|ms| {
+                    if ms >= 1000.0 {
+                        format!("{:.1} s", ms / 1000.0)
+                    } else {
+                        format!("{ms:.0} ms")
+                    }
+                })
+                .unwrap_or_default();
+            format!("{label} {time}")
+        })
+    };
+    let display = move || tool.with(|t| t.as_ref().map(|t| t.display.clone()).unwrap_or_default());
+    let output = move || {
+        let output = tool.with(|t| t.as_ref().map(|t| t.output.clone()).unwrap_or_default());
+        (!output.is_empty()).then(|| {
+            let output = present::fold_output(&output);
+            if is_edit {
+                // An edit's report: each line of its diff marked added, removed or a hunk.
+                view! {
+                    <pre class="tool-output diff">
+                        {output.lines().map(|line| view! {
+                            <span class=present::diff_line_class(line)>{line.to_owned()}</span>
+                        }).collect_view()}
+                    </pre>
+                }
+                .into_any()
             } else {
-                format!("{ms:.0} ms")
+                view! { <pre class="tool-output">{output}</pre> }.into_any()
             }
         })
-        .unwrap_or_default();
-    let has_output = !tool.output.is_empty();
-    let is_edit = matches!(tool.name.as_str(), "edit_file" | "write_file");
-    let output = present::fold_output(&tool.output);
+    };
     view! {
-        <li class=state data-tool=tool.name.clone()>
+        <li class=state data-tool=name>
             <details>
                 <summary>
-                    <span class="tool-line">{tool.display.clone()}</span>
-                    <span class="tool-meta">{label} " " {time}</span>
+                    <span class="tool-line">{display}</span>
+                    <span class="tool-meta">{meta}</span>
                 </summary>
-                {has_output.then(|| if is_edit {
-                    // An edit's report: each line of its diff marked added, removed or a hunk.
-                    view! {
-                        <pre class="tool-output diff">
-                            {output.lines().map(|line| view! {
-                                <span class=present::diff_line_class(line)>{line.to_owned()}</span>
-                            }).collect_view()}
-                        </pre>
-                    }.into_any()
-                } else {
-                    view! { <pre class="tool-output">{output}</pre> }.into_any()
-                })}
+                {output}
             </details>
         </li>
     }
