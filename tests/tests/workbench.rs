@@ -563,16 +563,7 @@ async fn launch_mode_pet_starts_with_the_pet_alone() -> TestResult {
         home.path().join("config.toml"),
         "[sync]\nauto = false\n\n[ui]\nlaunch = \"pet\"\n",
     )?;
-    let app = common::launch_on_window(
-        &common::desktop_binary()?,
-        &[
-            ("CAIRN_HOME", Some(home.path().as_os_str())),
-            ("HOME", Some(home.path().as_os_str())),
-            ("CAIRN_CONFIG", None),
-        ],
-        "Cairn pet",
-    )
-    .await?;
+    let app = common::launch_at_window(home.path(), &[], "Cairn pet").await?;
     let client = &app.client;
     let visible = |name: &str| -> TestResult<bool> {
         let found = common::run("xdotool", &["search", "--onlyvisible", "--name", name])?;

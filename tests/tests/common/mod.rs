@@ -61,13 +61,18 @@ pub fn gtk_theme(dark: bool) -> EnvVar<'static> {
 /// The desktop app on the data home `home`, which is also its `HOME` (so nothing of this
 /// machine's agents' history or config leaks in), with `extra` variables.
 pub async fn launch_at(home: &Path, extra: &[EnvVar<'_>]) -> TestResult<App> {
+    launch_at_window(home, extra, "Cairn").await
+}
+
+/// [`launch_at`], with the session on the window titled `title` (the one the app opens first).
+pub async fn launch_at_window(home: &Path, extra: &[EnvVar<'_>], title: &str) -> TestResult<App> {
     let mut env: Vec<EnvVar<'_>> = vec![
         ("CAIRN_HOME", Some(home.as_os_str())),
         ("HOME", Some(home.as_os_str())),
         ("CAIRN_CONFIG", None),
     ];
     env.extend_from_slice(extra);
-    launch(&desktop_binary()?, &env).await
+    launch_on_window(&desktop_binary()?, &env, title).await
 }
 
 /// Starts `app` under tauri-driver with `env` (each variable set, or removed when `None`; the rest
