@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::i18n::{t, tf};
 use crate::ipc::invoke_with;
-use crate::present::{civil_from_days, day_name, days_from_civil};
+use cairn_protocol::calendar::{civil_from_days, day_name, days_from_civil};
 
 /// Entries per page of the list.
 const PAGE: usize = 20;

@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::i18n::{t, tf};
 use crate::ipc::{invoke_streaming, invoke_with};
-use crate::present::day_name;
+use cairn_protocol::calendar::day_name;
 
 /// A source as `sources_list` answers (cairn-api's `SourceInfo`).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -444,15 +444,7 @@ impl Cairn {
 fn civil_time(secs: u64) -> (i64, i64, i64, u64, u64, u64) {
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rest = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = cairn_protocol::calendar::civil_from_days(days);
     (year, month, day, rest / 3_600, rest % 3_600 / 60, rest % 60)
 }
 

@@ -257,14 +257,7 @@ pub fn parse_time(text: &str) -> Option<i64> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
         return None;
     }
-    // Days from civil (Howard Hinnant).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = cairn_protocol::calendar::days_from_civil(year, month, day);
     Some(
         days * 86_400_000 + hour * 3_600_000 + minute * 60_000 + (seconds * 1000.0) as i64
             - offset_ms,

@@ -298,17 +298,10 @@ pub fn parse_date_time(text: &str) -> Option<i64> {
         _ => return None,
     };
     let year: i64 = parts.next()?.parse().ok()?;
-    Some(((days_from_civil(year, month, day) * 24 + hour) * 60 + minute) * 60_000)
-}
-
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    Some(
+        ((cairn_protocol::calendar::days_from_civil(year, month, day) * 24 + hour) * 60 + minute)
+            * 60_000,
+    )
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod calendar;
+
 /// The answer of `GET /api/v1/health`, the only route that needs no token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Health {
