@@ -410,6 +410,9 @@ impl Runtime {
     /// The session's standing goal for this turn, counted against its budget (see [`crate::goal`]).
     pub(crate) fn goal_for_turn(&self, session: &str) -> Option<String> {
         let store = self.settings.sessions.as_ref()?;
+        // Most tasks have no active goal: then the session file is neither parsed whole nor
+        // rewritten here.
+        store.goal(session).filter(|g| !g.paused)?;
         let mut note = None;
         if let Err(e) = store.update(session, |s| note = crate::goal::take_turn(&mut s.goal)) {
             tracing::warn!("the goal was not updated: {e}");

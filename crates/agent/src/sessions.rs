@@ -125,6 +125,16 @@ impl SessionStore {
         self.read(id)
     }
 
+    /// The session's standing goal, read without building its conversation.
+    pub fn goal(&self, id: &str) -> Option<crate::Goal> {
+        #[derive(serde::Deserialize)]
+        struct GoalOnly {
+            #[serde(default)]
+            goal: Option<crate::Goal>,
+        }
+        self.read::<GoalOnly>(id)?.goal
+    }
+
     /// A stored session read as `T` (the whole session, or only its header).
     fn read<T: serde::de::DeserializeOwned>(&self, id: &str) -> Option<T> {
         let path = self.path(id)?;
