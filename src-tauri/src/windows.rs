@@ -73,10 +73,15 @@ pub fn show_workbench<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     Ok(())
 }
 
+/// `name` in the data folder, where the windows' state is remembered between runs.
+fn data_file<R: Runtime>(app: &AppHandle<R>, name: &str) -> Option<std::path::PathBuf> {
+    let desktop = app.try_state::<crate::Desktop>()?;
+    Some(desktop.cairn.home().data_dir().join(name))
+}
+
 /// Where the pet's position is remembered between runs.
 fn pet_position_file<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
-    let desktop = app.try_state::<crate::Desktop>()?;
-    Some(desktop.cairn.home().data_dir().join("pet.json"))
+    data_file(app, "pet.json")
 }
 
 /// Remembers where the person dragged the pet (physical pixels).
@@ -129,8 +134,7 @@ pub fn place_pet<R: Runtime>(app: &AppHandle<R>) {
 
 /// Where the window in use at exit is remembered (for `[ui] launch = "last"`).
 fn last_window_file<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBuf> {
-    let desktop = app.try_state::<crate::Desktop>()?;
-    Some(desktop.cairn.home().data_dir().join("window.json"))
+    data_file(app, "window.json")
 }
 
 /// Remembers whether the workbench (`full`) or the pet alone (`pet`) is in use.

@@ -113,7 +113,8 @@ pub fn Pet() -> impl IntoView {
     let open_bubble = move || {
         bubble.set(true);
         list.set(false);
-        focus_input();
+        // Once the bubble is shown.
+        request_animation_frame(|| crate::workbench::focus_by_id("pet-input"));
     };
     let on_click = move || {
         cancel_click();
@@ -263,18 +264,4 @@ pub fn Pet() -> impl IntoView {
             </Show>
         </div>
     }
-}
-
-/// Puts the caret in the bubble's input once it is shown.
-fn focus_input() {
-    request_animation_frame(|| {
-        use wasm_bindgen::JsCast;
-        if let Some(input) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.get_element_by_id("pet-input"))
-            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-        {
-            let _ = input.focus();
-        }
-    });
 }

@@ -149,7 +149,8 @@ impl ProviderForm {
     }
 }
 
-fn placeholder_url(kind: &str) -> &'static str {
+/// The address a provider of `kind` has when none is given.
+pub fn placeholder_url(kind: &str) -> &'static str {
     match kind {
         "anthropic" => "https://api.anthropic.com",
         "ollama" => "http://127.0.0.1:11434",
@@ -296,16 +297,20 @@ pub fn SettingsPage() -> impl IntoView {
         );
     };
 
+    // The appearance section as the command takes it.
+    let appearance = move || {
+        json!({ "appearance": {
+            "theme": theme.get_untracked(),
+            "pet_shortcut": shortcut.get_untracked(),
+            "log_level": log_level.get_untracked(),
+            "language": language.get_untracked(),
+            "launch": launch.get_untracked(),
+        }})
+    };
     let save_appearance = move |done: String| {
         save(
             "settings_save_appearance",
-            json!({ "appearance": {
-                "theme": theme.get_untracked(),
-                "pet_shortcut": shortcut.get_untracked(),
-                "log_level": log_level.get_untracked(),
-                "language": language.get_untracked(),
-                "launch": launch.get_untracked(),
-            }}),
+            appearance(),
             appearance_notice,
             done,
         );
@@ -313,13 +318,7 @@ pub fn SettingsPage() -> impl IntoView {
     // A new language: saved, then both windows load again in it.
     let change_language = move |code: String| {
         language.set(code);
-        let args = json!({ "appearance": {
-            "theme": theme.get_untracked(),
-            "pet_shortcut": shortcut.get_untracked(),
-            "log_level": log_level.get_untracked(),
-            "language": language.get_untracked(),
-            "launch": launch.get_untracked(),
-        }});
+        let args = appearance();
         spawn_local(async move {
             match invoke_with::<Settings, _>("settings_save_appearance", &args).await {
                 Ok(_) => {

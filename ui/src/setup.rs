@@ -176,11 +176,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                 id="first-run-url"
                 type="url"
                 autocomplete="off"
-                placeholder=move || match kind.get().as_str() {
-                    "anthropic" => "https://api.anthropic.com",
-                    "ollama" => "http://127.0.0.1:11434",
-                    _ => "https://api.openai.com/v1",
-                }
+                placeholder=move || crate::settings_page::placeholder_url(&kind.get())
                 prop:value=move || base_url.get()
                 on:input=move |ev| {
                     base_url.set(event_target_value(&ev));

@@ -1772,7 +1772,7 @@ fn focus_composer() {
 }
 
 /// Focuses the element with `id`.
-fn focus_by_id(id: &str) {
+pub fn focus_by_id(id: &str) {
     use wasm_bindgen::JsCast;
     if let Some(input) = web_sys::window()
         .and_then(|w| w.document())

@@ -31,6 +31,9 @@ pub enum GoalCommand {
     Clear,
 }
 
+/// What `/goal` says when the task has none.
+const NO_GOAL: &str = "There is no goal for this task. Set one: /goal <text>.";
+
 /// The subcommands, for `/goal help`.
 pub const GOAL_HELP: &str = "/goal — show the goal\n\
 /goal <text> or /goal create <text> — set it\n\
@@ -79,7 +82,7 @@ impl GoalCommand {
 
     /// Applies the command to `goal`; what to tell the person.
     pub fn apply(self, goal: &mut Option<Goal>) -> Result<String, String> {
-        let no_goal = || "There is no goal for this task. Set one: /goal <text>.".to_owned();
+        let no_goal = || NO_GOAL.to_owned();
         match self {
             Self::Show => Ok(describe(goal.as_ref())),
             Self::Help => Ok(GOAL_HELP.to_owned()),
@@ -138,7 +141,7 @@ fn plural(n: u32) -> &'static str {
 /// The goal in a line or two, for `/goal`.
 pub fn describe(goal: Option<&Goal>) -> String {
     let Some(goal) = goal else {
-        return "There is no goal for this task. Set one: /goal <text>.".to_owned();
+        return NO_GOAL.to_owned();
     };
     let state = if goal.paused { "paused" } else { "active" };
     let budget = match goal.budget {
