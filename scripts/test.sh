@@ -5,14 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 # The shared evaluation data (fixtures of other agents' history, LoCoMo, audio) is read in place:
-# beside the checkout, or where this machine keeps it.
-if [ -z "${CAIRN_EVAL_DIR:-}" ]; then
-  for candidate in "$PWD/../shared/eval" /work/shared/eval; do
-    if [ -d "$candidate/transcripts" ]; then
-      export CAIRN_EVAL_DIR="$(cd "$candidate" && pwd)"
-      break
-    fi
-  done
+# $CAIRN_EVAL_DIR, or ../shared/eval beside the checkout.
+if [ -z "${CAIRN_EVAL_DIR:-}" ] && [ -d "$PWD/../shared/eval/transcripts" ]; then
+  export CAIRN_EVAL_DIR="$(cd "$PWD/../shared/eval" && pwd)"
 fi
 # Models that setup installs must be there: their tests fail rather than skip.
 export CAIRN_REQUIRE_MODELS=1

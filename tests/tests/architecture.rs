@@ -106,3 +106,71 @@ fn the_desktop_and_ui_crates_do_use_them() -> Result<(), Box<dyn std::error::Err
     assert!(direct("cairn-ui", "leptos"));
     Ok(())
 }
+
+/// The packages `start` reaches through normal and build dependencies, by name.
+fn reached(meta: &Value, start: &str) -> HashSet<String> {
+    let empty = Vec::new();
+    let packages = meta["packages"].as_array().unwrap_or(&empty);
+    let names: HashMap<&str, &str> = packages
+        .iter()
+        .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
+        .collect();
+    let mut edges: HashMap<&str, Vec<&str>> = HashMap::new();
+    for node in meta["resolve"]["nodes"].as_array().unwrap_or(&empty) {
+        let Some(id) = node["id"].as_str() else {
+            continue;
+        };
+        let deps = node["deps"]
+            .as_array()
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|dep| {
+                let shipped = dep["dep_kinds"]
+                    .as_array()?
+                    .iter()
+                    .any(|k| k["kind"].as_str() != Some("dev"));
+                shipped.then(|| dep["pkg"].as_str()).flatten()
+            });
+        edges.insert(id, deps.collect());
+    }
+    let mut seen = HashSet::new();
+    let mut stack: Vec<&str> = names
+        .iter()
+        .filter(|(_, name)| **name == start)
+        .map(|(id, _)| *id)
+        .collect();
+    while let Some(id) = stack.pop() {
+        if seen.insert(id) {
+            stack.extend(edges.get(id).into_iter().flatten());
+        }
+    }
+    seen.iter()
+        .filter_map(|id| names.get(id).map(|n| (*n).to_owned()))
+        .collect()
+}
+
+/// llama.cpp and whisper.cpp each vendor their own ggml: linked into one program they clash.
+/// The language model runs in the model host (cairn-local), which never links whisper; the app
+/// and the CLI link whisper and reach llama.cpp only through that child process.
+#[test]
+fn llama_cpp_and_whisper_never_meet_in_one_program() -> Result<(), Box<dyn std::error::Error>> {
+    let meta = metadata()?;
+    let host = reached(&meta, "cairn-local");
+    assert!(
+        host.contains("llama-cpp-sys-2"),
+        "the model host runs llama.cpp"
+    );
+    assert!(
+        !host.contains("whisper-rs-sys"),
+        "the model host reaches whisper"
+    );
+    for program in ["cairn-desktop", "cairn-cli", "cairn-api"] {
+        let deps = reached(&meta, program);
+        assert!(deps.contains("whisper-rs-sys"), "{program} has voice input");
+        assert!(
+            !deps.contains("llama-cpp-sys-2"),
+            "{program} links llama.cpp beside whisper"
+        );
+    }
+    Ok(())
+}

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_agent::{AgentSettings, Budgets, Runtime, SearchMemory};
-use cairn_config::ProviderKind;
+use cairn_config::{ProviderKind, BUILTIN_LOCAL_PROVIDER};
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
 use cairn_tools::{DeclaredTool, DeclaredToolDef, Toolbox, ToolboxOptions};
 
@@ -79,7 +79,10 @@ impl Cairn {
         };
         let config = self.load_config().unwrap_or_default();
         let agent = &config.agent;
+        // A small model on this device gets the compact profile: the file and command tools only.
+        let compact = provider.on_device();
         let mut settings = AgentSettings::new(provider, model, project_root);
+        settings.compact = compact;
         settings.sessions = Some(self.session_store());
         settings.yolo = agent.yolo;
         settings.max_steps = agent.max_steps;
@@ -95,11 +98,11 @@ impl Cairn {
         settings.tools = Toolbox::new(&ToolboxOptions {
             bash: agent.bash_tool,
             edit_tools: agent.edit_tools,
-            ask_user: agent.ask_user_tool,
-            save_answer: agent.save_answer_tool,
-            skills_dir: Some(skills_dir),
+            ask_user: agent.ask_user_tool && !compact,
+            save_answer: agent.save_answer_tool && !compact,
+            skills_dir: (!compact).then_some(skills_dir),
         });
-        if agent.search_memory_tool {
+        if agent.search_memory_tool && !compact {
             settings.tools.add(Arc::new(SearchMemory {
                 store: self.session_store(),
             }));
@@ -135,20 +138,33 @@ impl Cairn {
         let config = self.load_config()?;
         let (name, model) = match choice.model {
             Some(model) => match model.split_once('/') {
-                Some((provider, id)) if config.providers.contains_key(provider) => {
+                Some((provider, id))
+                    if config.providers.contains_key(provider)
+                        || provider == BUILTIN_LOCAL_PROVIDER =>
+                {
                     (provider.to_owned(), id.to_owned())
                 }
                 _ => match &config.default_model {
                     Some((provider, _)) => (provider.clone(), model),
-                    None => return Err(self.no_model()),
+                    None => (BUILTIN_LOCAL_PROVIDER.to_owned(), model),
                 },
             },
-            None => config
-                .default_model
-                .clone()
-                .ok_or_else(|| self.no_model())?,
+            None => match config.default_model.clone() {
+                Some(default) => default,
+                // Installed, even if damaged: loading it says what is wrong and how to repair it.
+                None if self.default_local_model_installed() => (
+                    BUILTIN_LOCAL_PROVIDER.to_owned(),
+                    cairn_models::catalog::DEFAULT_MODEL.to_owned(),
+                ),
+                None => return Err(self.no_model()),
+            },
         };
-        let provider = config.providers.get(&name).ok_or_else(|| self.no_model())?;
+        let Some(provider) = config.providers.get(&name) else {
+            if name == BUILTIN_LOCAL_PROVIDER {
+                return Ok((self.local_provider(&model)?, model));
+            }
+            return Err(self.no_model());
+        };
         let key = choice
             .api_key
             .or_else(|| provider.api_key.as_ref().map(|k| k.expose().to_owned()));
@@ -159,13 +175,15 @@ impl Cairn {
                 key,
             )),
             ProviderKind::Anthropic => Arc::new(Anthropic::new(provider.base_url.clone(), key)),
+            ProviderKind::Local => self.local_provider(&model)?,
         };
         Ok((provider, model))
     }
 
     fn no_model(&self) -> Error {
         Error::NoModel(format!(
-            "no model is configured. Add to {}:\n\n[agent]\nmodel = \"local/NAME\"\n\n[providers.local]\nkind = \"openai\"   # or ollama, anthropic\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key = \"${{API_KEY}}\"   # if the server needs one\n\nor pass --base-url URL --model NAME [--api-key-env VAR].",
+            "no model is configured, and Cairn's own model is not installed: install it with\n\n  cairn models install {}\n\nor use a model server. Add to {}:\n\n[agent]\nmodel = \"server/NAME\"\n\n[providers.server]\nkind = \"openai\"   # or ollama, anthropic\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key = \"${{API_KEY}}\"   # if the server needs one\n\nor pass --base-url URL --model NAME [--api-key-env VAR].",
+            cairn_models::catalog::DEFAULT_MODEL,
             self.home().config_file().display()
         ))
     }

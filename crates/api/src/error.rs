@@ -21,6 +21,10 @@ pub enum Error {
     Import(#[from] cairn_importers::ImportError),
     #[error(transparent)]
     Voice(#[from] cairn_voice::VoiceError),
+    /// Installing, removing or checking one of Cairn's own models failed: the message says how
+    /// to repair it.
+    #[error(transparent)]
+    Models(#[from] cairn_models::ModelsError),
     /// No such task, or another thing asked for by name that is not there.
     #[error("{0}")]
     NotFound(String),
@@ -65,6 +69,7 @@ impl Error {
             | Self::UnknownSource(_)
             | Self::Attachment(_)
             | Self::Invalid(_) => ErrorKind::BadRequest,
+            Self::Models(cairn_models::ModelsError::Unknown { .. }) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) | Self::NotFound(_) => ErrorKind::NotFound,
             _ => ErrorKind::Internal,
         }

@@ -7,6 +7,7 @@ mod attachments;
 mod error;
 mod hooks;
 mod memory;
+mod models;
 mod resume;
 mod settings;
 mod sources;
@@ -27,6 +28,7 @@ pub use attachments::{
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
+pub use models::MODEL_INDEX_ENV;
 pub use settings::{
     AppearanceInput, ConnectionTest, ProviderInput, ProviderSettings, Settings, VoiceInput,
     VoiceModelInfo,

@@ -7,6 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cairn_config::{
     redact_config_text, update_config_file, Config, ConfigEdit, EditValue, ProviderKind,
+    BUILTIN_LOCAL_PROVIDER,
 };
 use cairn_llm::{Anthropic, OpenAiCompatible};
 use cairn_protocol::RuntimeInfo;
@@ -242,17 +243,21 @@ impl Cairn {
     /// Makes `provider/model` the chat's default (adding the model to the provider's list).
     pub fn set_default_model(&self, provider: &str, model: &str) -> Result<(), Error> {
         let config = self.load_config()?;
-        let Some(configured) = config.providers.get(provider) else {
-            return Err(Error::NotFound(format!("no provider named {provider:?}")));
-        };
         let model = model.trim();
         if model.is_empty() {
             return Err(bad("name the model"));
         }
-        let mut edits = vec![ConfigEdit::set(
-            &["agent", "model"],
-            text(&format!("{provider}/{model}")),
-        )];
+        let set_default =
+            ConfigEdit::set(&["agent", "model"], text(&format!("{provider}/{model}")));
+        let Some(configured) = config.providers.get(provider) else {
+            // Cairn's own models need no provider table: a catalogue name that is installed.
+            if provider == BUILTIN_LOCAL_PROVIDER {
+                self.local_provider(model)?;
+                return self.update_config(&[set_default]);
+            }
+            return Err(Error::NotFound(format!("no provider named {provider:?}")));
+        };
+        let mut edits = vec![set_default];
         if !configured.models.iter().any(|m| m == model) {
             let mut models = configured.models.clone();
             models.push(model.to_owned());
@@ -330,6 +335,27 @@ impl Cairn {
         };
         let key = provider.api_key.as_ref().map(|k| k.expose().to_owned());
         let outcome = match provider.kind {
+            ProviderKind::Local => {
+                let models: Vec<String> = self
+                    .local_models()
+                    .into_iter()
+                    .filter(|m| m.whole)
+                    .map(|m| m.name)
+                    .collect();
+                let message = if models.is_empty() {
+                    format!(
+                        "no model of Cairn's is installed: install one with `cairn models install {}`",
+                        cairn_models::catalog::DEFAULT_MODEL
+                    )
+                } else {
+                    format!("on this device: {}", models.join(", "))
+                };
+                return Ok(ConnectionTest {
+                    ok: !models.is_empty(),
+                    models,
+                    message,
+                });
+            }
             ProviderKind::Openai | ProviderKind::Ollama => {
                 let base = match provider.kind {
                     ProviderKind::Ollama => format!("{}/v1", provider.base_url),

@@ -4,6 +4,7 @@ mod agent;
 mod eval;
 mod hook;
 mod memory;
+mod models;
 mod sessions;
 mod sources;
 mod status;
@@ -68,6 +69,9 @@ enum Command {
         #[arg(required = true)]
         words: Vec<String>,
     },
+    /// Cairn's own language models, run on this device: list, install, remove.
+    #[command(subcommand)]
+    Models(models::ModelsCommand),
     /// Voice input: whisper models, import, transcribe a WAV file, listen to the microphone.
     #[command(subcommand)]
     Voice(voice::VoiceCommand),
@@ -111,6 +115,20 @@ enum BenchCommand {
         /// How many searches to time.
         #[arg(long, default_value_t = 300)]
         queries: usize,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Load each installed local model and print its load time, resident memory, time to first
+    /// token, prompt and generation tokens/s, and the prompt time of an agent turn's second step
+    /// with and without prefix reuse.
+    Model {
+        /// Only these models [default: every installed one].
+        #[arg(long = "model", value_name = "NAME")]
+        models: Vec<String>,
+        /// Threads [default: one per core].
+        #[arg(long)]
+        threads: Option<i32>,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -169,6 +187,9 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Voice(command) => {
                 voice::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)
             }
+            Command::Models(command) => models::run(&cairn, command)
+                .await
+                .map(|()| std::process::ExitCode::SUCCESS),
             Command::Hook(args) => Ok(hook::run(&cairn, args).await),
             Command::Resume { words } => {
                 hook::resume(&cairn, &words.join(" ")).map(|()| std::process::ExitCode::SUCCESS)
@@ -188,6 +209,13 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 queries,
                 json,
             }) => eval::bench_recall(&cairn, memories.max(1), queries.max(1), json)
+                .map(|()| std::process::ExitCode::SUCCESS),
+            Command::Bench(BenchCommand::Model {
+                models,
+                threads,
+                json,
+            }) => models::bench(&cairn, &models, threads, json)
+                .await
                 .map(|()| std::process::ExitCode::SUCCESS),
         }
     })

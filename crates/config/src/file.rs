@@ -199,7 +199,13 @@ pub enum ProviderKind {
     Openai,
     Anthropic,
     Ollama,
+    /// A GGUF model run inside Cairn (`models` are catalogue names or `.gguf` paths).
+    Local,
 }
+
+/// The provider that needs no configuring: Cairn's own models, run on this device
+/// (`local/qwen2.5-coder-1.5b`). A `[providers.local]` table of another kind replaces it.
+pub const BUILTIN_LOCAL_PROVIDER: &str = "local";
 
 impl ProviderKind {
     pub fn as_str(self) -> &'static str {
@@ -207,6 +213,7 @@ impl ProviderKind {
             Self::Openai => "openai",
             Self::Anthropic => "anthropic",
             Self::Ollama => "ollama",
+            Self::Local => "local",
         }
     }
 
@@ -215,6 +222,7 @@ impl ProviderKind {
             Self::Openai => "https://api.openai.com/v1",
             Self::Anthropic => "https://api.anthropic.com",
             Self::Ollama => "http://127.0.0.1:11434",
+            Self::Local => "",
         }
     }
 }
@@ -612,7 +620,7 @@ impl Locator<'_> {
                 format!("`agent.model` must be written provider/model (e.g. openai/gpt-4o), got {value:?}"),
             ));
         };
-        if !providers.contains_key(provider) {
+        if !providers.contains_key(provider) && provider != BUILTIN_LOCAL_PROVIDER {
             let known: Vec<&str> = providers.keys().map(String::as_str).collect();
             let known = if known.is_empty() {
                 "no providers are configured; add a [providers.NAME] table".to_owned()

@@ -14,7 +14,7 @@ pub use edit::{edit_config_text, redact_config_text, update_config_file, ConfigE
 pub use error::ConfigError;
 pub use file::{
     AgentConfig, Config, LaunchMode, LogLevel, ProviderConfig, ProviderKind, Secret, SourceConfig,
-    Theme, VoiceConfig, DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
+    Theme, VoiceConfig, BUILTIN_LOCAL_PROVIDER, DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
 };
 pub use home::Home;
 pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};

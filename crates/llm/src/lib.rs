@@ -5,6 +5,7 @@
 
 mod anthropic;
 mod error;
+pub mod local;
 mod openai;
 mod transport;
 mod types;
@@ -23,6 +24,12 @@ use tokio::sync::mpsc;
 pub trait Provider: Send + Sync {
     /// Starts one completion; events arrive on the channel until `Done` or an error.
     fn stream(&self, request: ChatRequest) -> mpsc::Receiver<Result<StreamEvent, ProviderError>>;
+
+    /// Whether the model is one of Cairn's own, run on this device (small: the agent offers it
+    /// a compact set of tools).
+    fn on_device(&self) -> bool {
+        false
+    }
 }
 
 /// Drains a stream into a whole completion (for callers that do not render tokens as they come).

@@ -336,3 +336,42 @@ pub enum ScanProgress {
     /// The scan was stopped before the end (checkpoints keep what was done).
     Stopped,
 }
+
+/// One of Cairn's own language models, as `cairn models list` and Settings show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalModelInfo {
+    /// The name in `local/<name>`.
+    pub name: String,
+    /// The upstream model's own name.
+    pub label: String,
+    pub licence: String,
+    pub note: String,
+    /// The file's size once installed.
+    pub bytes: u64,
+    /// Whether this is the model Cairn uses when none is configured.
+    pub default: bool,
+    pub installed: bool,
+    /// Installed, of its pinned size and checksum.
+    pub whole: bool,
+    /// In memory in this process now.
+    pub loaded: bool,
+    pub path: String,
+}
+
+/// How an install of one of Cairn's models is going, for a progress bar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InstallProgress {
+    pub phase: InstallPhase,
+    /// Bytes done in this phase, of `total`.
+    pub done: u64,
+    pub total: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InstallPhase {
+    Download,
+    /// Joining the parts into the model file and checking it.
+    Assemble,
+    Done,
+}

@@ -67,7 +67,9 @@ fn without_a_model_it_says_how_to_configure_one() -> Result<(), Box<dyn std::err
     let err = String::from_utf8_lossy(&output.stderr);
     assert!(err.contains("no model is configured"), "{err}");
     assert!(
-        err.contains("[providers.local]") && err.contains("--base-url URL --model NAME"),
+        err.contains("[providers.server]")
+            && err.contains("--base-url URL --model NAME")
+            && err.contains("cairn models install qwen2.5-coder-1.5b"),
         "{err}"
     );
     Ok(())

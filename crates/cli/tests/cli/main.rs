@@ -2,6 +2,7 @@
 
 mod agent;
 mod eval;
+mod local_model;
 mod memory;
 mod serve;
 mod sources;

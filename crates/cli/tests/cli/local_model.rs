@@ -1,0 +1,137 @@
+//! `cairn agent` with nothing configured: Cairn's own model (Qwen2.5-Coder-1.5B-Instruct, greedy,
+//! in the model host) answers a question and writes a file with `write_file`; a truncated model
+//! file is named with the command that repairs it. A fresh home that shares only the installed
+//! models; skipped where setup has not installed them, unless CAIRN_REQUIRE_MODELS says they must
+//! be there.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::stdout;
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// One model at a time: each turn's host uses every core.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A fresh data home whose `models/` is this machine's, or `None` when the default model is
+/// not installed (and not required).
+fn home_with_models() -> Result<Option<tempfile::TempDir>, Box<dyn std::error::Error>> {
+    let models = std::env::var_os("CAIRN_MODELS_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn")))
+        .ok_or("no HOME")?
+        .join("models");
+    let model = models.join("llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf");
+    if !model.is_file() {
+        assert!(
+            std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+            "{} is missing: run ./run setup (or cairn models install)",
+            model.display()
+        );
+        eprintln!("skipped: {} is not installed", model.display());
+        return Ok(None);
+    }
+    let home = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(&models, home.path().join("models"))?;
+    Ok(Some(home))
+}
+
+/// One turn, run in `dir`, with no config file.
+fn agent(home: &Path, dir: &Path, args: &[&str]) -> std::io::Result<Output> {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("agent")
+        .args(args)
+        .current_dir(dir)
+        .env("CAIRN_HOME", home)
+        .env_remove("CAIRN_CONFIG")
+        .output()
+}
+
+fn succeeded(output: &Output) -> Result<String, String> {
+    if output.status.success() {
+        Ok(stdout(output))
+    } else {
+        Err(format!(
+            "cairn agent failed: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ))
+    }
+}
+
+#[test]
+fn with_nothing_configured_the_local_model_answers_a_question() -> TestResult {
+    let Some(home) = home_with_models()? else {
+        return Ok(());
+    };
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir()?;
+    let output = agent(
+        home.path(),
+        dir.path(),
+        &[
+            "--message",
+            "What is the capital of France? Answer in one word.",
+        ],
+    )?;
+    let answer = succeeded(&output)?;
+    assert!(answer.contains("Paris"), "{answer}");
+    Ok(())
+}
+
+#[test]
+fn the_local_model_writes_the_file_it_is_asked_for() -> TestResult {
+    let Some(home) = home_with_models()? else {
+        return Ok(());
+    };
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir()?;
+    let output = agent(
+        home.path(),
+        dir.path(),
+        &[
+            "--message",
+            "Use the write_file tool to create the file notes.txt with the content: buy milk",
+        ],
+    )?;
+    succeeded(&output)?;
+    let written = std::fs::read_to_string(dir.path().join("notes.txt")).map_err(|e| {
+        format!(
+            "notes.txt was not written ({e}); the turn said:\n{}\n{}",
+            stdout(&output),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })?;
+    assert!(written.contains("buy milk"), "{written:?}");
+    Ok(())
+}
+
+#[test]
+fn a_truncated_model_file_is_named_with_the_command_that_reinstalls_it() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let llm = home.path().join("models/llm");
+    std::fs::create_dir_all(&llm)?;
+    // The start of a GGUF file, as a broken copy leaves it.
+    let file = llm.join("qwen2.5-coder-1.5b-instruct-q4_k_m.gguf");
+    std::fs::write(&file, b"GGUF\x03\x00\x00\x00 and nothing more")?;
+    let dir = tempfile::tempdir()?;
+    let output = agent(home.path(), dir.path(), &["--message", "Hello"])?;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{err}");
+    assert!(
+        err.contains(&file.display().to_string())
+            && err.contains("truncated")
+            && err.contains("cairn models install qwen2.5-coder-1.5b"),
+        "{err}"
+    );
+    let listed = crate::cairn(home.path(), &["models", "list"])?;
+    let listed = stdout(&listed);
+    assert!(
+        listed
+            .lines()
+            .any(|l| l.starts_with("qwen2.5-coder-1.5b ") && l.contains("DAMAGED")),
+        "{listed}"
+    );
+    Ok(())
+}
