@@ -71,6 +71,10 @@ pub struct ContextState {
     /// Full reads since the previous compaction (for the compaction table).
     #[serde(default)]
     pub reads: Vec<(String, ReadRow)>,
+    /// Whether the model has seen a result cut, replaced by a pointer or compacted away: only
+    /// then is `recall` offered (an id alone invites a weak model to call it for nothing).
+    #[serde(default)]
+    pub shortened: bool,
 }
 
 impl ContextState {
@@ -117,6 +121,7 @@ impl ContextState {
                     })
                 });
                 if let Some(earlier) = earlier {
+                    self.shortened = true;
                     let r = earlier
                         .read
                         .as_ref()
@@ -154,7 +159,7 @@ impl ContextState {
             }
             ResultKind::Edit { path, sha } => {
                 let header = fill(EDIT_HEADER, &[("id", &id), ("path", path), ("sha", sha)]);
-                format!("{header}\n{}", cap(text, &id))
+                format!("{header}\n{}", self.capped(text, &id))
             }
             ResultKind::Plain => {
                 let header = fill(HEADER, &[("id", &id)]);
@@ -163,6 +168,7 @@ impl ContextState {
                         row.tool == tool && row.arguments == arguments && row.text == text
                     });
                     if let Some(same) = same {
+                        self.shortened = true;
                         return format!(
                             "{header}\n{}",
                             fill(SAME_RESULT, &[("earlier", &same.id)])
@@ -176,9 +182,18 @@ impl ContextState {
                         read: None,
                     });
                 }
-                format!("{header}\n{}", cap(text, &id))
+                format!("{header}\n{}", self.capped(text, &id))
             }
         }
+    }
+
+    /// [`cap`], noting when something was left out.
+    fn capped(&mut self, text: &str, id: &str) -> String {
+        let capped = cap(text, id);
+        if capped.len() != text.len() {
+            self.shortened = true;
+        }
+        capped
     }
 
     /// `recall`: a stored result by id, a window of its lines.
@@ -228,6 +243,7 @@ impl ContextState {
             newest.push((id, row));
         }
         self.table.clear();
+        self.shortened = true;
         if newest.is_empty() {
             return String::new();
         }

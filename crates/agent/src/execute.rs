@@ -141,10 +141,12 @@ impl Runtime {
                     let (id, start, end) = recall_arguments(&p.input);
                     output.text = state.context.recall(&id, start, end);
                 }
-                match state
-                    .detector
-                    .record(&p.call.name, &p.call.arguments, &output.text)
-                {
+                // A result's id is new each time: the same result again is the same text after it.
+                match state.detector.record(
+                    &p.call.name,
+                    &p.call.arguments,
+                    without_result_id(&output.text),
+                ) {
                     LoopVerdict::Fine => {}
                     LoopVerdict::Notice(notice) => {
                         output.text.push('\n');
@@ -347,5 +349,13 @@ impl Asker for EventAsker {
             }
             answer
         })
+    }
+}
+
+/// `text` without the `[#0004 …]` line that starts a recalled result.
+fn without_result_id(text: &str) -> &str {
+    match text.split_once('\n') {
+        Some((first, rest)) if first.starts_with("[#") && first.ends_with(']') => rest,
+        _ => text,
     }
 }

@@ -20,4 +20,7 @@ pub use search_tool::SearchMemory;
 pub use sessions::{
     person_words, title_of, Session, SessionError, SessionHeader, SessionMark, SessionStore,
 };
-pub use texts::{is_runtime_text, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, WRAP_UP};
+pub use texts::{
+    is_runtime_text, CUT_OFF_ERROR, EMPTY_ERROR, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY,
+    WRAP_UP,
+};

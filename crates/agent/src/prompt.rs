@@ -10,13 +10,25 @@ const BASE: &str =
 carefully and answer plainly. When the message carries recalled memories, treat them as history: \
 check them against the current request, which always takes precedence.";
 
-/// The system prompt for a session working in `cwd` under the project `root`.
-pub fn system_prompt(root: &Path, cwd: &Path) -> String {
+/// What a small model is told about tools: it calls them for anything, unless told not to.
+const COMPACT_GUIDE: &str =
+    "Answer directly when you can. Call a tool only when the task needs it: \
+to read or change a file, or to run a command. Never call a tool to remember something: what the \
+person tells you is remembered by itself.";
+
+/// The system prompt for a session working in `cwd` under the project `root`; `compact` for a
+/// small model on this device.
+pub fn system_prompt(root: &Path, cwd: &Path, compact: bool) -> String {
     let name = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "workspace".to_owned());
-    let mut prompt = format!("{BASE}\n\n{}", ENV_PROJECT.replace("{{name}}", &name));
+    let guide = if compact { COMPACT_GUIDE } else { "" };
+    let mut prompt = format!(
+        "{BASE}{}{guide}\n\n{}",
+        if compact { " " } else { "" },
+        ENV_PROJECT.replace("{{name}}", &name)
+    );
     if let Ok(relative) = cwd.strip_prefix(root) {
         if !relative.as_os_str().is_empty() {
             prompt.push('\n');
@@ -49,11 +61,12 @@ mod tests {
         let prompt = system_prompt(
             Path::new("/home/ada/src/cairn"),
             Path::new("/home/ada/src/cairn/crates/llm"),
+            false,
         );
         assert!(prompt.contains("Project: cairn (paths are relative to its root)"));
         assert!(prompt.contains("Started in: crates/llm (relative to the project root)"));
         assert!(!prompt.contains("/home/ada"));
-        let at_root = system_prompt(Path::new("/p/x"), Path::new("/p/x"));
+        let at_root = system_prompt(Path::new("/p/x"), Path::new("/p/x"), false);
         assert!(!at_root.contains("Started in"));
     }
 

@@ -163,6 +163,9 @@ pub struct AgentSettings {
     /// `maxOutput` for tools.
     pub max_output: usize,
     pub bash_timeout: Duration,
+    /// A small model (Cairn's own, on this device): the system prompt says when a tool is worth
+    /// calling, and the caller offers it fewer tools.
+    pub compact: bool,
 }
 
 impl AgentSettings {
@@ -188,6 +191,7 @@ impl AgentSettings {
             interactive: true,
             max_output: cairn_tools::DEFAULT_MAX_OUTPUT,
             bash_timeout: Duration::from_secs(30),
+            compact: false,
         }
     }
 }
@@ -423,7 +427,11 @@ impl Runtime {
     pub(crate) fn system_message(&self) -> Message {
         Message::new(
             Role::System,
-            system_prompt(&self.settings.project_root, &self.settings.started_in),
+            system_prompt(
+                &self.settings.project_root,
+                &self.settings.started_in,
+                self.settings.compact,
+            ),
         )
     }
 

@@ -7,6 +7,16 @@ pub const WRAP_UP: &str = "The {{limit}} for this prompt has been reached and th
 pub const NUDGE_THINKING_ONLY: &str =
     "Your last reply held only thinking and no answer. Give your answer now.";
 
+/// Asked after a reply with nothing in it: no text, no thinking, no call.
+pub const NUDGE_EMPTY: &str =
+    "Your last reply was empty. Answer the person now, or call one of the tools.";
+
+/// The turn's error when the nudges ran out on a reply still cut off: a fragment is no answer.
+pub const CUT_OFF_ERROR: &str = "The model's reply was cut off at the output limit again after being asked to continue; the fragment was not taken as an answer.";
+/// The turn's error when the nudges ran out on an empty reply.
+pub const EMPTY_ERROR: &str =
+    "The model gave no answer: its replies stayed empty after being asked again.";
+
 /// Asked after a reply cut off at the output limit.
 pub const NUDGE_CUT_OFF: &str =
     "Your last reply was cut off at the output limit. Continue exactly where it stopped.";
@@ -73,6 +83,7 @@ pub const BAD_ARGUMENTS: &str =
 pub fn is_runtime_text(content: &str) -> bool {
     content == NUDGE_CUT_OFF
         || content == NUDGE_THINKING_ONLY
+        || content == NUDGE_EMPTY
         || content.starts_with(COMPACT_SUMMARY)
         || content.starts_with(COMPACT_REQUEST)
         || is_wrap_up(content)

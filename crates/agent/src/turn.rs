@@ -9,14 +9,14 @@ use cairn_tools::texts::fill;
 use cairn_tools::{CancellationToken, Counters};
 use tokio::sync::mpsc;
 
-use crate::context::recall_declaration;
+use crate::context::{recall_declaration, ContextState};
 use crate::execute::{Outcome, StepCalls};
 use crate::prompt::user_message;
 use crate::runtime::{RecalledItem, Runtime, SessionState};
 use crate::texts::{
-    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, MARK_STOPPED, MARK_WRAPPED, MODE_ASK, MODE_YOLO,
-    NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT,
-    TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
+    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
+    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_EMPTY,
+    NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
 };
 
 /// What a turn has spent so far (time waiting for the person is not counted).
@@ -104,7 +104,7 @@ impl Runtime {
         let mut nudges = 0;
         let mut reasoning = String::new();
         let mut captured_calls = Vec::new();
-        let tools = self.tool_specs();
+        let mut tools = self.tool_specs(&state.context);
         let answer = loop {
             if let Some(limit) = self.limit_reached(&spent, started) {
                 let _ = tx
@@ -142,6 +142,7 @@ impl Runtime {
                 break last.text;
             }
             spent.steps += 1;
+            tools = self.tool_specs(&state.context);
             let step = match self.step(state, turn_start, &tools, cancel, tx).await {
                 Ok(end) => end,
                 // Too long for the model: the earlier turns become a summary, once per turn.
@@ -193,19 +194,22 @@ impl Runtime {
                     }
                     Outcome::LoopStopped(message) => {
                         self.save(session, text, state, Some(("generation", &message)), None);
+                        self.capture_failed(turn_id);
                         let _ = tx.send(Event::Error { message }).await;
                         return Ok(());
                     }
                 }
             }
 
-            let thinking_only =
+            let nothing_said =
                 completion.text.trim().is_empty() && completion.tool_calls.is_empty();
             let cut_off = completion.finish == FinishReason::Length;
-            if (thinking_only || cut_off) && nudges < self.settings.max_nudges {
+            if (nothing_said || cut_off) && nudges < self.settings.max_nudges {
                 nudges += 1;
                 let (reason, nudge) = if cut_off {
                     ("cut off", NUDGE_CUT_OFF)
+                } else if completion.reasoning.trim().is_empty() {
+                    ("empty", NUDGE_EMPTY)
                 } else {
                     ("thinking only", NUDGE_THINKING_ONLY)
                 };
@@ -221,6 +225,18 @@ impl Runtime {
                 }
                 state.messages.push(Message::new(Role::User, nudge));
                 continue;
+            }
+            // The nudges ran out: a fragment or nothing is not an answer, and is not remembered.
+            if cut_off || nothing_said {
+                let message = if cut_off { CUT_OFF_ERROR } else { EMPTY_ERROR };
+                self.save(session, text, state, Some(("generation", message)), None);
+                self.capture_failed(turn_id);
+                let _ = tx
+                    .send(Event::Error {
+                        message: message.to_owned(),
+                    })
+                    .await;
+                return Ok(());
             }
             let mut message = assistant_message(&completion);
             message.tool_calls.clear();
@@ -286,7 +302,8 @@ impl Runtime {
         Ok(())
     }
 
-    pub(crate) fn tool_specs(&self) -> Vec<ToolSpec> {
+    /// The tools of the next step: the toolbox's, and `recall` once a result was shortened.
+    pub(crate) fn tool_specs(&self, context: &ContextState) -> Vec<ToolSpec> {
         let mut specs: Vec<ToolSpec> = self
             .settings
             .tools
@@ -298,7 +315,7 @@ impl Runtime {
                 parameters: d.parameters,
             })
             .collect();
-        if !specs.is_empty() {
+        if !specs.is_empty() && context.shortened {
             let recall = recall_declaration();
             specs.push(ToolSpec {
                 name: recall.name,
@@ -470,6 +487,12 @@ impl Runtime {
             })
             .map_err(|e| tracing::warn!("the turn was not captured: {e}"))
             .ok()
+    }
+
+    /// A turn that ended in an error still keeps what the person said (a fact told, a task
+    /// asked), with no answer and none of the failed calls.
+    fn capture_failed(&self, turn_id: Option<i64>) {
+        self.finish_capture(turn_id, "", String::new(), Vec::new(), "failed");
     }
 
     fn finish_capture(

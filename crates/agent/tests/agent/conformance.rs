@@ -118,7 +118,7 @@ async fn bash_runs_with_an_id_a_display_line_and_the_exit_code() -> TestResult {
         }
         other => panic!("{other:?}"),
     }
-    // The tools are declared, recall among them.
+    // The tools are declared; recall only once a result was shortened (none was yet).
     let names: Vec<String> = server.requests()[0]["tools"]
         .as_array()
         .cloned()
@@ -138,10 +138,10 @@ async fn bash_runs_with_an_id_a_display_line_and_the_exit_code() -> TestResult {
         "edit_file",
         "ask_user",
         "save_answer",
-        "recall",
     ] {
         assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
     }
+    assert!(!names.iter().any(|n| n == "recall"), "{names:?}");
     Ok(())
 }
 
@@ -319,6 +319,17 @@ async fn a_long_output_keeps_head_and_tail_and_recall_shows_the_rest() -> TestRe
         "[#0002 recall #0001 lines 500-502 of 1000]\n500\n501\n502"
     );
     assert_eq!(out[2], "[#0003]\nNo stored result #00ff in this session.");
+    // recall is offered from the step after the first cut result on.
+    let offers_recall = |request: &serde_json::Value| {
+        request["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["function"]["name"] == "recall")
+    };
+    let requests = server.requests();
+    assert!(!offers_recall(&requests[0]));
+    assert!(offers_recall(&requests[1]) && offers_recall(&requests[3]));
     Ok(())
 }
 

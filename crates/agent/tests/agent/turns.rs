@@ -3,7 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_agent::{AgentSettings, Event, Op, Runtime, NUDGE_CUT_OFF, NUDGE_THINKING_ONLY};
+use cairn_agent::{
+    AgentSettings, Event, Op, Runtime, CUT_OFF_ERROR, EMPTY_ERROR, NUDGE_CUT_OFF, NUDGE_EMPTY,
+    NUDGE_THINKING_ONLY,
+};
 use cairn_llm::OpenAiCompatible;
 use cairn_memory::{MemoryStore, NewMemory, SearchQuery};
 use cairn_test_support::{delta, finish, text_reply, MockServer, Reply};
@@ -158,6 +161,7 @@ async fn memories_are_recalled_before_and_the_turn_captured_after() -> TestResul
     Ok(())
 }
 
+/// When the nudges run out, a reply that still says nothing is an error, not an empty answer.
 #[tokio::test]
 async fn thinking_only_and_cut_off_replies_are_nudged_at_most_twice() -> TestResult {
     let server = MockServer::start(vec![
@@ -180,9 +184,12 @@ async fn thinking_only_and_cut_off_replies_are_nudged_at_most_twice() -> TestRes
         .collect();
     assert_eq!(nudges.len(), 2);
     assert!(
-        matches!(events.last(), Some(Event::TurnComplete { steps: 3, .. })),
+        matches!(events.last(), Some(Event::Error { message }) if message == EMPTY_ERROR),
         "{events:?}"
     );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::TurnComplete { .. })));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     let second = requests[1]["messages"]
@@ -393,5 +400,37 @@ async fn a_goal_is_told_and_restart_runs_the_last_message_again() -> TestResult 
             .count(),
         1
     );
+    Ok(())
+}
+
+/// An empty reply gets the empty-reply nudge; a reply still cut off when the nudges run out ends
+/// the turn with an error, and its fragment is not the answer.
+#[tokio::test]
+async fn an_empty_reply_is_nudged_as_empty_and_a_fragment_is_never_the_answer() -> TestResult {
+    let server = MockServer::start(vec![
+        Reply::sse(&[finish("stop")]),
+        Reply::sse(&[delta(json!({ "content": "{\"name" })), finish("length")]),
+        Reply::sse(&[delta(json!({ "content": "{\"name" })), finish("length")]),
+    ])
+    .await?;
+    let runtime = Runtime::new(settings(&server), None);
+    let events = run(&runtime, "s", "question").await;
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let second = requests[1]["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        second.last().map(|m| m["content"].clone()),
+        Some(json!(NUDGE_EMPTY))
+    );
+    assert!(
+        matches!(events.last(), Some(Event::Error { message }) if message == CUT_OFF_ERROR),
+        "{events:?}"
+    );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::TurnComplete { .. })));
     Ok(())
 }
