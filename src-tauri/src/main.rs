@@ -5,6 +5,7 @@
 
 mod commands;
 mod memory_commands;
+mod models_commands;
 mod settings_commands;
 mod sources_commands;
 mod windows;
@@ -203,6 +204,9 @@ fn run() -> anyhow::Result<()> {
             settings_commands::settings_save_voice,
             settings_commands::settings_save_appearance,
             settings_commands::settings_export_diagnostics,
+            models_commands::models_list,
+            models_commands::models_install,
+            models_commands::models_remove,
             memory_commands::memory_overview,
             memory_commands::memory_items,
             memory_commands::memory_search,

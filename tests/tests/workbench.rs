@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cairn_test_support::{text_reply, MockServer};
 use common::{click, launch_at, screenshot, wait_for_text, App, TestResult};
@@ -136,6 +136,8 @@ async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
     let outcome = async {
         wait_for_text(client, "#first-run", "Connect a model to start").await?;
         screenshot(client, "first-run-dark").await?;
+        // "On this device" comes first; a model server is the next choice.
+        click(client, "#first-run-kind-openai").await?;
         // Nothing listens there: the test says so, and Start stays off.
         let dead = format!("http://127.0.0.1:{}/v1", common::free_port()?);
         let url = client.find(Locator::Id("first-run-url")).await?;
@@ -194,6 +196,50 @@ async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
         assert_eq!(model.requests().len(), 1);
         assert_eq!(model.requests()[0]["model"], "small-model");
         screenshot(client, "first-run-first-answer-dark").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// A first run with no account: "On this device" is offered first, Cairn's own model (installed by
+/// setup) is ready, Start writes `local/…` as the default, and the first question gets a right
+/// answer from the real model.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn first_run_on_this_device_answers_with_cairns_own_model() -> TestResult {
+    let Some(models) = common::installed_models("llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")?
+    else {
+        return Ok(());
+    };
+    let home = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(&models, home.path().join("models"))?;
+    let app = launch_at(home.path(), &[]).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#first-run", "Connect a model to start").await?;
+        let chosen = client
+            .execute(
+                "return document.getElementById('first-run-kind-local').getAttribute('aria-checked');",
+                vec![],
+            )
+            .await?;
+        assert_eq!(chosen, json!("true"), "On this device is the first choice");
+        wait_for_text(client, "#first-run-device-state", "installed").await?;
+        wait_for_text(client, "#first-run-check", "runs on this device").await?;
+        screenshot(client, "first-run-on-device").await?;
+        click(client, "#first-run-start").await?;
+        wait_for_text(client, "#model-pill", "qwen2.5-coder-1.5b · on this device").await?;
+        let config = std::fs::read_to_string(home.path().join("config.toml"))?;
+        assert!(config.contains("local/qwen2.5-coder-1.5b"), "{config}");
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input
+            .send_keys("What is the capital of France? Answer in one word.")
+            .await?;
+        input.send_keys("\u{E007}").await?;
+        common::wait_for_text_within(client, "#messages", "Paris", Duration::from_secs(180)).await?;
+        screenshot(client, "first-run-on-device-answer").await?;
         Ok(())
     }
     .await;

@@ -251,3 +251,27 @@ pub async fn read_data_url(file: &web_sys::File) -> Result<String, String> {
         .and_then(|v| v.as_string())
         .ok_or_else(unreadable)
 }
+
+/// Cairn's own models: installed or not, loaded or not.
+pub async fn models_list() -> Result<Vec<cairn_protocol::LocalModelInfo>, ApiError> {
+    invoke("models_list").await
+}
+
+/// Installs one of Cairn's models; `on_progress` sees the download and the check as they go.
+pub async fn models_install(
+    name: &str,
+    on_progress: impl FnMut(cairn_protocol::InstallProgress) + 'static,
+) -> Result<Vec<cairn_protocol::LocalModelInfo>, ApiError> {
+    invoke_streaming(
+        "models_install",
+        &serde_json::json!({"name": name}),
+        "onProgress",
+        on_progress,
+    )
+    .await
+}
+
+/// Deletes an installed model of Cairn's.
+pub async fn models_remove(name: &str) -> Result<Vec<cairn_protocol::LocalModelInfo>, ApiError> {
+    invoke_with("models_remove", &serde_json::json!({"name": name})).await
+}

@@ -5,6 +5,7 @@ mod ipc;
 mod memory_page;
 mod pet;
 mod present;
+mod settings_models;
 mod settings_page;
 mod setup;
 mod sources_page;

@@ -26,10 +26,13 @@ pub fn model_label(report: &StatusReport) -> String {
     if !report.config.valid {
         return t("Config has an error").to_owned();
     }
-    report
-        .default_model
-        .clone()
-        .unwrap_or_else(|| t("No model configured").to_owned())
+    match report.default_model.as_deref() {
+        Some(model) => match model.strip_prefix("local/") {
+            Some(own) => tf("{model} · on this device", &[("model", own)]),
+            None => model.to_owned(),
+        },
+        None => t("No model configured").to_owned(),
+    }
 }
 
 /// The config snippet shown to a person who has not configured a model yet.

@@ -686,6 +686,8 @@ pub fn SettingsPage() -> impl IntoView {
                 {notice_view(provider_notice, "settings-provider-notice")}
             </section>
 
+            <crate::settings_models::LocalModels use_model=move |name| set_default("local".to_owned(), name) />
+
             <section class="set-section" aria-labelledby="set-voice-title">
                 <h2 id="set-voice-title">{t("Voice")}</h2>
                 <p class="set-muted">{t("Speech is transcribed on this machine with whisper.")}</p>

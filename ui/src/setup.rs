@@ -1,14 +1,21 @@
-//! First run: when no model is configured, the welcome screen is a short setup — the kind of
-//! provider, its address and key, a real connection test, the model — that ends with the composer
-//! ready for the first message. It writes the same `config.toml` entries the Settings page does.
+//! First run: when no model is configured, the welcome screen is a short setup that ends with the
+//! composer ready for the first message. "On this device" comes first: Cairn's own model, installed
+//! here with a progress bar if it is not yet, private and offline. The remote kinds take an
+//! address and a key and get a real connection test. Both write the same `config.toml` entries the
+//! Settings page does.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
 use serde_json::json;
 
+use cairn_protocol::{InstallPhase, InstallProgress, LocalModelInfo};
+
 use crate::i18n::{t, tf};
 use crate::ipc::invoke_with;
+
+/// The kind of provider that runs Cairn's own model on this device.
+pub const LOCAL_KIND: &str = "local";
 
 /// What `settings_test_provider` answers.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -58,7 +65,7 @@ pub fn suggested_model(typed: &str, listed: &[String]) -> String {
 /// status, which then lets the person chat).
 #[component]
 pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl IntoView {
-    let kind = RwSignal::new("openai".to_owned());
+    let kind = RwSignal::new(LOCAL_KIND.to_owned());
     let base_url = RwSignal::new(String::new());
     let api_key = RwSignal::new(String::new());
     let model = RwSignal::new(String::new());
@@ -66,9 +73,62 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
     let saving = RwSignal::new(false);
     let failure = RwSignal::new(None::<String>);
     let sources = RwSignal::new(Vec::<Source>::new());
+    // Cairn's own models, and an install under way.
+    let local = RwSignal::new(Vec::<LocalModelInfo>::new());
+    let installing = RwSignal::new(None::<InstallProgress>);
+    let local_check = move |models: &[LocalModelInfo]| match default_local(models) {
+        Some(m) if m.whole => {
+            model.set(m.name.clone());
+            check.set(Check::Passed(ConnectionTest {
+                ok: true,
+                models: vec![m.name.clone()],
+                message: String::new(),
+            }));
+        }
+        Some(m) if m.installed => check.set(Check::Failed(tf(
+            "The model file {path} is damaged: install it again.",
+            &[("path", &m.path)],
+        ))),
+        _ => check.set(Check::NotYet),
+    };
+    spawn_local(async move {
+        if let Ok(found) = crate::ipc::models_list().await {
+            if kind.get_untracked() == LOCAL_KIND {
+                local_check(&found);
+            }
+            local.set(found);
+        }
+    });
+    let install = move || {
+        let Some(name) = local.with_untracked(|m| default_local(m).map(|m| m.name.clone())) else {
+            return;
+        };
+        failure.set(None);
+        installing.set(Some(InstallProgress {
+            phase: InstallPhase::Download,
+            done: 0,
+            total: 0,
+        }));
+        spawn_local(async move {
+            let outcome = crate::ipc::models_install(&name, move |p| installing.set(Some(p))).await;
+            installing.set(None);
+            match outcome {
+                Ok(found) => {
+                    local_check(&found);
+                    local.set(found);
+                }
+                Err(e) => failure.set(Some(e.message)),
+            }
+        });
+    };
     spawn_local(async move {
         if let Ok(found) = invoke_with::<Vec<Source>, _>("sources_list", &json!({})).await {
-            sources.set(found.into_iter().filter(|s| s.detected).collect());
+            sources.set(
+                found
+                    .into_iter()
+                    .filter(|s| s.detected && s.conversations > 0)
+                    .collect(),
+            );
         }
     });
 
@@ -86,6 +146,10 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
     };
     // Saves what was typed, then calls the server for real.
     let test = move || {
+        if kind.get_untracked() == LOCAL_KIND {
+            local.with_untracked(|m| local_check(m));
+            return;
+        }
         check.set(Check::Testing);
         failure.set(None);
         let args = save_provider();
@@ -121,9 +185,12 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
         }
         saving.set(true);
         let args = save_provider();
+        let on_device = kind.get_untracked() == LOCAL_KIND;
         spawn_local(async move {
             let saved = async {
-                invoke_with::<serde_json::Value, _>("settings_save_provider", &args).await?;
+                if !on_device {
+                    invoke_with::<serde_json::Value, _>("settings_save_provider", &args).await?;
+                }
                 invoke_with::<serde_json::Value, _>(
                     "settings_set_default_model",
                     &json!({ "provider": provider(), "model": chosen }),
@@ -151,9 +218,9 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
             }
         >
             <h3 id="first-run-title">{t("Connect a model to start")}</h3>
-            <p class="hint">{t("Cairn works with the model you choose. Your key stays in your config file or in an environment variable.")}</p>
+            <p class="hint">{t("Cairn works with the model you choose: its own, on this device, or a model server. A key stays in your config file or in an environment variable.")}</p>
             <div class="set-segmented" role="radiogroup" aria-label=t("Kind of provider")>
-                {[("openai", t("OpenAI-compatible")), ("anthropic", "Anthropic"), ("ollama", "Ollama")]
+                {[(LOCAL_KIND, t("On this device")), ("openai", t("OpenAI-compatible")), ("anthropic", "Anthropic"), ("ollama", "Ollama")]
                     .into_iter()
                     .map(|(value, label)| view! {
                         <button
@@ -164,6 +231,9 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                             on:click=move |_| {
                                 kind.set(value.to_owned());
                                 check.set(Check::NotYet);
+                                if value == LOCAL_KIND {
+                                    local.with_untracked(|m| local_check(m));
+                                }
                             }
                         >
                             {label}
@@ -171,6 +241,10 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                     })
                     .collect_view()}
             </div>
+            <Show when=move || kind.get() == LOCAL_KIND>
+                <DeviceModel local installing install />
+            </Show>
+            <Show when=move || kind.get() != LOCAL_KIND>
             <label for="first-run-url">{t("Address")}</label>
             <input
                 id="first-run-url"
@@ -183,7 +257,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                     check.set(Check::NotYet);
                 }
             />
-            <Show when=move || kind.get() != "ollama">
+            <Show when=move || kind.get() != "ollama" && kind.get() != LOCAL_KIND>
                 <label for="first-run-key">{t("API key")}</label>
                 <input
                     id="first-run-key"
@@ -218,10 +292,12 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                     _ => ().into_any(),
                 }}
             </datalist>
+            </Show>
             <p id="first-run-check" class="first-run-check" role="status">
                 {move || match check.get() {
                     Check::NotYet => String::new(),
                     Check::Testing => t("Calling the server…").to_owned(),
+                    Check::Passed(_) if kind.get() == LOCAL_KIND => t("Ready: the model runs on this device.").to_owned(),
                     Check::Passed(found) if found.models.is_empty() => tf("Connected. {message}", &[("message", &found.message)]),
                     Check::Passed(found) => tf("Connected: the server offers {n} models. Pick one and start.", &[("n", &found.models.len().to_string())]),
                     Check::Failed(message) => message,
@@ -229,6 +305,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
             </p>
             {move || failure.get().map(|message| view! { <p class="error-text" role="alert">{message}</p> })}
             <div class="set-actions">
+                <Show when=move || kind.get() != LOCAL_KIND>
                 <button
                     id="first-run-test"
                     type="button"
@@ -238,6 +315,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                 >
                     {t("Test connection")}
                 </button>
+                </Show>
                 <button
                     id="first-run-start"
                     type="button"
@@ -264,6 +342,77 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                 })
             }}
         </form>
+    }
+}
+
+/// The default one of Cairn's own models.
+fn default_local(models: &[LocalModelInfo]) -> Option<&LocalModelInfo> {
+    models.iter().find(|m| m.default)
+}
+
+/// How far an install is, for people: "Downloading… 120 of 491 MB (24 %)".
+pub fn install_label(p: &InstallProgress) -> String {
+    let mb = |b: u64| format!("{:.0}", b as f64 / 1e6);
+    let percent = if p.total > 0 {
+        p.done * 100 / p.total
+    } else {
+        0
+    };
+    match p.phase {
+        InstallPhase::Download if p.total == 0 => t("Looking the model up…").to_owned(),
+        InstallPhase::Download => tf(
+            "Downloading… {done} of {total} MB ({percent} %)",
+            &[
+                ("done", &mb(p.done)),
+                ("total", &mb(p.total)),
+                ("percent", &percent.to_string()),
+            ],
+        ),
+        InstallPhase::Assemble => tf(
+            "Checking the model… {percent} %",
+            &[("percent", &percent.to_string())],
+        ),
+        InstallPhase::Done => t("Installed.").to_owned(),
+    }
+}
+
+/// The "On this device" choice: the default model, whether it is here, and its install.
+#[component]
+fn DeviceModel(
+    local: RwSignal<Vec<LocalModelInfo>>,
+    installing: RwSignal<Option<InstallProgress>>,
+    install: impl Fn() + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    view! {
+        <div id="first-run-device" class="device-model">
+            {move || local.with(|models| default_local(models).cloned()).map(|m| {
+                let size = format!("{:.0} MB", m.bytes as f64 / 1e6);
+                let state = if m.whole { t("installed") } else { t("not installed yet") };
+                view! {
+                    <p class="device-model-name">
+                        <strong>{m.label.clone()}</strong>
+                        " · " {size.clone()} " · " {m.licence.clone()} " · "
+                        <span id="first-run-device-state">{state}</span>
+                    </p>
+                    <p class="hint">{t("Private and offline: what you write never leaves this computer, and no account is needed. Its answers are slower and simpler than a large hosted model's; you can add a model server later in Settings.")}</p>
+                    <Show when=move || !m.whole>
+                        <button
+                            id="first-run-install"
+                            type="button"
+                            class="primary"
+                            disabled=move || installing.get().is_some()
+                            on:click=move |_| install()
+                        >
+                            {tf("Install the model ({size})", &[("size", &size)])}
+                        </button>
+                    </Show>
+                }
+            })}
+            {move || installing.get().map(|p| view! {
+                <progress id="first-run-progress" max=p.total.max(1) value=p.done></progress>
+                <p class="hint" role="status">{install_label(&p)}</p>
+            })}
+        </div>
     }
 }
 

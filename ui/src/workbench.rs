@@ -1050,9 +1050,12 @@ fn Welcome(
                     .into_any(),
                 _ => ().into_any(),
             }}
-            <button id="check-status" class="secondary" disabled=move || checking.get() on:click=move |_| refresh()>
-                {move || if checking.get() { t("Checking…") } else { t("Check again") }}
-            </button>
+            // Only while something is missing: once Cairn can chat there is nothing to check.
+            <Show when=move || !matches!(status.get(), Some(Ok(report)) if report.can_chat())>
+                <button id="check-status" class="secondary" disabled=move || checking.get() on:click=move |_| refresh()>
+                    {move || if checking.get() { t("Checking…") } else { t("Check again") }}
+                </button>
+            </Show>
         </div>
     }
 }

@@ -303,3 +303,24 @@ pub async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult
     }
     Err(format!("no window titled {title:?}").into())
 }
+
+/// This machine's installed models folder (`~/.cairn/models`, or `$CAIRN_MODELS_HOME/models`)
+/// when it holds `file`; `None`, and the test skipped, where setup has not installed it, unless
+/// `CAIRN_REQUIRE_MODELS` says it must be there.
+pub fn installed_models(file: &str) -> TestResult<Option<PathBuf>> {
+    let models = std::env::var_os("CAIRN_MODELS_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn")))
+        .ok_or("no HOME")?
+        .join("models");
+    if models.join(file).is_file() {
+        return Ok(Some(models));
+    }
+    assert!(
+        std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+        "{} is missing: run ./run setup",
+        models.join(file).display()
+    );
+    eprintln!("skipped: {} is not installed", models.join(file).display());
+    Ok(None)
+}
