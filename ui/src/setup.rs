@@ -353,11 +353,7 @@ fn default_local(models: &[LocalModelInfo]) -> Option<&LocalModelInfo> {
 /// How far an install is, for people: "Downloading… 120 of 491 MB (24 %)".
 pub fn install_label(p: &InstallProgress) -> String {
     let mb = |b: u64| format!("{:.0}", b as f64 / 1e6);
-    let percent = if p.total > 0 {
-        p.done * 100 / p.total
-    } else {
-        0
-    };
+    let percent = (p.done * 100).checked_div(p.total).unwrap_or(0);
     match p.phase {
         InstallPhase::Download if p.total == 0 => t("Looking the model up…").to_owned(),
         InstallPhase::Download => tf(
