@@ -609,7 +609,7 @@ async fn launch_mode_pet_starts_with_the_pet_alone() -> TestResult {
         home.path().join("config.toml"),
         "[sync]\nauto = false\n\n[ui]\nlaunch = \"pet\"\n",
     )?;
-    let app = common::launch_at_window(home.path(), &[], "Cairn pet").await?;
+    let app = common::launch_alone_at_window(home.path(), &[], "Cairn pet").await?;
     let client = &app.client;
     let visible = |name: &str| -> TestResult<bool> {
         let found = common::run("xdotool", &["search", "--onlyvisible", "--name", name])?;

@@ -35,10 +35,22 @@ impl Drop for Driver {
     }
 }
 
-/// A running app and the WebDriver session driving it.
+/// The display the tests share. An app holds it shared while it runs; a test that asks which
+/// windows are on screen holds it alone, so another test's window is never among them.
+static SCREEN: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// How an app holds the display.
+enum ScreenHold {
+    Shared(#[allow(dead_code)] tokio::sync::RwLockReadGuard<'static, ()>),
+    Alone(#[allow(dead_code)] tokio::sync::RwLockWriteGuard<'static, ()>),
+}
+
+/// A running app and the WebDriver session driving it (fields drop in order: the display is
+/// given back once the app is gone).
 pub struct App {
     pub client: Client,
     _driver: Driver,
+    _screen: ScreenHold,
 }
 
 impl App {
@@ -66,13 +78,28 @@ pub async fn launch_at(home: &Path, extra: &[EnvVar<'_>]) -> TestResult<App> {
 
 /// [`launch_at`], with the session on the window titled `title` (the one the app opens first).
 pub async fn launch_at_window(home: &Path, extra: &[EnvVar<'_>], title: &str) -> TestResult<App> {
-    let mut env: Vec<EnvVar<'_>> = vec![
+    launch_on_window(&desktop_binary()?, &home_env(home, extra), title).await
+}
+
+/// The variables that make `home` the app's data home and `HOME`, then `extra`.
+fn home_env<'a>(home: &'a Path, extra: &[EnvVar<'a>]) -> Vec<EnvVar<'a>> {
+    let mut env: Vec<EnvVar<'a>> = vec![
         ("CAIRN_HOME", Some(home.as_os_str())),
         ("HOME", Some(home.as_os_str())),
         ("CAIRN_CONFIG", None),
     ];
     env.extend_from_slice(extra);
-    launch_on_window(&desktop_binary()?, &env, title).await
+    env
+}
+
+/// [`launch_at_window`] with the display to itself: no other test's window is on screen.
+pub async fn launch_alone_at_window(
+    home: &Path,
+    extra: &[EnvVar<'_>],
+    title: &str,
+) -> TestResult<App> {
+    let screen = ScreenHold::Alone(SCREEN.write().await);
+    start(&desktop_binary()?, &home_env(home, extra), title, screen).await
 }
 
 /// Starts `app` under tauri-driver with `env` (each variable set, or removed when `None`; the rest
@@ -84,6 +111,11 @@ pub async fn launch(app: &Path, env: &[EnvVar<'_>]) -> TestResult<App> {
 
 /// [`launch`], with the session on the window titled `title` (the first one the app opens).
 pub async fn launch_on_window(app: &Path, env: &[EnvVar<'_>], title: &str) -> TestResult<App> {
+    let screen = ScreenHold::Shared(SCREEN.read().await);
+    start(app, env, title, screen).await
+}
+
+async fn start(app: &Path, env: &[EnvVar<'_>], title: &str, screen: ScreenHold) -> TestResult<App> {
     let port = free_port()?;
     let native_port = free_port()?;
     let mut command = Command::new("tauri-driver");
@@ -127,6 +159,7 @@ pub async fn launch_on_window(app: &Path, env: &[EnvVar<'_>], title: &str) -> Te
     let app = App {
         client,
         _driver: driver,
+        _screen: screen,
     };
     switch_to_window_titled(&app.client, title).await?;
     Ok(app)

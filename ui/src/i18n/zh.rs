@@ -251,7 +251,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("not installed", "未安装"),
     (" · used when no model is configured", " · 未配置模型时使用"),
     ("Install ({size} MB)", "安装（{size} MB）"),
-    ("Use as default", "设为默认"),
     ("Models on this device", "本机模型"),
     ("Cairn's own models run inside the app: private, offline, no account. One is in memory at a time, loaded when first needed and unloaded after five idle minutes.", "Cairn 自带的模型在应用内运行：私密、离线、无需账号。同一时间只有一个模型在内存中，首次需要时加载，空闲五分钟后卸载。"),
     ("Removed provider {name}.", "已移除服务商 {name}。"),
