@@ -51,13 +51,17 @@ fn claude_project(home: &Path, sessions: usize, turns: usize) {
 }
 
 fn turn_count(cairn_home: &Path) -> (i64, i64) {
-    let db = rusqlite::Connection::open(cairn_home.join("data/memory.sqlite")).expect("memory db");
+    try_turn_count(cairn_home).expect("count")
+}
+
+/// The turns imported so far; an error while the database is still being created.
+fn try_turn_count(cairn_home: &Path) -> rusqlite::Result<(i64, i64)> {
+    let db = rusqlite::Connection::open(cairn_home.join("data/memory.sqlite"))?;
     db.query_row(
         "SELECT COUNT(*), COUNT(DISTINCT idempotency_key) FROM turns WHERE source = 'claude-code'",
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )
-    .expect("count")
 }
 
 #[test]
@@ -350,8 +354,8 @@ fn watching_brings_a_new_turn_in_within_seconds() {
     let wait_for = |turns: i64| {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let db = cairn_home.path().join("data/memory.sqlite");
-            if db.exists() && turn_count(cairn_home.path()).0 >= turns {
+            // The watcher may still be creating the schema: a failed count is "not yet".
+            if try_turn_count(cairn_home.path()).is_ok_and(|(n, _)| n >= turns) {
                 return;
             }
             assert!(Instant::now() < deadline, "{turns} turns never arrived");
