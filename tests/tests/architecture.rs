@@ -29,29 +29,7 @@ fn no_crate_under_crates_depends_on_tauri_or_leptos() -> Result<(), Box<dyn std:
     let meta = metadata()?;
     let empty = Vec::new();
     let packages = meta["packages"].as_array().unwrap_or(&empty);
-    let names: HashMap<&str, &str> = packages
-        .iter()
-        .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
-        .collect();
-    // Normal and build dependencies only: dev-dependencies never reach users.
-    let mut edges: HashMap<&str, Vec<&str>> = HashMap::new();
-    for node in meta["resolve"]["nodes"].as_array().unwrap_or(&empty) {
-        let Some(id) = node["id"].as_str() else {
-            continue;
-        };
-        let deps = node["deps"]
-            .as_array()
-            .unwrap_or(&empty)
-            .iter()
-            .filter_map(|dep| {
-                let shipped = dep["dep_kinds"]
-                    .as_array()?
-                    .iter()
-                    .any(|k| k["kind"].as_str() != Some("dev"));
-                shipped.then(|| dep["pkg"].as_str()).flatten()
-            });
-        edges.insert(id, deps.collect());
-    }
+    let Graph { names, edges } = graph(&meta);
 
     let crates_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("..")
@@ -107,23 +85,29 @@ fn the_desktop_and_ui_crates_do_use_them() -> Result<(), Box<dyn std::error::Err
     Ok(())
 }
 
-/// The packages `start` reaches through normal and build dependencies, by name.
-fn reached(meta: &Value, start: &str) -> HashSet<String> {
-    let empty = Vec::new();
-    let packages = meta["packages"].as_array().unwrap_or(&empty);
-    let names: HashMap<&str, &str> = packages
-        .iter()
+/// Package names by id, and each package's normal and build dependencies (dev-dependencies
+/// never reach users).
+struct Graph<'m> {
+    names: HashMap<&'m str, &'m str>,
+    edges: HashMap<&'m str, Vec<&'m str>>,
+}
+
+fn graph(meta: &Value) -> Graph<'_> {
+    let names = meta["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
         .filter_map(|p| Some((p["id"].as_str()?, p["name"].as_str()?)))
         .collect();
     let mut edges: HashMap<&str, Vec<&str>> = HashMap::new();
-    for node in meta["resolve"]["nodes"].as_array().unwrap_or(&empty) {
+    for node in meta["resolve"]["nodes"].as_array().into_iter().flatten() {
         let Some(id) = node["id"].as_str() else {
             continue;
         };
         let deps = node["deps"]
             .as_array()
-            .unwrap_or(&empty)
-            .iter()
+            .into_iter()
+            .flatten()
             .filter_map(|dep| {
                 let shipped = dep["dep_kinds"]
                     .as_array()?
@@ -133,6 +117,12 @@ fn reached(meta: &Value, start: &str) -> HashSet<String> {
             });
         edges.insert(id, deps.collect());
     }
+    Graph { names, edges }
+}
+
+/// The packages `start` reaches through normal and build dependencies, by name.
+fn reached(meta: &Value, start: &str) -> HashSet<String> {
+    let Graph { names, edges } = graph(meta);
     let mut seen = HashSet::new();
     let mut stack: Vec<&str> = names
         .iter()
