@@ -158,7 +158,7 @@ pub async fn bench(
             "no model to measure: install one with `cairn models install` (see `cairn models list`)"
         );
     }
-    let host = cairn_llm::local::host_program_path();
+    let host = cairn_llm::local::host_program();
     let mut report = serde_json::Map::new();
     for m in &models {
         if !json {

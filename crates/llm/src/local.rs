@@ -92,10 +92,6 @@ pub enum HostReply {
         message: String,
         overflow: bool,
     },
-    Stats {
-        id: u64,
-        stats: StepStats,
-    },
     /// The model now in memory, if any.
     Loaded {
         model: Option<PathBuf>,
@@ -152,11 +148,6 @@ pub fn loaded_model() -> Option<PathBuf> {
     host().state.lock().ok()?.loaded.clone()
 }
 
-/// What the last finished request cost.
-pub fn last_stats() -> StepStats {
-    host().state.lock().map(|s| s.last).unwrap_or_default()
-}
-
 /// Ends the host process, giving back the model's memory (it starts again on the next request);
 /// returns whether a model was loaded.
 pub fn unload_model() -> bool {
@@ -175,7 +166,6 @@ struct HostState {
     running: Option<Running>,
     pending: HashMap<u64, Reply>,
     loaded: Option<PathBuf>,
-    last: StepStats,
 }
 
 struct Host {
@@ -190,7 +180,7 @@ fn host() -> &'static Host {
 }
 
 /// Where the host program is: `$CAIRN_MODEL_HOST`, beside this program, or on the PATH.
-fn host_program() -> PathBuf {
+pub fn host_program() -> PathBuf {
     if let Some(path) = std::env::var_os("CAIRN_MODEL_HOST").filter(|p| !p.is_empty()) {
         return PathBuf::from(path);
     }
@@ -350,7 +340,6 @@ fn deliver(state: &Mutex<HostState>, reply: HostReply) {
     };
     match reply {
         HostReply::Loaded { model } => state.loaded = model,
-        HostReply::Stats { stats, .. } => state.last = stats,
         HostReply::Event { id, event } => {
             let done = matches!(event, StreamEvent::Done(_));
             let Some(tx) = state.pending.get(&id) else {
@@ -379,9 +368,4 @@ fn deliver(state: &Mutex<HostState>, reply: HostReply) {
             }
         }
     }
-}
-
-/// Whether `path` names the host program (for diagnostics).
-pub fn host_program_path() -> PathBuf {
-    host_program()
 }

@@ -1,5 +1,5 @@
 //! The model host's side of `cairn_llm::local`: requests in on standard input, one JSON line each;
-//! the reply's events, its cost and what is loaded out on standard output. The host ends when its
+//! the reply's events and what is loaded out on standard output. The host ends when its
 //! input closes or when its model was unloaded for idleness.
 
 use std::collections::HashMap;
@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cairn_llm::local::{HostReply, HostRequest};
-use cairn_llm::{ProviderError, StreamEvent};
+use cairn_llm::ProviderError;
 
 use crate::engine::{Job, Shared};
 use crate::Engine;
@@ -84,20 +84,9 @@ pub fn serve_stdio() -> i32 {
                     cancelled,
                 });
                 let out = out.clone();
-                let engine = engine.clone();
                 let cancels = cancels.clone();
                 std::thread::spawn(move || {
                     while let Some(event) = rx.blocking_recv() {
-                        // The cost goes first, so the reply's end finds it recorded.
-                        if matches!(event, Ok(StreamEvent::Done(_))) {
-                            write(
-                                &out,
-                                &HostReply::Stats {
-                                    id,
-                                    stats: engine.last_stats(),
-                                },
-                            );
-                        }
                         let reply = match event {
                             Ok(event) => HostReply::Event { id, event },
                             Err(e) => HostReply::Error {

@@ -6,36 +6,10 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::catalog::{CatalogModel, CATALOG};
+use crate::catalog::CatalogModel;
 use crate::ModelsError;
-
-/// A catalogue model found on disk.
-#[derive(Debug, Clone, Serialize)]
-pub struct InstalledModel {
-    #[serde(flatten)]
-    pub model: CatalogModel,
-    pub path: PathBuf,
-    /// Whether the file passed [`check`] (size, header, checksum).
-    pub whole: bool,
-}
-
-/// The catalogue models whose files are in `llm_dir`, checked.
-pub fn installed(llm_dir: &Path) -> Vec<InstalledModel> {
-    CATALOG
-        .iter()
-        .filter_map(|m| {
-            let path = llm_dir.join(m.file);
-            path.exists().then(|| InstalledModel {
-                model: *m,
-                whole: check(llm_dir, m).is_ok(),
-                path,
-            })
-        })
-        .collect()
-}
 
 /// Checks `model`'s file in `llm_dir`; the error names the file and the command that reinstalls it.
 pub fn check(llm_dir: &Path, model: &CatalogModel) -> Result<PathBuf, ModelsError> {
@@ -107,8 +81,13 @@ pub(crate) fn sha256_file(path: &Path) -> Result<String, ModelsError> {
 }
 
 fn stamp_path(path: &Path) -> PathBuf {
+    with_suffix(path, ".verified")
+}
+
+/// `path` with `suffix` added to its file name (`model.gguf` → `model.gguf.partial`).
+pub(crate) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".verified");
+    name.push(suffix);
     path.with_file_name(name)
 }
 

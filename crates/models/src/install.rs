@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use crate::catalog::{CatalogModel, Part};
-use crate::check::{check, remove_stamp, sha256_file, write_stamp};
+use crate::check::{check, remove_stamp, sha256_file, with_suffix, write_stamp};
 use crate::ModelsError;
 
 /// The index the catalogue's packages come from.
@@ -387,12 +387,6 @@ pub fn remove(llm_dir: &Path, model: &CatalogModel) -> Result<bool, ModelsError>
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(ModelsError::io(&path, e)),
     }
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(suffix);
-    path.with_file_name(name)
 }
 
 /// A reqwest error in one line, without the URL it repeats.

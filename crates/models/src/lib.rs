@@ -9,7 +9,7 @@ mod error;
 pub mod install;
 
 pub use catalog::{CatalogModel, Part, CATALOG};
-pub use check::{check, check_header, installed, InstalledModel};
+pub use check::{check, check_header};
 pub use error::ModelsError;
 pub use install::{install, remove, InstallProgress, Installer};
 
