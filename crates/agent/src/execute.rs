@@ -146,6 +146,7 @@ impl Runtime {
                     &p.call.name,
                     &p.call.arguments,
                     without_result_id(&output.text),
+                    output.failed,
                 ) {
                     LoopVerdict::Fine => {}
                     LoopVerdict::Notice(notice) => {
@@ -172,13 +173,17 @@ impl Runtime {
                         &output.kind,
                     )
                 };
-                outcome.captured.push(cairn_memory::ToolCall {
-                    id: p.call.id.clone(),
-                    name: p.call.name.clone(),
-                    input: p.input.clone(),
-                    output: Some(output.text.clone()),
-                    is_error: output.failed,
-                });
+                // `recall` shows a result of this session by an id that means nothing in another:
+                // the memory keeps the call that made the result, not the recall.
+                if !is_recall {
+                    outcome.captured.push(cairn_memory::ToolCall {
+                        id: p.call.id.clone(),
+                        name: p.call.name.clone(),
+                        input: p.input.clone(),
+                        output: Some(without_result_id(&output.text).to_owned()),
+                        is_error: output.failed,
+                    });
+                }
                 let _ = tx
                     .send(Event::ToolResult {
                         call_id: p.call.id.clone(),

@@ -11,6 +11,7 @@ mod runtime;
 mod search_tool;
 mod sessions;
 mod texts;
+mod tool_need;
 mod turn;
 
 pub use context::{cap, result_id, ContextState};

@@ -14,11 +14,14 @@ check them against the current request, which always takes precedence.";
 const COMPACT_GUIDE: &str =
     "Answer directly when you can. Call a tool only when the task needs it: \
 to read or change a file, or to run a command. Never call a tool to remember something: what the \
-person tells you is remembered by itself.";
+person tells you is remembered by itself. When the person only tells you a fact and asks for \
+nothing, say in one sentence that you will remember it. When a tool has run, say in one sentence \
+what it did.";
 
 /// The system prompt for a session working in `cwd` under the project `root`; `compact` for a
-/// small model on this device.
-pub fn system_prompt(root: &Path, cwd: &Path, compact: bool) -> String {
+/// small model on this device, which is also told the date `today` here: on its user message, a
+/// small model takes "Today is …" for something the person said and answers it.
+pub fn system_prompt(root: &Path, cwd: &Path, compact: bool, today: &str) -> String {
     let name = root
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -35,21 +38,48 @@ pub fn system_prompt(root: &Path, cwd: &Path, compact: bool) -> String {
             prompt.push_str(&ENV_STARTED.replace("{{path}}", &relative.display().to_string()));
         }
     }
+    if compact {
+        prompt.push('\n');
+        prompt.push_str(&NOTE_DATE.replace("{{date}}", today));
+    }
     prompt
 }
 
-/// The person's words, then the note (today's date, what changed), then the recalled memories.
-pub fn user_message(text: &str, date: &str, note: &str, recalled: &str) -> String {
-    let mut message = format!("{text}\n\n{}", NOTE_DATE.replace("{{date}}", date));
+/// Whether the next user message's note says the date: unless the system prompt already says it
+/// is `today`.
+pub fn needs_date_note(system: Option<&str>, today: &str) -> bool {
+    !system.is_some_and(|s| s.ends_with(&NOTE_DATE.replace("{{date}}", today)))
+}
+
+/// The person's words, then the note (today's date unless `date` is `None`, what changed), then
+/// the recalled memories; with `recalled_first`, the memories come first: a small model answers
+/// the last thing it read, and copies an old answer when that is a memory.
+pub fn user_message(
+    text: &str,
+    date: Option<&str>,
+    note: &str,
+    recalled: &str,
+    recalled_first: bool,
+) -> String {
+    let mut lines = Vec::new();
+    if let Some(date) = date {
+        lines.push(NOTE_DATE.replace("{{date}}", date));
+    }
     if !note.is_empty() {
-        message.push('\n');
-        message.push_str(note);
+        lines.push(note.to_owned());
     }
-    if !recalled.is_empty() {
+    let mut message = text.to_owned();
+    if !lines.is_empty() {
         message.push_str("\n\n");
-        message.push_str(recalled);
+        message.push_str(&lines.join("\n"));
     }
-    message
+    if recalled.is_empty() {
+        message
+    } else if recalled_first {
+        format!("{recalled}\n\n{message}")
+    } else {
+        format!("{message}\n\n{recalled}")
+    }
 }
 
 #[cfg(test)]
@@ -62,19 +92,35 @@ mod tests {
             Path::new("/home/ada/src/cairn"),
             Path::new("/home/ada/src/cairn/crates/llm"),
             false,
+            "2026-11-29",
         );
         assert!(prompt.contains("Project: cairn (paths are relative to its root)"));
         assert!(prompt.contains("Started in: crates/llm (relative to the project root)"));
         assert!(!prompt.contains("/home/ada"));
-        let at_root = system_prompt(Path::new("/p/x"), Path::new("/p/x"), false);
+        assert!(!prompt.contains("Today is"));
+        let at_root = system_prompt(Path::new("/p/x"), Path::new("/p/x"), true, "2026-11-29");
         assert!(!at_root.contains("Started in"));
+        assert!(at_root.ends_with("\nToday is 2026-11-29."));
+        assert!(!needs_date_note(Some(&at_root), "2026-11-29"));
+        assert!(needs_date_note(Some(&at_root), "2026-11-30"));
+        assert!(needs_date_note(Some(&prompt), "2026-11-29"));
+        assert!(needs_date_note(None, "2026-11-29"));
     }
 
     #[test]
     fn the_note_follows_the_words() {
         assert_eq!(
-            user_message("hi", "2026-11-29", "", ""),
+            user_message("hi", Some("2026-11-29"), "", "", false),
             "hi\n\nToday is 2026-11-29."
+        );
+        assert_eq!(user_message("hi", None, "", "", true), "hi");
+        assert_eq!(
+            user_message("hi", None, "a note", "## Recalled", false),
+            "hi\n\na note\n\n## Recalled"
+        );
+        assert_eq!(
+            user_message("hi", None, "a note", "## Recalled", true),
+            "## Recalled\n\nhi\n\na note"
         );
     }
 }

@@ -166,6 +166,9 @@ pub struct AgentSettings {
     /// A small model (Cairn's own, on this device): the system prompt says when a tool is worth
     /// calling, and the caller offers it fewer tools.
     pub compact: bool,
+    /// The most tokens one step's reply may have: a local server (llama.cpp, Ollama) sets no
+    /// limit of its own, and a reply that runs on never ends.
+    pub step_max_tokens: u32,
 }
 
 impl AgentSettings {
@@ -192,6 +195,7 @@ impl AgentSettings {
             max_output: cairn_tools::DEFAULT_MAX_OUTPUT,
             bash_timeout: Duration::from_secs(30),
             compact: false,
+            step_max_tokens: 8192,
         }
     }
 }
@@ -431,6 +435,7 @@ impl Runtime {
                 &self.settings.project_root,
                 &self.settings.started_in,
                 self.settings.compact,
+                &(self.settings.today)(),
             ),
         )
     }

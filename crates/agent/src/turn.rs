@@ -70,6 +70,8 @@ impl Runtime {
                 .await;
         }
         let turn_id = self.start_capture(session, text);
+        let offer_tools =
+            crate::tool_need::offers_tools(self.settings.compact, text, &state.messages);
         let previous_answer = last_answer(&state.messages);
         let mut note = String::new();
         if state.told_yolo != Some(self.settings.yolo) && state.told_yolo.is_some() {
@@ -88,11 +90,21 @@ impl Runtime {
             note.push_str(&goal);
         }
         let injection = recalled.map(|(_, i, _)| i).unwrap_or_default();
+        let today = (self.settings.today)();
+        let system = state.messages.first().filter(|m| m.role == Role::System);
+        let date_note = crate::prompt::needs_date_note(system.map(|m| m.content.as_str()), &today)
+            .then_some(today);
         let mut turn_start = state.messages.len();
         let mut compacted = false;
         let mut message = Message::new(
             Role::User,
-            user_message(text, &(self.settings.today)(), &note, &injection),
+            user_message(
+                text,
+                date_note.as_deref(),
+                &note,
+                &injection,
+                self.settings.compact,
+            ),
         );
         message.images = images;
         state.messages.push(message);
@@ -104,7 +116,7 @@ impl Runtime {
         let mut nudges = 0;
         let mut reasoning = String::new();
         let mut captured_calls = Vec::new();
-        let mut tools = self.tool_specs(&state.context);
+        let mut tools = self.tool_specs(offer_tools, &state.context);
         let answer = loop {
             if let Some(limit) = self.limit_reached(&spent, started) {
                 let _ = tx
@@ -142,7 +154,7 @@ impl Runtime {
                 break last.text;
             }
             spent.steps += 1;
-            tools = self.tool_specs(&state.context);
+            tools = self.tool_specs(offer_tools, &state.context);
             let step = match self.step(state, turn_start, &tools, cancel, tx).await {
                 Ok(end) => end,
                 // Too long for the model: the earlier turns become a summary, once per turn.
@@ -158,12 +170,13 @@ impl Runtime {
                 }
                 Err(StepError::Other(message)) => return Err(message),
             };
-            let completion = match step {
+            let mut completion = match step {
                 StepEnd::Done(c) => c,
                 StepEnd::Cancelled(c) => {
                     return self.stopped(session, text, state, c, counters, tx).await;
                 }
             };
+            read_calls_written_as_text(&mut completion, &tools, spent.steps);
             add_usage(&mut usage, completion.usage);
             spent.completion_tokens += completion.usage.output_tokens;
             reasoning.push_str(&completion.reasoning);
@@ -302,8 +315,12 @@ impl Runtime {
         Ok(())
     }
 
-    /// The tools of the next step: the toolbox's, and `recall` once a result was shortened.
-    pub(crate) fn tool_specs(&self, context: &ContextState) -> Vec<ToolSpec> {
+    /// The tools of the next step: none when the turn offers none, else the toolbox's, and
+    /// `recall` once a result was shortened.
+    pub(crate) fn tool_specs(&self, offer: bool, context: &ContextState) -> Vec<ToolSpec> {
+        if !offer {
+            return Vec::new();
+        }
         let mut specs: Vec<ToolSpec> = self
             .settings
             .tools
@@ -352,7 +369,7 @@ impl Runtime {
             model: self.settings.model.clone(),
             messages,
             tools: tools.to_vec(),
-            max_tokens: None,
+            max_tokens: Some(self.settings.step_max_tokens),
         };
         let mut stream = self.settings.provider.stream(request);
         let mut completion = Completion::default();
@@ -545,4 +562,36 @@ fn last_answer(messages: &[Message]) -> Option<String> {
 fn add_usage(total: &mut cairn_llm::Usage, more: cairn_llm::Usage) {
     total.input_tokens += more.input_tokens;
     total.output_tokens += more.output_tokens;
+}
+
+/// A reply with no tool calls whose text is calls to offered tools (a server that does not parse
+/// its model's tool-call syntax passes it on as text): the calls are made, and the text keeps only
+/// what was written for the person.
+fn read_calls_written_as_text(completion: &mut Completion, tools: &[ToolSpec], step: usize) {
+    if !completion.tool_calls.is_empty() || tools.is_empty() {
+        return;
+    }
+    let offered: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    let reply = cairn_llm::toolcall::parse(&completion.text, &offered);
+    if reply.calls.is_empty() {
+        return;
+    }
+    tracing::debug!(
+        "{} tool call(s) written as text are made",
+        reply.calls.len()
+    );
+    completion.text = reply.text;
+    completion.tool_calls = reply
+        .calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, call)| cairn_llm::ToolCall {
+            id: format!("text_call_{step}_{i}"),
+            name: call.name,
+            arguments: call.arguments,
+        })
+        .collect();
+    if completion.finish != FinishReason::Length {
+        completion.finish = FinishReason::ToolCalls;
+    }
 }

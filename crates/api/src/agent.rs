@@ -83,6 +83,10 @@ impl Cairn {
         let compact = provider.on_device();
         let mut settings = AgentSettings::new(provider, model, project_root);
         settings.compact = compact;
+        if compact {
+            // About two minutes of writing at a small model's speed on two cores.
+            settings.step_max_tokens = 2048;
+        }
         settings.sessions = Some(self.session_store());
         settings.yolo = agent.yolo;
         settings.max_steps = agent.max_steps;

@@ -85,7 +85,11 @@ impl Cairn {
                 catalog::names()
             )));
         };
-        Ok(Arc::new(LocalModel::new(path, LocalOptions::default())))
+        let options = LocalOptions {
+            prefix_cache: Some(self.home().cache_dir().join("prompts")),
+            ..LocalOptions::default()
+        };
+        Ok(Arc::new(LocalModel::new(path, options)))
     }
 
     /// Whether Cairn's default model's file is there, so it answers with nothing configured.

@@ -214,6 +214,15 @@ pub async fn bench(
                 g("evaluated_without_reuse"),
                 g("prompt_ms_without_reuse")
             );
+            let p = &figures["saved_system_part"];
+            let h = |key: &str| p[key].as_f64().unwrap_or_default();
+            println!(
+                "  a new process        {} of {} tokens loaded from the saved system part, prompt in {:.0} ms; {:.0} ms without",
+                h("restored_tokens"),
+                h("prompt_tokens"),
+                h("prompt_ms_with_saved"),
+                h("prompt_ms_without")
+            );
         }
         report.insert(m.name.clone(), figures);
     }

@@ -71,6 +71,11 @@ impl Home {
         self.root.join("models")
     }
 
+    /// What Cairn can rebuild at any time (the local model's evaluated prompts): safe to delete.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+
     /// Databases (memory, sessions).
     pub fn data_dir(&self) -> PathBuf {
         self.root.join("data")

@@ -7,6 +7,7 @@ mod anthropic;
 mod error;
 pub mod local;
 mod openai;
+pub mod toolcall;
 mod transport;
 mod types;
 

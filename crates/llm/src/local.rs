@@ -34,6 +34,10 @@ pub struct LocalOptions {
     pub idle: Duration,
     /// Keep the evaluated prefix between requests (off only to measure what it saves).
     pub reuse_prefix: bool,
+    /// Where the evaluated system prompt and tools are kept between processes, so a new host
+    /// (a CLI turn, the first request after idle) does not read them again; `None` for nowhere.
+    #[serde(default)]
+    pub prefix_cache: Option<PathBuf>,
 }
 
 impl Default for LocalOptions {
@@ -45,6 +49,7 @@ impl Default for LocalOptions {
             seed: 42,
             idle: Duration::from_secs(300),
             reuse_prefix: true,
+            prefix_cache: None,
         }
     }
 }

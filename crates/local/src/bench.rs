@@ -1,6 +1,7 @@
 //! What a local model costs on this machine: load time, resident memory, time to first token,
-//! prompt and generation speed, and the prompt time of an agent turn's second step with and
-//! without the reuse of the evaluated prefix. `cairn bench model` prints it.
+//! prompt and generation speed, the prompt time of an agent turn's second step with and without
+//! the reuse of the evaluated prefix, and a new process's first prompt with and without the
+//! system part saved on disk. `cairn bench model` prints it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -23,6 +24,18 @@ pub struct ModelBench {
     pub generated_tokens: usize,
     pub generation_tokens_per_s: f64,
     pub second_step: SecondStep,
+    pub saved_system_part: SavedSystemPart,
+}
+
+/// The first request of a new model host (a CLI turn, the first after the model was unloaded):
+/// the same system prompt and tools as an earlier process, a new question.
+#[derive(Debug, Clone, Serialize)]
+pub struct SavedSystemPart {
+    pub prompt_tokens: usize,
+    /// Loaded from the prefix cache instead of evaluated.
+    pub restored_tokens: usize,
+    pub prompt_ms_with_saved: f64,
+    pub prompt_ms_without: f64,
 }
 
 /// An agent turn's second step (the first step's prompt, its tool call and the result).
@@ -139,6 +152,35 @@ pub async fn measure(path: &Path, threads: Option<i32>) -> Result<ModelBench, Pr
     let reused = run(&model, request(step.clone(), tools(), 32)).await?;
     let whole = run(&cold, request(step, tools(), 32)).await?;
 
+    // Two new processes in turn (the model unloaded between them) sharing one prefix cache.
+    let cache = std::env::temp_dir().join(format!("cairn-bench-prefix-{}", std::process::id()));
+    let saving = InProcessModel::new(
+        path,
+        LocalOptions {
+            prefix_cache: Some(cache.clone()),
+            ..options.clone()
+        },
+    );
+    let ask = |question: &str| {
+        vec![
+            Message::new(Role::System, SYSTEM),
+            Message::new(Role::User, question),
+        ]
+    };
+    unload().await;
+    let without = run(
+        &saving,
+        request(ask("Which file defines main?"), tools(), 1),
+    )
+    .await?;
+    unload().await;
+    let with_saved = run(
+        &saving,
+        request(ask("What does the Makefile build?"), tools(), 1),
+    )
+    .await?;
+    let _ = std::fs::remove_dir_all(&cache);
+
     let per_s = |n: usize, d: Duration| {
         if d.is_zero() {
             0.0
@@ -162,6 +204,12 @@ pub async fn measure(path: &Path, threads: Option<i32>) -> Result<ModelBench, Pr
             prompt_ms_with_reuse: ms(reused.prompt_time),
             evaluated_without_reuse: whole.prompt_tokens - whole.reused_tokens,
             prompt_ms_without_reuse: ms(whole.prompt_time),
+        },
+        saved_system_part: SavedSystemPart {
+            prompt_tokens: with_saved.prompt_tokens,
+            restored_tokens: with_saved.reused_tokens,
+            prompt_ms_with_saved: ms(with_saved.prompt_time),
+            prompt_ms_without: ms(without.prompt_time),
         },
     })
 }

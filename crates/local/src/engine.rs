@@ -24,8 +24,9 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc;
 
+use crate::prefix_cache;
 use crate::template::ChatTemplate;
-use crate::toolcall;
+use cairn_llm::toolcall;
 
 /// Tokens evaluated per decode call.
 const BATCH: usize = 512;
@@ -335,7 +336,8 @@ impl<'m> LoadedModel<'m> {
             self.cached.clear();
         }
         let started = Instant::now();
-        stats.reused_tokens = self.evaluate_prompt(&tokens)?;
+        let evaluated_first = self.prepare_system_part(job, &tokens)?;
+        stats.reused_tokens = self.evaluate_prompt(&tokens)? - evaluated_first;
         stats.prompt_time = started.elapsed();
 
         let offered: Vec<String> = job.request.tools.iter().map(|t| t.name.clone()).collect();
@@ -385,7 +387,8 @@ impl<'m> LoadedModel<'m> {
                 break;
             }
             if !holding_call {
-                if let Some(at) = toolcall::first_marker(&output[shown..]) {
+                let at_reply_start = output[..shown].trim().is_empty();
+                if let Some(at) = toolcall::first_marker(&output[shown..], at_reply_start) {
                     holding_call = true;
                     self.send_text(job, &output[shown..shown + at]);
                     shown += at;
@@ -437,6 +440,50 @@ impl<'m> LoadedModel<'m> {
         if !text.is_empty() {
             let _ = job.tx.blocking_send(Ok(StreamEvent::Text(text.to_owned())));
         }
+    }
+
+    /// When the KV cache does not hold the prompt's system part (the system message and tools),
+    /// loads it from the prefix cache, or evaluates it and saves it there for the next process.
+    /// Returns how many tokens it evaluated.
+    fn prepare_system_part(
+        &mut self,
+        job: &Job,
+        tokens: &[LlamaToken],
+    ) -> Result<usize, ProviderError> {
+        let Some(dir) = job.options.prefix_cache.as_deref() else {
+            return Ok(0);
+        };
+        if !job.options.reuse_prefix {
+            return Ok(0);
+        }
+        let system = match self
+            .template
+            .render_system_part(&job.request.messages, &job.request.tools)
+        {
+            Ok(Some(system)) => system,
+            _ => return Ok(0),
+        };
+        let vocab = self.model.vocab();
+        let mut prefix = vocab.tokenize(system.as_bytes(), false, true);
+        if vocab.should_add_bos() && prefix.first() != Some(&vocab.bos()) {
+            prefix.insert(0, vocab.bos());
+        }
+        // Only a prefix the whole prompt shares token for token, and not the whole prompt.
+        if prefix.len() >= tokens.len() || !tokens.starts_with(&prefix) {
+            return Ok(0);
+        }
+        if self.cached.starts_with(&prefix) {
+            return Ok(0);
+        }
+        let file = prefix_cache::file_for(dir, &job.path, self.context.n_ctx(), &prefix);
+        if prefix_cache::restore(&mut self.context, &file, &prefix) {
+            self.cached = prefix;
+            return Ok(0);
+        }
+        self.cached.clear();
+        self.evaluate_prompt(&prefix)?;
+        prefix_cache::store(&self.context, &file, &prefix);
+        Ok(prefix.len())
     }
 
     /// Makes the KV cache hold exactly `prompt`, evaluating only what differs from what it held;

@@ -7,8 +7,8 @@
 pub mod bench;
 mod engine;
 mod host;
+mod prefix_cache;
 mod template;
-pub mod toolcall;
 
 pub use cairn_llm::local::{LocalOptions, StepStats};
 pub use engine::Loaded;

@@ -50,6 +50,33 @@ impl ChatTemplate {
     /// The prompt for `messages` with `tools` offered, ending where the model's reply begins.
     /// The BOS text a template writes first is left out: the tokenizer adds the token.
     pub fn render(&self, messages: &[Message], tools: &[ToolSpec]) -> Result<String, String> {
+        self.render_with(messages, tools, true)
+    }
+
+    /// The start of every prompt with these leading system messages and tools: what stays the
+    /// same from one conversation to the next (`None` when the prompt has no system message).
+    pub fn render_system_part(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+    ) -> Result<Option<String>, String> {
+        let leading = messages
+            .iter()
+            .take_while(|m| m.role == Role::System)
+            .count();
+        if leading == 0 {
+            return Ok(None);
+        }
+        self.render_with(&messages[..leading], tools, false)
+            .map(Some)
+    }
+
+    fn render_with(
+        &self,
+        messages: &[Message],
+        tools: &[ToolSpec],
+        generation_prompt: bool,
+    ) -> Result<String, String> {
         let messages: Vec<serde_json::Value> = messages.iter().map(message_json).collect();
         let mut context = std::collections::BTreeMap::<String, Value>::new();
         context.insert("messages".into(), Value::from(Serde(&messages)));
@@ -64,7 +91,10 @@ impl ChatTemplate {
                 .collect();
             context.insert("tools".into(), Value::from(Serde(&tools)));
         }
-        context.insert("add_generation_prompt".into(), Value::from(true));
+        context.insert(
+            "add_generation_prompt".into(),
+            Value::from(generation_prompt),
+        );
         context.insert("bos_token".into(), Value::from(self.bos.clone()));
         context.insert("eos_token".into(), Value::from(self.eos.clone()));
         let template = self.env.get_template("chat").map_err(|e| e.to_string())?;

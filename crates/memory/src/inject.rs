@@ -26,10 +26,27 @@ pub fn render_injection(hits: &[SearchHit]) -> String {
             date(m.created_at),
             m.source,
             m.layer.as_str(),
-            snippet(m.text.trim(), SNIPPET_CHARS)
+            snippet(&speakers_named(m.text.trim()), SNIPPET_CHARS)
         ));
     }
     out
+}
+
+/// A trace's `User:` / `Assistant:` lines said as who spoke to whom: a model reading
+/// `Assistant: …` inside a message takes it for the reply to write and copies it.
+fn speakers_named(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            if let Some(rest) = line.strip_prefix("User: ") {
+                format!("The person said: {rest}")
+            } else if let Some(rest) = line.strip_prefix("Assistant: ") {
+                format!("You answered: {rest}")
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Today's date (UTC) as `YYYY-MM-DD`.

@@ -1,7 +1,9 @@
 //! The loop detector: the same (tool, input, output) three times in a row gets a notice, six
 //! stops the turn; and a tool call whose streamed arguments run away stops the generation.
 
-use crate::texts::{fill, LOOP_DETECTED, LOOP_STOPPED, RUNAWAY, RUNAWAY_TOO_LONG};
+use crate::texts::{
+    fill, LOOP_DETECTED, LOOP_STOPPED, LOOP_STOPPED_DONE, RUNAWAY, RUNAWAY_TOO_LONG,
+};
 
 /// Identical calls in a row before the notice, and before the stop.
 const NOTICE_AT: usize = 3;
@@ -23,8 +25,8 @@ pub enum LoopVerdict {
 }
 
 impl LoopDetector {
-    /// Records a call and says what to do with its output.
-    pub fn record(&mut self, tool: &str, input: &str, output: &str) -> LoopVerdict {
+    /// Records a call and says what to do with its output (`failed`: the output is an error).
+    pub fn record(&mut self, tool: &str, input: &str, output: &str, failed: bool) -> LoopVerdict {
         let triple = (tool.to_owned(), input.to_owned(), output.to_owned());
         if self.last.as_ref() == Some(&triple) {
             self.count += 1;
@@ -33,7 +35,12 @@ impl LoopDetector {
             self.count = 1;
         }
         if self.count >= STOP_AT {
-            LoopVerdict::Stop(fill(LOOP_STOPPED, &[("tool", tool)]))
+            let text = if failed {
+                LOOP_STOPPED
+            } else {
+                LOOP_STOPPED_DONE
+            };
+            LoopVerdict::Stop(fill(text, &[("tool", tool)]))
         } else if self.count >= NOTICE_AT {
             LoopVerdict::Notice(LOOP_DETECTED)
         } else {
@@ -88,25 +95,40 @@ mod tests {
     #[test]
     fn three_in_a_row_notice_six_stop_and_a_different_call_resets() {
         let mut d = LoopDetector::default();
-        assert_eq!(d.record("edit_file", "{}", "no"), LoopVerdict::Fine);
-        assert_eq!(d.record("edit_file", "{}", "no"), LoopVerdict::Fine);
+        assert_eq!(d.record("edit_file", "{}", "no", true), LoopVerdict::Fine);
+        assert_eq!(d.record("edit_file", "{}", "no", true), LoopVerdict::Fine);
         assert_eq!(
-            d.record("edit_file", "{}", "no"),
+            d.record("edit_file", "{}", "no", true),
             LoopVerdict::Notice(LOOP_DETECTED)
         );
         assert_eq!(
-            d.record("edit_file", "{}", "no"),
+            d.record("edit_file", "{}", "no", true),
             LoopVerdict::Notice(LOOP_DETECTED)
         );
         assert_eq!(
-            d.record("edit_file", "{}", "no"),
+            d.record("edit_file", "{}", "no", true),
             LoopVerdict::Notice(LOOP_DETECTED)
         );
         assert_eq!(
-            d.record("edit_file", "{}", "no"),
+            d.record("edit_file", "{}", "no", true),
             LoopVerdict::Stop("[error: the model repeated the same edit_file call 6 times in a row with the same failing result — turn stopped by the loop detector; rephrase the request, or fix what the tool kept reporting]".into())
         );
-        assert_eq!(d.record("edit_file", "{}", "other"), LoopVerdict::Fine);
+        assert_eq!(
+            d.record("edit_file", "{}", "other", true),
+            LoopVerdict::Fine
+        );
+    }
+
+    #[test]
+    fn a_call_that_succeeded_six_times_is_not_called_failing() {
+        let mut d = LoopDetector::default();
+        let verdicts: Vec<LoopVerdict> = (0..6)
+            .map(|_| d.record("write_file", "{}", "Created, 1 lines.", false))
+            .collect();
+        assert_eq!(
+            verdicts[5],
+            LoopVerdict::Stop("[error: the model repeated the same write_file call 6 times in a row with the same result — turn stopped by the loop detector; the call had already done its work, so rephrase the request if something else is needed]".into())
+        );
     }
 
     #[test]

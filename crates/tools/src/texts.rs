@@ -62,6 +62,9 @@ pub const INVALID_CALL: &str = "[{{name}}: invalid call, nothing was run — {{f
 
 /// Loop detection.
 pub const LOOP_DETECTED: &str = "[LOOP_DETECTED: You have attempted the same action multiple times with the same result. Please try a different approach or provide more information.]";
+/// The same stop for a call whose repeated result was not an error: the spec's wording names a
+/// failing result, which would send the model (and the person) looking for a fault.
+pub const LOOP_STOPPED_DONE: &str = "[error: the model repeated the same {{tool}} call 6 times in a row with the same result — turn stopped by the loop detector; the call had already done its work, so rephrase the request if something else is needed]";
 pub const LOOP_STOPPED: &str = "[error: the model repeated the same {{tool}} call 6 times in a row with the same failing result — turn stopped by the loop detector; rephrase the request, or fix what the tool kept reporting]";
 pub const RUNAWAY: &str = "[error: the model's tool call ran away: its arguments repeat the same pattern ({{n}} characters so far: {{excerpt}}) — generation stopped; rephrase the request, or try another model]";
 pub const RUNAWAY_TOO_LONG: &str = "[error: the model's tool call ran away: its arguments passed 256 KB ({{n}} characters so far: {{excerpt}}) — generation stopped; rephrase the request, or try another model]";

@@ -305,8 +305,9 @@ async fn a_long_output_keeps_head_and_tail_and_recall_shows_the_rest() -> TestRe
         text_reply("ok"),
     ])
     .await?;
-    let runtime = Runtime::new(settings(&server, dir.path()), None);
-    let out = results(&run(&runtime, "s", "count").await);
+    let memory = Arc::new(cairn_memory::MemoryStore::open_in_memory()?);
+    let runtime = Runtime::new(settings(&server, dir.path()), Some(memory.clone()));
+    let out = results(&run(&runtime, "s", "count to a thousand").await);
     let lines: Vec<&str> = out[0].lines().collect();
     assert_eq!(lines[0], "[#0001]");
     assert_eq!(lines[1], "1");
@@ -330,6 +331,55 @@ async fn a_long_output_keeps_head_and_tail_and_recall_shows_the_rest() -> TestRe
     let requests = server.requests();
     assert!(!offers_recall(&requests[0]));
     assert!(offers_recall(&requests[1]) && offers_recall(&requests[3]));
+    // The memory keeps the command and what it printed, not this session's result ids.
+    let hits = memory
+        .search(&cairn_memory::SearchQuery::new("count to a thousand"))?
+        .hits;
+    let trace = &hits.first().ok_or("the turn was not captured")?.memory.text;
+    assert!(
+        trace.contains("Tool bash(") && trace.contains("1000"),
+        "{trace}"
+    );
+    assert!(
+        !trace.contains("recall") && !trace.contains("#0"),
+        "{trace}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn calls_a_server_passed_on_as_text_are_made() -> TestResult {
+    // As llama.cpp's server without its template's tool parsing sends a small model's calls.
+    let dir = TempDir::new()?;
+    let server = MockServer::start(vec![
+        text_reply(
+            "Let me look.\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"echo from-the-call\"}}\n```",
+        ),
+        text_reply("{\"name\": \"bash\", \"arguments\": {\"command\": \"echo second\"}}"),
+        text_reply("Both ran."),
+    ])
+    .await?;
+    let runtime = Runtime::new(settings(&server, dir.path()), None);
+    let events = run(&runtime, "s", "look").await;
+    let out = results(&events);
+    assert_eq!(out.len(), 2, "{events:?}");
+    assert!(out[0].trim_end().ends_with("from-the-call"), "{}", out[0]);
+    assert!(out[1].trim_end().ends_with("second"), "{}", out[1]);
+    let requests = server.requests();
+    let second = &requests[1]["messages"];
+    let call_message = second
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "assistant"))
+        .ok_or("no assistant message")?;
+    assert_eq!(call_message["content"], "Let me look.");
+    assert_eq!(
+        call_message["tool_calls"][0]["function"]["name"], "bash",
+        "{call_message}"
+    );
+    assert!(matches!(
+        events.last(),
+        Some(Event::TurnComplete { answer, .. }) if answer == "Both ran."
+    ));
     Ok(())
 }
 

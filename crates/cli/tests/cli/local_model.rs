@@ -1,5 +1,6 @@
 //! `cairn agent` with nothing configured: Cairn's own model (Qwen2.5-Coder-1.5B-Instruct, greedy,
-//! in the model host) answers a question and writes a file with `write_file`; a truncated model
+//! in the model host) answers a question, writes a file with `write_file` and uses in a new
+//! session a fact it was told in an earlier one; a truncated model
 //! file is named with the command that repairs it. A fresh home that shares only the installed
 //! models; skipped where setup has not installed them, unless CAIRN_REQUIRE_MODELS says they must
 //! be there.
@@ -104,6 +105,35 @@ fn the_local_model_writes_the_file_it_is_asked_for() -> TestResult {
         )
     })?;
     assert!(written.contains("buy milk"), "{written:?}");
+    Ok(())
+}
+
+#[test]
+fn a_fact_told_in_one_session_is_recalled_and_used_in_the_next() -> TestResult {
+    let Some(home) = home_with_models()? else {
+        return Ok(());
+    };
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir()?;
+    let told = agent(
+        home.path(),
+        dir.path(),
+        &["--message", "Our staging server's IP address is 10.0.3.7."],
+    )?;
+    succeeded(&told)?;
+    // A new process and a new conversation: only the memory links the two.
+    let asked = agent(
+        home.path(),
+        dir.path(),
+        &["--message", "What is the IP address of our staging server?"],
+    )?;
+    let answer = succeeded(&asked)?;
+    assert!(answer.contains("10.0.3.7"), "{answer}");
+    assert!(
+        String::from_utf8_lossy(&asked.stderr).contains("1 memory recalled")
+            || answer.contains("memor"),
+        "{answer}"
+    );
     Ok(())
 }
 

@@ -1,4 +1,5 @@
-//! Tool calls in a local model's own syntax, read back into the runtime's calls: Qwen's and
+//! Tool calls written in a model's own syntax — by Cairn's own models, and by any model whose server
+//! passes them on as text — read back into the runtime's calls: Qwen's and
 //! Hermes' `<tool_call>{…}</tool_call>`, Mistral's `[TOOL_CALLS] […]`, Llama's bare
 //! `{"name": …, "parameters": …}` reply, and a ```json block naming an offered tool (what small
 //! models write when they forget the tags). A block that names no readable call is still a call:
@@ -104,8 +105,9 @@ fn bare_calls(output: &str, offered: &[String], keep_repeats: bool) -> Option<Re
     if trimmed.starts_with("{{") {
         trimmed = &trimmed[1..];
     }
+    let repaired = repair_escapes(trimmed);
     let mut calls: Vec<WrittenCall> = Vec::new();
-    for value in serde_json::Deserializer::from_str(trimmed).into_iter::<Value>() {
+    for value in serde_json::Deserializer::from_str(&repaired).into_iter::<Value>() {
         let Ok(value) = value else {
             break;
         };
@@ -137,9 +139,18 @@ pub fn held_suffix_len(text: &str) -> usize {
     longest
 }
 
-/// Where the first call marker starts in `text`, if any.
-pub fn first_marker(text: &str) -> Option<usize> {
-    CALL_MARKERS.iter().filter_map(|m| text.find(m)).min()
+/// Where the first call marker starts in `text`, if any; `at_reply_start` when nothing but
+/// whitespace came before `text`, where a `{` may open a call written over several lines.
+pub fn first_marker(text: &str, at_reply_start: bool) -> Option<usize> {
+    let json = at_reply_start
+        .then(|| text.find(|c: char| !c.is_whitespace()))
+        .flatten()
+        .filter(|&at| text[at..].starts_with('{'));
+    CALL_MARKERS
+        .iter()
+        .filter_map(|m| text.find(m))
+        .chain(json)
+        .min()
 }
 
 /// A ```json (or ```tool_call) block holding a call to an offered tool.
@@ -155,7 +166,18 @@ fn fenced_call(output: &str, offered: &[String]) -> Option<Reply> {
         .find("```")
         .map_or(after.len(), |e| newline + e);
     let body = after[newline + 1..body_end].trim();
-    let value: Value = serde_json::from_str(body).ok()?;
+    let text = output[..start].trim_end().to_owned();
+    let Ok(value) = serde_json::from_str::<Value>(&repair_escapes(body)) else {
+        // A broken call to an offered tool is still a call: the runtime says what is wrong.
+        let name = name_in(body).filter(|n| offered.contains(n))?;
+        return Some(Reply {
+            text,
+            calls: vec![WrittenCall {
+                name,
+                arguments: body.to_owned(),
+            }],
+        });
+    };
     let items = match value {
         Value::Array(items) => items,
         value => vec![value],
@@ -164,10 +186,34 @@ fn fenced_call(output: &str, offered: &[String]) -> Option<Reply> {
     if calls.is_empty() || !calls.iter().all(|c| offered.contains(&c.name)) {
         return None;
     }
-    Some(Reply {
-        text: output[..start].trim_end().to_owned(),
-        calls,
-    })
+    Some(Reply { text, calls })
+}
+
+/// `text` with the escapes JSON does not have dropped from its strings (`\'`, as in shell
+/// quoting, which small models write inside JSON); everything else as it was.
+fn repair_escapes(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.contains("\\'") {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut in_string = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => in_string = !in_string,
+            '\\' if in_string => match chars.peek() {
+                Some(&next) if "\"\\/bfnrtu".contains(next) => {
+                    out.push(c);
+                    out.extend(chars.next());
+                    continue;
+                }
+                _ => continue,
+            },
+            _ => {}
+        }
+        out.push(c);
+    }
+    out.into()
 }
 
 /// One call's JSON body; when it is not JSON, the name is still read if it can be, and the body
@@ -312,10 +358,40 @@ mod tests {
     }
 
     #[test]
+    fn shell_quoting_inside_json_is_read_and_a_broken_fenced_call_is_still_a_call() {
+        let quoted = parse(
+            "```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"echo 'it\\'s' \\\\'x\"}}\n```",
+            &offered(),
+        );
+        assert_eq!(
+            quoted.calls,
+            vec![call("bash", r#"{"command":"echo 'it's' \\'x"}"#)]
+        );
+        let broken = parse(
+            "Saving it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a\"\n```",
+            &offered(),
+        );
+        assert_eq!(broken.text, "Saving it.");
+        assert_eq!(
+            broken.calls,
+            vec![call(
+                "write_file",
+                r#"{"name": "write_file", "arguments": {"path": "a""#
+            )]
+        );
+        // A broken block naming no offered tool is the person's text.
+        let other = "```json\n{\"name\": \"cairn\", \"v\": \n```";
+        assert_eq!(parse(other, &offered()).text, other);
+    }
+
+    #[test]
     fn a_marker_split_across_tokens_is_held_back() {
         assert_eq!(held_suffix_len("Sure <tool_"), 6);
         assert_eq!(held_suffix_len("Sure."), 0);
         assert_eq!(held_suffix_len("ok `"), 1);
-        assert_eq!(first_marker("a <tool_call>"), Some(2));
+        assert_eq!(first_marker("a <tool_call>", false), Some(2));
+        assert_eq!(first_marker("\n{\n\"name\"", true), Some(1));
+        assert_eq!(first_marker("fn main() {", true), None);
+        assert_eq!(first_marker("{", false), None);
     }
 }

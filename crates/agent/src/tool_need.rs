@@ -1,0 +1,155 @@
+//! Whether a turn of a small model on this device is offered tools at all. Such a model calls
+//! a tool for whatever it is offered one for — it "saves" a fact it was told with `echo`, lists
+//! files to answer a greeting — and reading the tool schemas costs it seconds before the first
+//! word. So its turns get tools only when the person's words ask for work on files or commands
+//! (a path or file name, or a word for a file, a folder or running something), or when the
+//! conversation is already doing such work. Larger models always get them.
+
+use cairn_llm::{Message, Role};
+
+/// Words that ask for files, folders or commands (English and Chinese).
+const WORK_WORDS: &[&str] = &[
+    "file",
+    "files",
+    "folder",
+    "folders",
+    "directory",
+    "directories",
+    "dir",
+    "repo",
+    "repository",
+    "run",
+    "execute",
+    "shell",
+    "terminal",
+    "bash",
+    "script",
+    "install",
+    "compile",
+    "build",
+    "git",
+    "commit",
+    "grep",
+    "ls",
+    "cd",
+    "mkdir",
+    "edit",
+    "rename",
+    "delete",
+];
+
+const WORK_WORDS_ZH: &[&str] = &[
+    "文件",
+    "目录",
+    "文件夹",
+    "运行",
+    "执行",
+    "命令",
+    "终端",
+    "脚本",
+    "安装",
+    "编译",
+    "仓库",
+    "删除",
+    "重命名",
+    "编辑",
+];
+
+/// Whether this turn offers tools: always unless `compact`; for a compact profile, when `text`
+/// asks for work on files or commands, or `history` already holds a tool call.
+pub(crate) fn offers_tools(compact: bool, text: &str, history: &[Message]) -> bool {
+    !compact
+        || asks_for_work(text)
+        || history
+            .iter()
+            .any(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+}
+
+/// Whether the person's words name a file or path or ask for files, folders or commands.
+fn asks_for_work(text: &str) -> bool {
+    if WORK_WORDS_ZH.iter().any(|w| text.contains(w)) || text.contains("```") {
+        return true;
+    }
+    text.split_whitespace().any(|raw| {
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric() && !"/._-~".contains(c));
+        let word = word.trim_end_matches('.');
+        let lower = word.to_lowercase();
+        WORK_WORDS.contains(&lower.as_str()) || is_path(word)
+    })
+}
+
+/// `notes.txt`, `src/lib.rs`, `./run`, `~/x`: a name with an extension, or with a slash between
+/// names. Numbers (`10.0.3.7`, `3.5`) and abbreviations (`e.g`) are not.
+fn is_path(word: &str) -> bool {
+    let has_letters = |s: &str| s.chars().any(|c| c.is_alphabetic());
+    if word.starts_with("./") || word.starts_with("~/") || word.starts_with("../") {
+        return true;
+    }
+    if let Some((left, right)) = word.split_once('/') {
+        if has_letters(left) && has_letters(right) && !word.contains("://") {
+            return true;
+        }
+    }
+    match word.rsplit_once('.') {
+        Some((name, ext)) => {
+            name.chars().count() > 1
+                && has_letters(name)
+                && (1..=5).contains(&ext.len())
+                && ext.chars().all(|c| c.is_ascii_alphanumeric())
+                && ext.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_paths_and_commands_are_work() {
+        for text in [
+            "Use the write_file tool to create the file notes.txt with the content: buy milk",
+            "Make todo.md with three items",
+            "What does src/lib.rs do?",
+            "Run the tests and tell me what fails",
+            "List what is in this folder",
+            "Put 'hello' in ./greeting",
+            "```\nfn main() {}\n```\nwhy does this not compile?",
+            "创建一个文件 notes.txt",
+            "运行测试",
+        ] {
+            assert!(asks_for_work(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn facts_questions_and_chat_are_not() {
+        for text in [
+            "Remember this: our staging server's IP address is 10.0.3.7.",
+            "My dog's name is Biscuit.",
+            "What is the capital of France? Answer in one word.",
+            "How do we deploy this project?",
+            "For this project we deploy with the command: make ship-prod",
+            "Write a haiku about autumn, e.g. with leaves.",
+            "Is https://example.com/docs a good page?",
+            "Python 3.12 came out when?",
+            "我的狗叫什么名字？",
+        ] {
+            assert!(!asks_for_work(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_conversation_that_called_tools_keeps_them_and_larger_models_always_have_them() {
+        let mut call = Message::new(Role::Assistant, "");
+        call.tool_calls = vec![cairn_llm::ToolCall {
+            id: "c1".into(),
+            name: "bash".into(),
+            arguments: "{}".into(),
+        }];
+        assert!(offers_tools(true, "now do it again", &[call]));
+        assert!(!offers_tools(true, "thanks!", &[]));
+        assert!(offers_tools(false, "thanks!", &[]));
+    }
+}
