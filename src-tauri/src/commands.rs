@@ -341,10 +341,13 @@ pub fn set_model(desktop: State<'_, Desktop>, model: String) -> Result<String, A
 
 /// `/compact`: the task's history replaced by the model's summary of it; the summary's length.
 #[tauri::command]
-pub async fn compact_task(desktop: State<'_, Desktop>, session: String) -> Result<usize, ApiError> {
+pub async fn compact_task(
+    desktop: State<'_, Desktop>,
+    session: String,
+) -> Result<String, ApiError> {
     let mut events = desktop.runtime()?.submit(Op::Compact { session });
     match events.recv().await {
-        Some(Event::Compacted { summary }) => Ok(summary.chars().count()),
+        Some(Event::Compacted { summary }) => Ok(summary),
         Some(Event::Error { message }) => Err(ApiError::new("compact", message)),
         _ => Err(ApiError::new("compact", "the compaction did not finish")),
     }

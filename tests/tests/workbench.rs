@@ -718,3 +718,118 @@ async fn an_opened_tool_card_stays_open_while_the_reply_streams() -> TestResult 
     app.close().await;
     outcome
 }
+
+/// What each part of a message shows, in page order: `text:…` or `tool:<name>`.
+const PARTS_OF_LAST_REPLY: &str =
+    "const replies = document.querySelectorAll('#messages li.message.from-cairn');\
+     const last = replies[replies.length - 1];\
+     return Array.from(last.querySelectorAll('.text, li.tool')).map(e =>\
+       e.matches('li.tool') ? 'tool:' + e.dataset.tool : 'text:' + e.textContent.trim());";
+
+/// A reply that says something, calls a tool and says more shows the text, the card and the
+/// text in that order, as separate paragraphs: while it streams and when the task is reopened.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn text_and_tool_cards_show_in_the_order_they_happened() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_calls_reply(
+            "First I will check the disk.",
+            &[("d1", "bash", json!({"command": "echo 42G free"}))],
+        ),
+        text_reply("The disk has enough space."),
+    ])
+    .await?;
+    let expected = json!([
+        "text:First I will check the disk.",
+        "tool:bash",
+        "text:The disk has enough space."
+    ]);
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("Is there room for the backup?").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "The disk has enough space.").await?;
+        assert_eq!(client.execute(PARTS_OF_LAST_REPLY, vec![]).await?, expected);
+        screenshot(client, "reply-parts-in-order").await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    }
+    .await;
+    app.close().await;
+    outcome?;
+
+    // Reopened in a new run of the app, from the task file.
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        click(client, "[data-title='Is there room for the backup?'] .task").await?;
+        wait_for_text(client, "#messages", "The disk has enough space.").await?;
+        assert_eq!(client.execute(PARTS_OF_LAST_REPLY, vec![]).await?, expected);
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// `/compact` leaves the conversation in view and on disk: a mark with the summary shows where it
+/// was summarised, live and when the task is reopened in a new run of the app.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn compact_keeps_the_history_and_marks_where_it_summarised() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        text_reply("Tomatoes like the south bed."),
+        text_reply("The person asked where tomatoes go: the south bed."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        click(client, "#composer-input").await?;
+        keys(client, "Where do tomatoes go?\u{E007}").await?;
+        wait_for_text(client, "#messages", "Tomatoes like the south bed.").await?;
+        click(client, "#composer-input").await?;
+        keys(client, "/compact\u{E00C}\u{E007}").await?;
+        wait_for_text(client, "#notice", "The history is now a summary").await?;
+        wait_for_text(client, "#messages .compacted", "Compacted here").await?;
+        let text = wait_for_text(client, "#messages", "Tomatoes like the south bed.").await?;
+        assert!(text.contains("Where do tomatoes go?"), "{text}");
+        assert!(!text.contains("Understood: I continue"), "{text}");
+        screenshot(client, "compacted-task").await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    }
+    .await;
+    app.close().await;
+    outcome?;
+
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        click(client, "[data-title='Where do tomatoes go?'] .task").await?;
+        let text = wait_for_text(client, "#messages", "Tomatoes like the south bed.").await?;
+        assert!(text.contains("Where do tomatoes go?"), "{text}");
+        assert!(!text.contains("Understood: I continue"), "{text}");
+        let summary = client
+            .execute(
+                "const d = document.querySelector('#messages .compacted'); d.open = true; return d.textContent;",
+                vec![],
+            )
+            .await?;
+        assert!(
+            summary
+                .as_str()
+                .unwrap_or_default()
+                .contains("the south bed"),
+            "{summary}"
+        );
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

@@ -119,7 +119,8 @@ pub async fn set_model(model: &str) -> Result<String, ApiError> {
 }
 
 /// Compacts a task's history (`/compact`); the summary's length in characters.
-pub async fn compact_task(session: &str) -> Result<usize, ApiError> {
+/// Compacts a task's history; answers the summary the model goes on from.
+pub async fn compact_task(session: &str) -> Result<String, ApiError> {
     invoke_with("compact_task", &serde_json::json!({"session": session})).await
 }
 

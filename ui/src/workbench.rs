@@ -1,7 +1,8 @@
 //! The workbench window: the task list, the message stream and the composer.
 
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, RecalledMemory, StatusReport, TaskSummary, TranscriptMessage,
+    ApiError, AskQuestion, ChatEvent, RecalledMemory, ReplyPart, StatusReport, TaskSummary,
+    TranscriptMessage,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -25,19 +26,36 @@ enum Progress {
 #[derive(Debug, Clone, PartialEq)]
 struct Message {
     author: Author,
-    text: String,
+    /// What was said and done, in the order it happened: texts and the tool calls between them.
+    parts: Vec<Part>,
+    /// Why the reply failed, shown after what it had said.
+    failure: Option<String>,
     progress: Progress,
     /// Memories recalled before this reply, and why each.
     recalled: usize,
     recalled_items: Vec<RecalledMemory>,
-    /// The tool calls this reply made, in order.
-    tools: Vec<ToolLine>,
     /// An approval or a question waiting for the person.
     pending: Option<Pending>,
     /// The person stopped the turn.
     stopped: bool,
     /// The names of the files attached to a person's message.
     attachments: Vec<String>,
+}
+
+/// A part's key in the message's list.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PartKey {
+    Text(usize),
+    Tool(String),
+    Compacted(usize),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Text(String),
+    Tool(ToolLine),
+    /// Where the task was compacted, with the summary the model goes on from.
+    Compacted(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -71,11 +89,11 @@ impl Message {
     fn person(text: String) -> Self {
         Self {
             author: Author::Person,
-            text,
+            parts: vec![Part::Text(text)],
+            failure: None,
             progress: Progress::Done,
             recalled: 0,
             recalled_items: Vec::new(),
-            tools: Vec::new(),
             pending: None,
             stopped: false,
             attachments: Vec::new(),
@@ -85,15 +103,50 @@ impl Message {
     fn reply() -> Self {
         Self {
             author: Author::Cairn,
-            text: String::new(),
+            parts: Vec::new(),
+            failure: None,
             progress: Progress::Streaming,
             recalled: 0,
             recalled_items: Vec::new(),
-            tools: Vec::new(),
             pending: None,
             stopped: false,
             attachments: Vec::new(),
         }
+    }
+
+    /// Its texts, a paragraph each (what search and the "said something" checks read).
+    fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(text) => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n\n")
+    }
+
+    /// The mark a compaction leaves in the stream.
+    fn compaction(summary: String) -> Self {
+        let mut mark = Self::reply();
+        mark.parts = vec![Part::Compacted(summary)];
+        mark.progress = Progress::Done;
+        mark
+    }
+
+    fn tool(&self, call_id: &str) -> Option<&ToolLine> {
+        self.parts.iter().find_map(|p| match p {
+            Part::Tool(line) if line.call_id == call_id => Some(line),
+            _ => None,
+        })
+    }
+
+    fn tool_mut(&mut self, call_id: &str) -> Option<&mut ToolLine> {
+        self.parts.iter_mut().find_map(|p| match p {
+            Part::Tool(line) if line.call_id == call_id => Some(line),
+            _ => None,
+        })
     }
 
     /// Applies one streamed event to this reply.
@@ -103,13 +156,17 @@ impl Message {
                 self.recalled = hits;
                 self.recalled_items = items;
             }
-            ChatEvent::Text { text } => self.text.push_str(&text),
+            // Text after a tool call is a new paragraph below its card.
+            ChatEvent::Text { text } => match self.parts.last_mut() {
+                Some(Part::Text(last)) => last.push_str(&text),
+                _ => self.parts.push(Part::Text(text)),
+            },
             ChatEvent::Notice { .. } => {}
             ChatEvent::Tool {
                 call_id,
                 name,
                 display,
-            } => self.tools.push(ToolLine {
+            } => self.parts.push(Part::Tool(ToolLine {
                 call_id,
                 name,
                 display,
@@ -117,13 +174,13 @@ impl Message {
                 output: String::new(),
                 started_at: js_sys::Date::now(),
                 took_ms: None,
-            }),
+            })),
             ChatEvent::ToolDone {
                 call_id,
                 output,
                 failed,
             } => {
-                if let Some(line) = self.tools.iter_mut().find(|t| t.call_id == call_id) {
+                if let Some(line) = self.tool_mut(&call_id) {
                     line.failed = Some(failed);
                     line.output = output;
                     line.took_ms = Some(js_sys::Date::now() - line.started_at);
@@ -153,8 +210,9 @@ impl Message {
                 self.pending = None;
                 self.progress = Progress::Done
             }
+            // What the reply said before it failed stays.
             ChatEvent::Failed { message } => {
-                self.text = message;
+                self.failure = Some(message);
                 self.progress = Progress::Failed;
             }
         }
@@ -225,26 +283,28 @@ fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
         .into_iter()
         .map(|m| {
             let mut message = if m.from_person {
-                let mut said = Message::person(m.text);
-                said.attachments = m.attachments;
-                said
+                Message::person(String::new())
             } else {
                 let mut reply = Message::reply();
-                reply.text = m.text;
                 reply.progress = Progress::Done;
                 reply
             };
-            message.tools = m
-                .tools
+            message.attachments = m.attachments;
+            message.parts = m
+                .parts
                 .into_iter()
-                .map(|t| ToolLine {
-                    call_id: t.call_id,
-                    name: t.name,
-                    display: t.display,
-                    failed: Some(t.failed),
-                    output: t.output,
-                    started_at: 0.0,
-                    took_ms: None,
+                .map(|part| match part {
+                    ReplyPart::Text { text } => Part::Text(text),
+                    ReplyPart::Compacted { summary } => Part::Compacted(summary),
+                    ReplyPart::Tool(t) => Part::Tool(ToolLine {
+                        call_id: t.call_id,
+                        name: t.name,
+                        display: t.display,
+                        failed: Some(t.failed),
+                        output: t.output,
+                        started_at: 0.0,
+                        took_ms: None,
+                    }),
                 })
                 .collect();
             Entry::new(message)
@@ -317,7 +377,7 @@ pub fn Workbench() -> impl IntoView {
             };
             match outcome {
                 Ok(()) => update_reply(tasks, id, |reply| {
-                    if reply.progress == Progress::Streaming && !reply.text.is_empty() {
+                    if reply.progress == Progress::Streaming && !reply.parts.is_empty() {
                         reply.progress = Progress::Done;
                     }
                 }),
@@ -625,10 +685,19 @@ pub fn Workbench() -> impl IntoView {
                     notice.set(Some(t("Summarising this task's history…").into()));
                     spawn_local(async move {
                         notice.set(Some(match ipc::compact_task(&session).await {
-                            Ok(chars) => tf(
-                                "The history is now a summary of {chars} characters; the next message starts from it.",
-                                &[("chars", &chars.to_string())],
-                            ),
+                            Ok(summary) => {
+                                let chars = summary.chars().count();
+                                // The history stays in view; the mark shows where it was summarised.
+                                tasks.update(|all| {
+                                    if let Some(task) = all.iter_mut().find(|t| t.session == session) {
+                                        task.messages.push(Entry::new(Message::compaction(summary)));
+                                    }
+                                });
+                                tf(
+                                    "The history is now a summary of {chars} characters; the next message starts from it.",
+                                    &[("chars", &chars.to_string())],
+                                )
+                            }
                             Err(e) => e.message,
                         }));
                     });
@@ -830,7 +899,7 @@ fn TaskList(
                         || found.with(|f| f.contains(&t.session))
                         || t.messages.iter().any(|e| {
                             e.message
-                                .with_untracked(|m| m.text.to_lowercase().contains(&q))
+                                .with_untracked(|m| m.text().to_lowercase().contains(&q))
                         })
                 })
                 .collect();
@@ -1095,20 +1164,30 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
         })
     };
     let from_person = message.with_untracked(|m| m.author == Author::Person);
+    // A compaction's mark stands on its own, without an author.
+    let is_mark = message.with_untracked(|m| matches!(m.parts.as_slice(), [Part::Compacted(_)]));
     let who = if from_person { t("You") } else { "Cairn" };
     let attachments = message.with_untracked(|m| m.attachments.clone());
     let recalled = Memo::new(move |_| message.with(|m| m.recalled));
     let recalled_items = Memo::new(move |_| message.with(|m| m.recalled_items.clone()));
-    let tool_ids = Memo::new(move |_| {
+    // Each part by a key that stays while the reply streams: a text by its place, a call by its id.
+    let part_keys = Memo::new(move |_| {
         message.with(|m| {
-            m.tools
+            m.parts
                 .iter()
-                .map(|t| t.call_id.clone())
+                .enumerate()
+                .map(|(i, p)| match p {
+                    Part::Text(_) => PartKey::Text(i),
+                    Part::Tool(line) => PartKey::Tool(line.call_id.clone()),
+                    Part::Compacted(_) => PartKey::Compacted(i),
+                })
                 .collect::<Vec<_>>()
         })
     });
-    let body =
-        Memo::new(move |_| message.with(|m| (m.text.clone(), m.progress, m.tools.is_empty())));
+    let thinking = Memo::new(move |_| {
+        message.with(|m| m.parts.is_empty() && m.progress == Progress::Streaming)
+    });
+    let failure = Memo::new(move |_| message.with(|m| m.failure.clone()));
     let pending = Memo::new(move |_| message.with(|m| m.pending.clone()));
     let stopped = Memo::new(move |_| message.with(|m| m.stopped));
 
@@ -1147,16 +1226,40 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
             }
         })
     };
-    let body_view = move || {
-        let (text, progress, no_tools) = body.get();
-        if from_person || progress == Progress::Failed {
-            view! { <p class="text">{text}</p> }.into_any()
-        } else if text.is_empty() && progress == Progress::Streaming && no_tools {
-            view! { <p class="text thinking">"…"</p> }.into_any()
-        } else {
-            view! { <div class="text markdown" inner_html=present::markdown_html(&text)></div> }
-                .into_any()
+    let part_view = move |key: PartKey| match key {
+        PartKey::Tool(id) => view! { <ul class="tools"><ToolCard message id /></ul> }.into_any(),
+        PartKey::Compacted(index) => {
+            let summary = message.with_untracked(|m| match m.parts.get(index) {
+                Some(Part::Compacted(summary)) => summary.clone(),
+                _ => String::new(),
+            });
+            view! {
+                <details class="compacted">
+                    <summary>{t("Compacted here: Cairn goes on from this summary")}</summary>
+                    <div class="markdown" inner_html=present::markdown_html(&summary)></div>
+                </details>
+            }
+            .into_any()
         }
+        PartKey::Text(index) => {
+            let text = Memo::new(move |_| {
+                message.with(|m| match m.parts.get(index) {
+                    Some(Part::Text(text)) => text.clone(),
+                    _ => String::new(),
+                })
+            });
+            if from_person {
+                view! { <p class="text">{move || text.get()}</p> }.into_any()
+            } else {
+                view! { <div class="text markdown" inner_html=move || present::markdown_html(&text.get())></div> }
+                    .into_any()
+            }
+        }
+    };
+    let failure_view = move || {
+        failure
+            .get()
+            .map(|f| view! { <p class="text failure">{f}</p> })
     };
     let pending_view = move || {
         pending.get().map(|p| match p {
@@ -1172,14 +1275,13 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
     };
     view! {
         <li class=class>
-            <span class="who">{who} {recalled_label}</span>
+            {(!is_mark).then(|| view! { <span class="who">{who} {recalled_label}</span> })}
             {recalled_block}
-            <ul class="tools">
-                <For each=move || tool_ids.get() key=|id| id.clone() let:id>
-                    <ToolCard message id />
-                </For>
-            </ul>
-            {body_view}
+            <For each=move || part_keys.get() key=|k| k.clone() let:key>
+                {part_view(key)}
+            </For>
+            {move || thinking.get().then(|| view! { <p class="text thinking">"…"</p> })}
+            {failure_view}
             {(!attachments.is_empty()).then(|| view! {
                 <ul class="sent-attachments">
                     {attachments.iter().map(|name| view! { <li class="attachment">{name.clone()}</li> }).collect_view()}
@@ -1195,8 +1297,7 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
 /// stays while the call runs and finishes, so a person who opened it keeps it open.
 #[component]
 fn ToolCard(message: RwSignal<Message>, id: String) -> impl IntoView {
-    let tool =
-        Memo::new(move |_| message.with(|m| m.tools.iter().find(|t| t.call_id == id).cloned()));
+    let tool = Memo::new(move |_| message.with(|m| m.tool(&id).cloned()));
     let name = tool.with_untracked(|t| t.as_ref().map(|t| t.name.clone()).unwrap_or_default());
     let is_edit = matches!(name.as_str(), "edit_file" | "write_file");
     let state = move || match tool.with(|t| t.as_ref().and_then(|t| t.failed)) {

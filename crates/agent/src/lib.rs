@@ -22,6 +22,6 @@ pub use sessions::{
     person_words, title_of, Session, SessionError, SessionHeader, SessionMark, SessionStore,
 };
 pub use texts::{
-    is_runtime_text, CUT_OFF_ERROR, EMPTY_ERROR, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY,
-    WRAP_UP,
+    compaction_summary, is_compaction_ack, is_runtime_text, CUT_OFF_ERROR, EMPTY_ERROR,
+    NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, WRAP_UP,
 };

@@ -203,6 +203,8 @@ impl AgentSettings {
 /// A session's live state.
 pub(crate) struct SessionState {
     pub messages: Vec<Message>,
+    /// [`crate::Session::earlier`].
+    pub earlier: Vec<Message>,
     pub context: ContextState,
     pub detector: LoopDetector,
     /// The permission mode the model was last told of.
@@ -402,12 +404,14 @@ impl Runtime {
         match stored {
             Some(s) if !s.messages.is_empty() => SessionState {
                 messages: s.messages,
+                earlier: s.earlier,
                 context: s.context,
                 detector: LoopDetector::default(),
                 told_yolo: Some(s.yolo),
             },
             _ => SessionState {
                 messages: vec![self.system_message()],
+                earlier: Vec::new(),
                 context: ContextState::default(),
                 detector: LoopDetector::default(),
                 told_yolo: None,
@@ -461,6 +465,7 @@ impl Runtime {
             archived: false,
             pinned: false,
             messages: Vec::new(),
+            earlier: Vec::new(),
             errors: Vec::new(),
             marks: Vec::new(),
             context: ContextState::default(),
@@ -468,6 +473,7 @@ impl Runtime {
             goal: None,
         });
         record.messages = state.messages.clone();
+        record.earlier = state.earlier.clone();
         record.context = state.context.clone();
         record.yolo = self.settings.yolo;
         record.updated_at = now;

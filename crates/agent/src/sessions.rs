@@ -43,7 +43,12 @@ pub struct Session {
     /// Kept at the top of the task list.
     #[serde(default)]
     pub pinned: bool,
+    /// What the model is sent: after a compaction, its summary and what followed.
     pub messages: Vec<Message>,
+    /// What came before each compaction, oldest first, as the person saw it: kept for the
+    /// transcript, never sent to the model again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<Message>,
     #[serde(default)]
     pub errors: Vec<SessionError>,
     #[serde(default)]

@@ -78,6 +78,16 @@ pub const UNKNOWN_TOOL: &str = "[unknown tool \"{{name}}\" — tools: {{names}}]
 pub const BAD_ARGUMENTS: &str =
     "[{{name}}: the arguments are not valid JSON ({{error}}) — call {{name}} again with a JSON object]";
 
+/// The summary a compaction left in `content`, when it is the message that carries one.
+pub fn compaction_summary(content: &str) -> Option<&str> {
+    content.strip_prefix(COMPACT_SUMMARY).map(str::trim)
+}
+
+/// Whether `content` is the reply the runtime writes after a compaction summary.
+pub fn is_compaction_ack(content: &str) -> bool {
+    content == COMPACT_ACK
+}
+
 /// Whether a stored user message is one the runtime wrote (a nudge, the wrap-up, a compaction
 /// summary), not the person's words.
 pub fn is_runtime_text(content: &str) -> bool {

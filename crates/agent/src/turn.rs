@@ -446,11 +446,18 @@ impl Runtime {
             carried.push_str("\n\n");
             carried.push_str(&table);
         }
-        state.messages = vec![
-            self.system_message(),
-            Message::new(Role::User, carried.clone()),
-            Message::new(Role::Assistant, COMPACT_ACK),
-        ];
+        // What was summarised stays on disk for the transcript, the summary marking the place.
+        let summarised = std::mem::replace(
+            &mut state.messages,
+            vec![
+                self.system_message(),
+                Message::new(Role::User, carried.clone()),
+                Message::new(Role::Assistant, COMPACT_ACK),
+            ],
+        );
+        state
+            .earlier
+            .extend(summarised.into_iter().filter(|m| m.role != Role::System));
         state.messages.extend(kept);
         self.save(session, "", state, None, None);
         Ok(carried)

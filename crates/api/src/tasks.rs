@@ -1,9 +1,10 @@
 //! Tasks for the workbench: the stored conversations as a list, one as a transcript (the person's
-//! words, Cairn's replies, each reply's tool calls), and rename, pin, archive, restore, delete.
+//! words, Cairn's replies with their texts and tool calls in order), and rename, pin, archive,
+//! restore, delete.
 
 use cairn_agent::{person_words, Session, SessionHeader};
 use cairn_llm::Role;
-use cairn_protocol::{TaskSummary, TranscriptMessage, TranscriptTool};
+use cairn_protocol::{ReplyPart, TaskSummary, TranscriptMessage, TranscriptTool};
 use cairn_tools::{Toolbox, ToolboxOptions};
 
 use crate::{Cairn, Error};
@@ -46,9 +47,17 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
         ..ToolboxOptions::default()
     });
     let mut out: Vec<TranscriptMessage> = Vec::new();
-    for m in &session.messages {
+    // What came before each compaction, then what the model is sent now; each summary marks its
+    // place.
+    for m in session.earlier.iter().chain(&session.messages) {
         match m.role {
             Role::System => {}
+            Role::User if cairn_agent::compaction_summary(&m.content).is_some() => {
+                let summary = cairn_agent::compaction_summary(&m.content).unwrap_or_default();
+                out.push(TranscriptMessage::compaction(summary));
+            }
+            Role::Assistant
+                if m.tool_calls.is_empty() && cairn_agent::is_compaction_ack(m.content.trim()) => {}
             Role::User => {
                 let words = person_words(&m.content).trim();
                 // The runtime's own requests (nudges, wrap-up, compaction) are not the person's.
@@ -62,20 +71,20 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                     .map(|i| crate::attachments::attached_name(&i.path));
                 out.push(TranscriptMessage {
                     from_person: true,
-                    text: words.trim_end().to_owned(),
-                    tools: Vec::new(),
+                    parts: vec![ReplyPart::Text {
+                        text: words.trim_end().to_owned(),
+                    }],
                     attachments: documents.into_iter().chain(images).collect(),
                 });
             }
             Role::Assistant if m.content.trim().is_empty() && m.tool_calls.is_empty() => {}
             Role::Assistant => {
                 let reply = match out.last_mut() {
-                    Some(last) if !last.from_person => last,
+                    Some(last) if !last.from_person && !last.is_compaction() => last,
                     _ => {
                         out.push(TranscriptMessage {
                             from_person: false,
-                            text: String::new(),
-                            tools: Vec::new(),
+                            parts: Vec::new(),
                             attachments: Vec::new(),
                         });
                         match out.last_mut() {
@@ -85,10 +94,9 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                     }
                 };
                 if !m.content.trim().is_empty() {
-                    if !reply.text.is_empty() {
-                        reply.text.push_str("\n\n");
-                    }
-                    reply.text.push_str(m.content.trim());
+                    reply.parts.push(ReplyPart::Text {
+                        text: m.content.trim().to_owned(),
+                    });
                 }
                 for call in &m.tool_calls {
                     let input: serde_json::Value =
@@ -97,19 +105,26 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                         .get(&call.name)
                         .map(|t| t.display(&input))
                         .unwrap_or_else(|| format!("{}: {}", call.name, call.arguments));
-                    reply.tools.push(TranscriptTool {
+                    reply.parts.push(ReplyPart::Tool(TranscriptTool {
                         call_id: call.id.clone(),
                         name: call.name.clone(),
                         display,
                         output: String::new(),
                         failed: false,
-                    });
+                    }));
                 }
             }
             Role::Tool => {
-                if let Some(reply) = out.last_mut().filter(|r| !r.from_person) {
+                if let Some(reply) = out
+                    .last_mut()
+                    .filter(|r| !r.from_person && !r.is_compaction())
+                {
                     let id = m.tool_call_id.as_deref().unwrap_or("");
-                    if let Some(tool) = reply.tools.iter_mut().find(|t| t.call_id == id) {
+                    let tool = reply.parts.iter_mut().find_map(|p| match p {
+                        ReplyPart::Tool(tool) if tool.call_id == id => Some(tool),
+                        _ => None,
+                    });
+                    if let Some(tool) = tool {
                         tool.output = m.content.clone();
                         tool.failed = looks_failed(&m.content);
                     }
@@ -144,7 +159,7 @@ impl Cairn {
                 session.title.to_lowercase().contains(&query)
                     || transcript(session)
                         .iter()
-                        .any(|m| m.text.to_lowercase().contains(&query))
+                        .any(|m| m.text().to_lowercase().contains(&query))
             })
             .map(|session| session.id)
             .collect()
@@ -219,6 +234,50 @@ mod tests {
     use cairn_llm::{Message, ToolCall};
 
     #[test]
+    fn a_compacted_task_reads_back_whole_with_the_summary_in_its_place() {
+        let summary_message = format!(
+            "{}\n\nThe garden has tomatoes.",
+            "[Summary of the conversation so far, written when it was compacted:]"
+        );
+        let session = Session {
+            id: "s".into(),
+            title: "t".into(),
+            created_at: 0,
+            updated_at: 0,
+            archived: false,
+            pinned: false,
+            earlier: vec![
+                Message::new(Role::User, "What grows here?"),
+                Message::new(Role::Assistant, "Tomatoes."),
+            ],
+            messages: vec![
+                Message::new(Role::System, "You are Cairn."),
+                Message::new(Role::User, summary_message),
+                Message::new(Role::Assistant, "Understood: I continue from this summary."),
+                Message::new(Role::User, "And basil?"),
+                Message::new(Role::Assistant, "Yes."),
+            ],
+            errors: vec![],
+            marks: vec![],
+            context: Default::default(),
+            yolo: true,
+            goal: None,
+        };
+        let t = transcript(&session);
+        let texts: Vec<String> = t.iter().map(|m| m.text()).collect();
+        assert_eq!(
+            texts,
+            ["What grows here?", "Tomatoes.", "", "And basil?", "Yes."]
+        );
+        assert_eq!(
+            t[2].parts,
+            [ReplyPart::Compacted {
+                summary: "The garden has tomatoes.".into()
+            }]
+        );
+    }
+
+    #[test]
     fn a_stored_turn_reads_back_with_its_tools_and_without_the_runtime_note() {
         let mut call = Message::new(Role::Assistant, "Let me look.");
         call.tool_calls.push(ToolCall {
@@ -233,6 +292,7 @@ mod tests {
             updated_at: 0,
             archived: false,
             pinned: false,
+            earlier: vec![],
             messages: vec![
                 Message::new(Role::System, "system"),
                 Message::new(Role::User, "list files\n\nToday is 2026-11-29."),
@@ -260,14 +320,22 @@ mod tests {
         };
         let t = transcript(&session);
         assert_eq!(t.len(), 3);
-        assert_eq!(t[0].text, "list files");
+        assert_eq!(t[0].text(), "list files");
         assert!(t[0].from_person);
-        assert_eq!(t[1].text, "Let me look.\n\nTwo files.");
-        assert_eq!(t[1].tools[0].display, "🛠️  bash: ls");
-        assert_eq!(t[1].tools[0].output, "[#0001]\na\nb\n");
-        assert!(!t[1].tools[0].failed);
+        assert_eq!(t[1].text(), "Let me look.\n\nTwo files.");
+        // The call sits between the text before it and the text after it.
+        let tool = match &t[1].parts[..] {
+            [ReplyPart::Text { .. }, ReplyPart::Tool(tool), ReplyPart::Text { text }] => {
+                assert_eq!(text, "Two files.");
+                tool
+            }
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(tool.display, "🛠️  bash: ls");
+        assert_eq!(tool.output, "[#0001]\na\nb\n");
+        assert!(!tool.failed);
         assert!(looks_failed("[#0002]\n[command rejected by the user]"));
-        assert_eq!(t[2].text, "run it");
+        assert_eq!(t[2].text(), "run it");
         assert_eq!(t[2].attachments, ["notes.md", "plot.png"]);
         let session = Session {
             goal: Some(cairn_agent::Goal {

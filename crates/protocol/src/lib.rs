@@ -231,15 +231,68 @@ pub struct TaskSummary {
 }
 
 /// A stored conversation as the stream shows it: the person's words and Cairn's replies, each
-/// reply with the tool calls it made.
+/// reply's texts and tool calls in the order they happened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TranscriptMessage {
     pub from_person: bool,
-    pub text: String,
-    pub tools: Vec<TranscriptTool>,
+    /// The person's words are one text; a reply alternates texts and the calls between them.
+    pub parts: Vec<ReplyPart>,
     /// The names of the files attached to a person's message.
     #[serde(default)]
     pub attachments: Vec<String>,
+}
+
+/// One piece of a message, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ReplyPart {
+    Text {
+        text: String,
+    },
+    Tool(TranscriptTool),
+    /// Where the task was compacted: what came before is what the person saw; the model goes on
+    /// from this summary.
+    Compacted {
+        summary: String,
+    },
+}
+
+impl TranscriptMessage {
+    /// Its texts, a paragraph each.
+    pub fn text(&self) -> String {
+        let texts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                ReplyPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        texts.join("\n\n")
+    }
+
+    /// The mark a compaction left, in place of a message.
+    pub fn compaction(summary: impl Into<String>) -> Self {
+        Self {
+            from_person: false,
+            parts: vec![ReplyPart::Compacted {
+                summary: summary.into(),
+            }],
+            attachments: Vec::new(),
+        }
+    }
+
+    pub fn is_compaction(&self) -> bool {
+        matches!(self.parts.first(), Some(ReplyPart::Compacted { .. }))
+    }
+
+    /// Its tool calls, in order.
+    pub fn tools(&self) -> impl Iterator<Item = &TranscriptTool> {
+        self.parts.iter().filter_map(|p| match p {
+            ReplyPart::Tool(tool) => Some(tool),
+            _ => None,
+        })
+    }
 }
 
 /// One tool call of a stored reply.

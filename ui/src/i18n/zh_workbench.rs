@@ -46,6 +46,7 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Open a task to compact it.", "打开一个任务，才能压缩它的历史。"),
     ("Summarising this task's history…", "正在总结这个任务的历史…"),
     ("The history is now a summary of {chars} characters; the next message starts from it.", "历史已压缩为 {chars} 个字符的摘要，下一条消息将从这里接着开始。"),
+    ("Compacted here: Cairn goes on from this summary", "在此处压缩：Cairn 从这份摘要接着工作"),
     ("Checking…", "检查中…"),
     ("The status is not known yet.", "暂时还不知道状态。"),
     ("New task", "新任务"),

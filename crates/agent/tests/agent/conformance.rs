@@ -797,6 +797,64 @@ async fn compaction_adds_the_files_read_and_ids_are_never_reused() -> TestResult
     Ok(())
 }
 
+/// `/compact` shrinks what the model is sent; the task file keeps every message the person saw.
+#[tokio::test]
+async fn compaction_keeps_the_whole_transcript_on_disk() -> TestResult {
+    let dir = TempDir::new()?;
+    let server = MockServer::start(vec![
+        text_reply("Tomatoes like the south bed."),
+        text_reply("Summary: tomatoes go in the south bed."),
+        text_reply("Basil too."),
+    ])
+    .await?;
+    let mut settings = settings(&server, dir.path());
+    let store = SessionStore::new(dir.path().join("sessions"));
+    settings.sessions = Some(store.clone());
+    let runtime = Runtime::new(settings, None);
+    run(&runtime, "s", "Where do tomatoes go?").await;
+    let file = dir.path().join("sessions/s.json");
+    let before: Value = serde_json::from_slice(&std::fs::read(&file)?)?;
+    let said_before: Vec<Value> = before["messages"]
+        .as_array()
+        .ok_or("no messages")?
+        .iter()
+        .filter(|m| m["role"] != "system")
+        .cloned()
+        .collect();
+    assert_eq!(said_before.len(), 2);
+
+    let mut compacted = runtime.submit(Op::Compact {
+        session: "s".into(),
+    });
+    assert!(matches!(
+        compacted.recv().await,
+        Some(Event::Compacted { .. })
+    ));
+    run(&runtime, "s", "And basil?").await;
+
+    let after: Value = serde_json::from_slice(&std::fs::read(&file)?)?;
+    assert_eq!(
+        after["earlier"].as_array().cloned().unwrap_or_default(),
+        said_before,
+        "what the person saw before the compaction is on disk as it was"
+    );
+    let contents: Vec<&str> = after["messages"]
+        .as_array()
+        .ok_or("no messages")?
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert!(contents[1].contains("Summary: tomatoes go in the south bed."));
+    assert_eq!(contents[contents.len() - 1], "Basil too.");
+    // The model was sent the summary, not the old turn.
+    let last_request = server.requests().last().cloned().unwrap_or_default();
+    assert!(!last_request
+        .to_string()
+        .contains("Tomatoes like the south bed."));
+    assert_eq!(store.load("s").map(|s| s.earlier.len()), Some(2));
+    Ok(())
+}
+
 #[tokio::test]
 async fn reasoning_travels_within_the_turn_only() -> TestResult {
     let dir = TempDir::new()?;
