@@ -719,6 +719,25 @@ async fn an_opened_tool_card_stays_open_while_the_reply_streams() -> TestResult 
     outcome
 }
 
+/// The app started again on `home`, with the task titled `title` opened from its file.
+async fn reopen(home: &Path, model: &MockServer, title: &str) -> TestResult<App> {
+    let app = start(home, model).await?;
+    if let Err(e) = click(&app.client, &format!("[data-title='{title}'] .task")).await {
+        app.close().await;
+        return Err(e);
+    }
+    Ok(app)
+}
+
+/// Once the model is set, sends `question` from the composer and waits for `answer`.
+async fn ask(client: &fantoccini::Client, question: &str, answer: &str) -> TestResult {
+    wait_for_text(client, "#model-pill", "mock/long-model").await?;
+    click(client, "#composer-input").await?;
+    keys(client, &format!("{question}\u{E007}")).await?;
+    wait_for_text(client, "#messages", answer).await?;
+    Ok(())
+}
+
 /// What each part of a message shows, in page order: `text:…` or `tool:<name>`.
 const PARTS_OF_LAST_REPLY: &str =
     "const replies = document.querySelectorAll('#messages li.message.from-cairn');\
@@ -748,11 +767,12 @@ async fn text_and_tool_cards_show_in_the_order_they_happened() -> TestResult {
     let app = start(home.path(), &model).await?;
     let client = &app.client;
     let outcome = async {
-        wait_for_text(client, "#model-pill", "mock/long-model").await?;
-        let input = client.find(Locator::Id("composer-input")).await?;
-        input.send_keys("Is there room for the backup?").await?;
-        input.send_keys("\u{E007}").await?;
-        wait_for_text(client, "#messages", "The disk has enough space.").await?;
+        ask(
+            client,
+            "Is there room for the backup?",
+            "The disk has enough space.",
+        )
+        .await?;
         assert_eq!(client.execute(PARTS_OF_LAST_REPLY, vec![]).await?, expected);
         screenshot(client, "reply-parts-in-order").await?;
         Ok::<_, Box<dyn std::error::Error>>(())
@@ -762,10 +782,9 @@ async fn text_and_tool_cards_show_in_the_order_they_happened() -> TestResult {
     outcome?;
 
     // Reopened in a new run of the app, from the task file.
-    let app = start(home.path(), &model).await?;
+    let app = reopen(home.path(), &model, "Is there room for the backup?").await?;
     let client = &app.client;
     let outcome = async {
-        click(client, "[data-title='Is there room for the backup?'] .task").await?;
         wait_for_text(client, "#messages", "The disk has enough space.").await?;
         assert_eq!(client.execute(PARTS_OF_LAST_REPLY, vec![]).await?, expected);
         Ok(())
@@ -789,10 +808,12 @@ async fn compact_keeps_the_history_and_marks_where_it_summarised() -> TestResult
     let app = start(home.path(), &model).await?;
     let client = &app.client;
     let outcome = async {
-        wait_for_text(client, "#model-pill", "mock/long-model").await?;
-        click(client, "#composer-input").await?;
-        keys(client, "Where do tomatoes go?\u{E007}").await?;
-        wait_for_text(client, "#messages", "Tomatoes like the south bed.").await?;
+        ask(
+            client,
+            "Where do tomatoes go?",
+            "Tomatoes like the south bed.",
+        )
+        .await?;
         click(client, "#composer-input").await?;
         keys(client, "/compact\u{E00C}\u{E007}").await?;
         wait_for_text(client, "#notice", "The history is now a summary").await?;
@@ -807,10 +828,9 @@ async fn compact_keeps_the_history_and_marks_where_it_summarised() -> TestResult
     app.close().await;
     outcome?;
 
-    let app = start(home.path(), &model).await?;
+    let app = reopen(home.path(), &model, "Where do tomatoes go?").await?;
     let client = &app.client;
     let outcome = async {
-        click(client, "[data-title='Where do tomatoes go?'] .task").await?;
         let text = wait_for_text(client, "#messages", "Tomatoes like the south bed.").await?;
         assert!(text.contains("Where do tomatoes go?"), "{text}");
         assert!(!text.contains("Understood: I continue"), "{text}");
@@ -827,6 +847,114 @@ async fn compact_keeps_the_history_and_marks_where_it_summarised() -> TestResult
                 .contains("the south bed"),
             "{summary}"
         );
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// A double-click on a task opens its title for editing with the caret in it and the row's buttons
+/// out of the way; Enter renames, Esc leaves it as it was.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_double_clicked_task_title_is_edited_from_the_keyboard() -> TestResult {
+    let home = tempfile::tempdir()?;
+    seed_long_task(home.path(), 1)?;
+    let model = MockServer::start(vec![]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let double_click = |title: &str| {
+        format!(
+            "document.querySelector(\"[data-title='{title}'] .task\")\
+             .dispatchEvent(new MouseEvent('dblclick', {{bubbles: true}}));"
+        )
+    };
+    let outcome = async {
+        wait_for_text(client, "#task-list", "A long conversation").await?;
+        client
+            .execute(&double_click("A long conversation"), vec![])
+            .await?;
+        wait_until_focused_class(client, "task-rename").await?;
+        let covered = client
+            .execute(
+                "const a = document.querySelector('.task-row.renaming .task-actions');\
+                 return !!a && getComputedStyle(a).display !== 'none';",
+                vec![],
+            )
+            .await?;
+        assert_eq!(covered, json!(false), "the row's buttons cover the box");
+        screenshot(client, "task-rename").await?;
+        // The title is selected: typing replaces it.
+        keys(client, "Seed order\u{E007}").await?;
+        wait_for_text(client, "#task-list", "Seed order").await?;
+        client.execute(&double_click("Seed order"), vec![]).await?;
+        wait_until_focused_class(client, "task-rename").await?;
+        keys(client, "Something else\u{E00C}").await?;
+        let text = wait_for_text(client, "#task-list", "Seed order").await?;
+        assert!(!text.contains("Something else"), "{text}");
+        let boxes = client
+            .execute(
+                "return document.querySelectorAll('.task-rename').length;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(boxes, json!(0), "Esc closes the box");
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// Waits until the focused element has `class`.
+async fn wait_until_focused_class(client: &fantoccini::Client, class: &str) -> TestResult {
+    let script = format!(
+        "return !!document.activeElement && document.activeElement.classList.contains('{class}');"
+    );
+    for _ in 0..50 {
+        if client.execute(&script, vec![]).await? == json!(true) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(format!("nothing with class {class} took the focus").into())
+}
+
+/// A reply the person stopped keeps its "Stopped." mark when the task is reopened, and the command
+/// it stopped reads as stopped, not failed.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_stopped_reply_reads_as_stopped_when_reopened() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![cairn_test_support::tool_call_reply(
+        "s1",
+        "bash",
+        json!({"command": "sleep 60"}),
+    )])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        click(client, "#composer-input").await?;
+        keys(client, "Wait for the build\u{E007}").await?;
+        wait_for_text(client, "li.tool.running[data-tool='bash']", "running").await?;
+        click(client, "#stop").await?;
+        wait_for_text(client, "#messages .stopped-mark", "Stopped.").await?;
+        wait_for_text(client, "li.tool.stopped[data-tool='bash']", "stopped").await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    }
+    .await;
+    app.close().await;
+    outcome?;
+
+    let app = reopen(home.path(), &model, "Wait for the build").await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#messages .stopped-mark", "Stopped.").await?;
+        wait_for_text(client, "li.tool.stopped[data-tool='bash']", "stopped").await?;
+        screenshot(client, "stopped-reopened").await?;
         Ok(())
     }
     .await;

@@ -117,6 +117,16 @@ pub fn markdown_html(text: &str) -> String {
     html
 }
 
+/// Whether a tool's output says the person stopped it (the runtime's cancellation text, after
+/// the result's id header).
+pub fn was_stopped(output: &str) -> bool {
+    let body = match output.split_once('\n') {
+        Some((first, rest)) if first.starts_with("[#") => rest,
+        _ => output,
+    };
+    body.trim() == "[error: cancelled]"
+}
+
 /// A tool's output as the card shows it: the id header left out, at most 400 lines.
 pub fn fold_output(output: &str) -> String {
     let body = match output.split_once('\n') {
@@ -367,6 +377,14 @@ mod tests {
     use cairn_protocol::{ApiStatus, ConfigStatus, Paths};
 
     use super::*;
+
+    #[test]
+    fn a_stopped_call_reads_as_stopped_not_failed() {
+        assert!(was_stopped("[#0003]\n[error: cancelled]"));
+        assert!(was_stopped("[error: cancelled]"));
+        assert!(!was_stopped("[#0003]\n[error: command failed]"));
+        assert!(!was_stopped("[#0003]\nok"));
+    }
 
     fn report() -> StatusReport {
         StatusReport {

@@ -290,6 +290,7 @@ fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
                 reply
             };
             message.attachments = m.attachments;
+            message.stopped = m.stopped;
             message.parts = m
                 .parts
                 .into_iter()
@@ -310,6 +311,20 @@ fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
             Entry::new(message)
         })
         .collect()
+}
+
+/// The rename box of task `id`: it takes the caret, its text selected, when it appears.
+fn rename_input(id: usize, renaming: RwSignal<Option<usize>>) -> NodeRef<leptos::html::Input> {
+    let input = NodeRef::<leptos::html::Input>::new();
+    input.on_load(move |element| {
+        request_animation_frame(move || {
+            if renaming.get_untracked() == Some(id) {
+                let _ = element.focus();
+                element.select();
+            }
+        });
+    });
+    input
 }
 
 /// Runs `f` on the last message of task `id`; only that message's view changes.
@@ -993,7 +1008,14 @@ fn TaskList(
                             let row_title = title.clone();
                             let input_title = StoredValue::new(title.clone());
                             view! {
-                                <div class=move || if current.get() == Some(id) { "task-row active" } else { "task-row" } data-title=row_title>
+                                <div
+                                    class=move || match (current.get() == Some(id), renaming.get() == Some(id)) {
+                                        (_, true) => "task-row renaming",
+                                        (true, false) => "task-row active",
+                                        (false, false) => "task-row",
+                                    }
+                                    data-title=row_title
+                                >
                                     <Show
                                         when=move || renaming.get() == Some(id)
                                         fallback={
@@ -1016,6 +1038,7 @@ fn TaskList(
                                     >
                                         <input
                                             class="task-rename"
+                                            node_ref=rename_input(id, renaming)
                                             aria-label=t("Task title")
                                             prop:value=move || input_title.get_value()
                                             on:keydown=move |ev: web_sys::KeyboardEvent| {
@@ -1300,7 +1323,11 @@ fn ToolCard(message: RwSignal<Message>, id: String) -> impl IntoView {
     let tool = Memo::new(move |_| message.with(|m| m.tool(&id).cloned()));
     let name = tool.with_untracked(|t| t.as_ref().map(|t| t.name.clone()).unwrap_or_default());
     let is_edit = matches!(name.as_str(), "edit_file" | "write_file");
+    // A call the person stopped is not a failure.
+    let stopped =
+        move || tool.with(|t| t.as_ref().is_some_and(|t| present::was_stopped(&t.output)));
     let state = move || match tool.with(|t| t.as_ref().and_then(|t| t.failed)) {
+        _ if stopped() => "tool stopped",
         None => "tool running",
         Some(false) => "tool ok",
         Some(true) => "tool failed",
@@ -1311,6 +1338,7 @@ fn ToolCard(message: RwSignal<Message>, id: String) -> impl IntoView {
                 return String::new();
             };
             let label = match line.failed {
+                _ if present::was_stopped(&line.output) => t("stopped"),
                 None => t("running"),
                 Some(false) => t("done"),
                 Some(true) => t("failed"),

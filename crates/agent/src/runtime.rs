@@ -485,9 +485,16 @@ impl Runtime {
             });
         }
         if let Some(text) = mark {
+            let position = record
+                .earlier
+                .iter()
+                .chain(&record.messages)
+                .filter(|m| m.role != Role::System)
+                .count();
             record.marks.push(SessionMark {
                 at: now,
                 message_index: state.messages.len(),
+                position: Some(position),
                 text,
             });
         }

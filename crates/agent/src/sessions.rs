@@ -28,7 +28,28 @@ pub struct SessionMark {
     pub at: i64,
     /// How many messages the session had when it was made.
     pub message_index: usize,
+    /// How many of the person's and the model's messages came before it, those before a
+    /// compaction included: where it stands in the transcript (absent in older files).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<usize>,
     pub text: String,
+}
+
+impl SessionMark {
+    /// Where the mark stands among `session`'s non-system messages, earlier ones first.
+    pub fn place_in(&self, session: &Session) -> Option<usize> {
+        match self.position {
+            Some(position) => Some(position),
+            // Older files counted the system message, and knew no compaction.
+            None if session.earlier.is_empty() => self.message_index.checked_sub(1),
+            None => None,
+        }
+    }
+
+    /// Whether it says the person stopped the turn.
+    pub fn is_stopped(&self) -> bool {
+        self.text == crate::texts::MARK_STOPPED
+    }
 }
 
 /// A conversation as stored.

@@ -47,9 +47,28 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
         ..ToolboxOptions::default()
     });
     let mut out: Vec<TranscriptMessage> = Vec::new();
+    // Where the person stopped a reply: after how many non-system messages.
+    let stops: Vec<usize> = session
+        .marks
+        .iter()
+        .filter(|mark| mark.is_stopped())
+        .filter_map(|mark| mark.place_in(session))
+        .collect();
+    let mark_stopped = |out: &mut Vec<TranscriptMessage>, seen: usize| {
+        if stops.contains(&seen) {
+            if let Some(reply) = out.last_mut().filter(|r| !r.from_person) {
+                reply.stopped = true;
+            }
+        }
+    };
+    let mut seen = 0;
     // What came before each compaction, then what the model is sent now; each summary marks its
     // place.
     for m in session.earlier.iter().chain(&session.messages) {
+        mark_stopped(&mut out, seen);
+        if m.role != Role::System {
+            seen += 1;
+        }
         match m.role {
             Role::System => {}
             Role::User if cairn_agent::compaction_summary(&m.content).is_some() => {
@@ -75,6 +94,7 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                         text: words.trim_end().to_owned(),
                     }],
                     attachments: documents.into_iter().chain(images).collect(),
+                    stopped: false,
                 });
             }
             Role::Assistant if m.content.trim().is_empty() && m.tool_calls.is_empty() => {}
@@ -86,6 +106,7 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                             from_person: false,
                             parts: Vec::new(),
                             attachments: Vec::new(),
+                            stopped: false,
                         });
                         match out.last_mut() {
                             Some(last) => last,
@@ -132,6 +153,7 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
             }
         }
     }
+    mark_stopped(&mut out, seen);
     out
 }
 
@@ -233,37 +255,55 @@ mod tests {
     use super::*;
     use cairn_llm::{Message, ToolCall};
 
-    #[test]
-    fn a_compacted_task_reads_back_whole_with_the_summary_in_its_place() {
-        let summary_message = format!(
-            "{}\n\nThe garden has tomatoes.",
-            "[Summary of the conversation so far, written when it was compacted:]"
-        );
-        let session = Session {
+    /// A stored task "s" with these messages (and these from before a compaction).
+    fn session_of(earlier: Vec<Message>, messages: Vec<Message>) -> Session {
+        Session {
             id: "s".into(),
             title: "t".into(),
             created_at: 0,
             updated_at: 0,
             archived: false,
             pinned: false,
-            earlier: vec![
+            earlier,
+            messages,
+            errors: vec![],
+            marks: vec![],
+            context: Default::default(),
+            yolo: true,
+            goal: None,
+        }
+    }
+
+    #[test]
+    fn a_compacted_task_reads_back_whole_with_the_summary_in_its_place_and_its_stops() {
+        let summary_message = format!(
+            "{}\n\nThe garden has tomatoes.",
+            "[Summary of the conversation so far, written when it was compacted:]"
+        );
+        let mut session = session_of(
+            vec![
                 Message::new(Role::User, "What grows here?"),
                 Message::new(Role::Assistant, "Tomatoes."),
             ],
-            messages: vec![
+            vec![
                 Message::new(Role::System, "You are Cairn."),
                 Message::new(Role::User, summary_message),
                 Message::new(Role::Assistant, "Understood: I continue from this summary."),
                 Message::new(Role::User, "And basil?"),
                 Message::new(Role::Assistant, "Yes."),
             ],
-            errors: vec![],
-            marks: vec![],
-            context: Default::default(),
-            yolo: true,
-            goal: None,
+        );
+        // The person stopped the first reply (before the compaction) and the last one.
+        let mark = |position| cairn_agent::SessionMark {
+            at: 0,
+            message_index: 0,
+            position: Some(position),
+            text: "[the turn was stopped by the person]".into(),
         };
+        session.marks = vec![mark(2), mark(6)];
         let t = transcript(&session);
+        let stopped: Vec<bool> = t.iter().map(|m| m.stopped).collect();
+        assert_eq!(stopped, [false, true, false, false, true]);
         let texts: Vec<String> = t.iter().map(|m| m.text()).collect();
         assert_eq!(
             texts,
@@ -285,15 +325,9 @@ mod tests {
             name: "bash".into(),
             arguments: r#"{"command": "ls"}"#.into(),
         });
-        let session = Session {
-            id: "s".into(),
-            title: "t".into(),
-            created_at: 0,
-            updated_at: 0,
-            archived: false,
-            pinned: false,
-            earlier: vec![],
-            messages: vec![
+        let session = session_of(
+            vec![],
+            vec![
                 Message::new(Role::System, "system"),
                 Message::new(Role::User, "list files\n\nToday is 2026-11-29."),
                 call,
@@ -301,9 +335,9 @@ mod tests {
                 Message::new(Role::Assistant, "Two files."),
                 {
                     let mut m = Message::new(
-                        Role::User,
-                        "run it\n\n--- Attached file: notes.md ---\n# Notes\n\nToday is 2026-11-29.",
-                    );
+                    Role::User,
+                    "run it\n\n--- Attached file: notes.md ---\n# Notes\n\nToday is 2026-11-29.",
+                );
                     m.images.push(cairn_llm::Image {
                         media_type: "image/png".into(),
                         path: "/d/attachments/0123456789ab-plot.png".into(),
@@ -312,12 +346,7 @@ mod tests {
                 },
                 Message::new(Role::Assistant, ""),
             ],
-            errors: vec![],
-            marks: vec![],
-            context: Default::default(),
-            yolo: true,
-            goal: None,
-        };
+        );
         let t = transcript(&session);
         assert_eq!(t.len(), 3);
         assert_eq!(t[0].text(), "list files");

@@ -240,6 +240,9 @@ pub struct TranscriptMessage {
     /// The names of the files attached to a person's message.
     #[serde(default)]
     pub attachments: Vec<String>,
+    /// The person stopped this reply.
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 /// One piece of a message, in order.
@@ -279,6 +282,7 @@ impl TranscriptMessage {
                 summary: summary.into(),
             }],
             attachments: Vec::new(),
+            stopped: false,
         }
     }
 

@@ -59,6 +59,7 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Tasks you start appear here, newest first.", "你创建的任务会显示在这里，最新的排在最前。"),
     ("No task matches your search.", "没有与搜索相符的任务。"),
     ("running", "运行中"),
+    ("stopped", "已停止"),
     ("unread", "未读"),
     ("Task title", "任务标题"),
     ("Unpin", "取消置顶"),
