@@ -58,6 +58,8 @@ async fn a_turn_streams_text_then_completes() -> TestResult {
     );
 
     let request = &server.requests()[0];
+    // Each step says how long its reply may be: llama.cpp and Ollama set no limit of their own.
+    assert_eq!(request["max_tokens"], 8192);
     let system = request["messages"][0]["content"]
         .as_str()
         .unwrap_or_default();
