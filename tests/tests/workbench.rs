@@ -16,6 +16,17 @@ use serde_json::json;
 
 /// The app on a fresh home whose config points at `model`.
 async fn start(home: &Path, model: &MockServer) -> TestResult<App> {
+    write_config(home, model)?;
+    launch_at(home, &[]).await
+}
+
+/// [`start`], alone on the display: for a test whose focus another app's window must not take.
+async fn start_alone(home: &Path, model: &MockServer) -> TestResult<App> {
+    write_config(home, model)?;
+    common::launch_alone_at_window(home, &[], "Cairn").await
+}
+
+fn write_config(home: &Path, model: &MockServer) -> TestResult {
     std::fs::write(
         home.join("config.toml"),
         format!(
@@ -23,7 +34,7 @@ async fn start(home: &Path, model: &MockServer) -> TestResult<App> {
             model.base_url
         ),
     )?;
-    launch_at(home, &[]).await
+    Ok(())
 }
 
 /// A stored conversation of `pairs` questions and answers, updated now.
@@ -862,19 +873,30 @@ async fn a_double_clicked_task_title_is_edited_from_the_keyboard() -> TestResult
     let home = tempfile::tempdir()?;
     seed_long_task(home.path(), 1)?;
     let model = MockServer::start(vec![]).await?;
-    let app = start(home.path(), &model).await?;
+    // A window another test opens takes the focus, and the rename box closes on blur.
+    let app = start_alone(home.path(), &model).await?;
     let client = &app.client;
+    // Double-clicks the task titled `title` once its row shows it (a renamed row is re-created).
     let double_click = |title: &str| {
-        format!(
-            "document.querySelector(\"[data-title='{title}'] .task\")\
-             .dispatchEvent(new MouseEvent('dblclick', {{bubbles: true}}));"
-        )
+        let script = format!(
+            "const t = document.querySelector(\"[data-title='{title}'] .task\");\
+             if (!t) return false;\
+             t.dispatchEvent(new MouseEvent('dblclick', {{bubbles: true}}));\
+             return true;"
+        );
+        async move {
+            for _ in 0..100 {
+                if client.execute(&script, vec![]).await? == json!(true) {
+                    return Ok::<_, Box<dyn std::error::Error>>(());
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err("the task row never showed".into())
+        }
     };
     let outcome = async {
         wait_for_text(client, "#task-list", "A long conversation").await?;
-        client
-            .execute(&double_click("A long conversation"), vec![])
-            .await?;
+        double_click("A long conversation").await?;
         wait_until_focused_class(client, "task-rename").await?;
         let covered = client
             .execute(
@@ -888,7 +910,7 @@ async fn a_double_clicked_task_title_is_edited_from_the_keyboard() -> TestResult
         // The title is selected: typing replaces it.
         keys(client, "Seed order\u{E007}").await?;
         wait_for_text(client, "#task-list", "Seed order").await?;
-        client.execute(&double_click("Seed order"), vec![]).await?;
+        double_click("Seed order").await?;
         wait_until_focused_class(client, "task-rename").await?;
         keys(client, "Something else\u{E00C}").await?;
         let text = wait_for_text(client, "#task-list", "Seed order").await?;
@@ -921,11 +943,11 @@ async fn wait_until_focused_class(client: &fantoccini::Client, class: &str) -> T
     Err(format!("nothing with class {class} took the focus").into())
 }
 
-/// A reply the person stopped keeps its "Stopped." mark when the task is reopened, and the command
-/// it stopped reads as stopped, not failed.
+/// Esc stops a running turn; the stopped reply keeps its "Stopped." mark when the task is
+/// reopened, and the command it stopped reads as stopped, not failed.
 #[tokio::test]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
-async fn a_stopped_reply_reads_as_stopped_when_reopened() -> TestResult {
+async fn esc_stops_a_turn_and_the_reply_reads_as_stopped_when_reopened() -> TestResult {
     let home = tempfile::tempdir()?;
     let model = MockServer::start(vec![cairn_test_support::tool_call_reply(
         "s1",
@@ -940,7 +962,8 @@ async fn a_stopped_reply_reads_as_stopped_when_reopened() -> TestResult {
         click(client, "#composer-input").await?;
         keys(client, "Wait for the build\u{E007}").await?;
         wait_for_text(client, "li.tool.running[data-tool='bash']", "running").await?;
-        click(client, "#stop").await?;
+        // Esc stops the running turn, as the Stop button does.
+        keys(client, "\u{E00C}").await?;
         wait_for_text(client, "#messages .stopped-mark", "Stopped.").await?;
         wait_for_text(client, "li.tool.stopped[data-tool='bash']", "stopped").await?;
         Ok::<_, Box<dyn std::error::Error>>(())

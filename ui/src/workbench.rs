@@ -595,27 +595,6 @@ pub fn Workbench() -> impl IntoView {
 
     // What a slash command says back, shown above the composer until dismissed.
     let notice = RwSignal::new(None::<String>);
-    // Ctrl/Cmd+K: search the tasks. Ctrl/Cmd+N: a new task. Esc: close what a command said.
-    let _ = window_event_listener(leptos::ev::keydown, move |ev| {
-        let with_control = ev.ctrl_key() || ev.meta_key();
-        match ev.key().as_str() {
-            "k" | "K" if with_control => {
-                ev.prevent_default();
-                page.set(Page::Tasks);
-                focus_by_id("task-search");
-            }
-            "n" | "N" if with_control && !ev.shift_key() => {
-                ev.prevent_default();
-                current.set(None);
-                page.set(Page::Tasks);
-                focus_composer();
-            }
-            "Escape" if notice.get_untracked().is_some() && !ev.default_prevented() => {
-                notice.set(None);
-            }
-            _ => {}
-        }
-    });
     let current_session = move || {
         current.get_untracked().and_then(|id| {
             tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
@@ -638,6 +617,33 @@ pub fn Workbench() -> impl IntoView {
             });
         }
     };
+
+    // Ctrl/Cmd+K: search the tasks. Ctrl/Cmd+N: a new task. Esc: close what a command said, else
+    // stop the running turn.
+    let _ = window_event_listener(leptos::ev::keydown, move |ev| {
+        let with_control = ev.ctrl_key() || ev.meta_key();
+        match ev.key().as_str() {
+            "k" | "K" if with_control => {
+                ev.prevent_default();
+                page.set(Page::Tasks);
+                focus_by_id("task-search");
+            }
+            "n" | "N" if with_control && !ev.shift_key() => {
+                ev.prevent_default();
+                current.set(None);
+                page.set(Page::Tasks);
+                focus_composer();
+            }
+            "Escape" if notice.get_untracked().is_some() && !ev.default_prevented() => {
+                notice.set(None);
+            }
+            "Escape" if running.get_untracked() && !ev.default_prevented() => {
+                ev.prevent_default();
+                stop();
+            }
+            _ => {}
+        }
+    });
 
     let command = move |name: &'static str, arg: String| {
         notice.set(None);
@@ -1047,6 +1053,7 @@ fn TaskList(
                                                     renaming.set(None);
                                                     change(id, serde_json::json!({"title": value}));
                                                 } else if ev.key() == "Escape" {
+                                                    ev.prevent_default();
                                                     renaming.set(None);
                                                 }
                                             }
