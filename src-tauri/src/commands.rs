@@ -3,12 +3,12 @@
 use cairn_agent::{Event, Op};
 use cairn_api::{AttachmentInput, TaskChange};
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, PetState, PetTask, RecalledMemory, StatusReport, TaskSummary,
+    ApiError, AskQuestion, ChatEvent, PetState, RecalledMemory, StatusReport, TaskSummary,
     TranscriptMessage,
 };
 use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Emitter, State};
 
 use crate::{blocking, windows, Desktop};
 
@@ -198,7 +198,10 @@ async fn stream_turn(
                 input_tokens: usage.input_tokens,
                 output_tokens: usage.output_tokens,
             },
-            Event::Error { message } => ChatEvent::Failed { message },
+            Event::Error { message, kind } => ChatEvent::Failed {
+                message,
+                class: kind,
+            },
         };
         if on_event.send(event).is_err() {
             break;
@@ -333,10 +336,12 @@ pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool,
     desktop.cairn.task_delete(&session).map_err(task_error)
 }
 
-/// `/model provider/model`: the chat continues with that model.
+/// `/model provider/model`: the chat continues with that model, which becomes the default.
 #[tauri::command]
-pub fn set_model(desktop: State<'_, Desktop>, model: String) -> Result<String, ApiError> {
-    desktop.switch_model(model.trim())
+pub async fn set_model(desktop: State<'_, Desktop>, model: String) -> Result<String, ApiError> {
+    let chosen = blocking(&desktop, move |cairn| cairn.choose_model(&model)).await?;
+    desktop.reset_runtime();
+    Ok(chosen)
 }
 
 /// `/compact`: the task's history replaced by the model's summary of it; the summary's length.
@@ -348,7 +353,7 @@ pub async fn compact_task(
     let mut events = desktop.runtime()?.submit(Op::Compact { session });
     match events.recv().await {
         Some(Event::Compacted { summary }) => Ok(summary),
-        Some(Event::Error { message }) => Err(ApiError::new("compact", message)),
+        Some(Event::Error { message, .. }) => Err(ApiError::new("compact", message)),
         _ => Err(ApiError::new("compact", "the compaction did not finish")),
     }
 }
@@ -376,39 +381,37 @@ pub fn pet_state(desktop: State<'_, Desktop>) -> PetState {
         .lock()
         .map(|r| r.clone())
         .unwrap_or_default();
-    let now = cairn_memory::now_ms();
-    let recent = |t: &TaskSummary| now - t.updated_at <= 5 * 60 * 1000;
-    let mut tasks: Vec<PetTask> = desktop
-        .cairn
-        .tasks_list()
-        .into_iter()
-        .filter(|t| !t.archived && (running.contains(&t.session) || recent(t)))
-        .map(|t| PetTask {
-            running: running.contains(&t.session),
-            session: t.session,
-            title: t.title,
-        })
-        .collect();
-    // A turn that has just started has no session file yet.
-    for session in &running {
-        if !tasks.iter().any(|t| &t.session == session) {
-            tasks.insert(
-                0,
-                PetTask {
-                    session: session.clone(),
-                    title: "New task".into(),
-                    running: true,
-                },
-            );
-        }
+    desktop.cairn.pet_state(&running, cairn_memory::now_ms())
+}
+
+/// The pet's window grows (up and to the left, the stones staying put) while its bubble or task
+/// list is open, and shrinks back to the stones when they close.
+#[tauri::command]
+pub fn pet_expand(app: AppHandle, open: bool) -> Result<(), ApiError> {
+    windows::expand_pet(&app, open).map_err(window_error)
+}
+
+/// Opens task `session` in the workbench (from the pet's list or bubble): the workbench comes to
+/// the front and shows it.
+#[tauri::command]
+pub fn open_task(
+    app: AppHandle,
+    desktop: State<'_, Desktop>,
+    session: String,
+) -> Result<(), ApiError> {
+    if let Ok(mut wanted) = desktop.task_to_open.lock() {
+        *wanted = Some(session);
     }
-    tasks.sort_by_key(|t| !t.running);
-    let continue_session = tasks.first().map(|t| t.session.clone());
-    PetState {
-        badge: tasks.len(),
-        tasks: tasks.into_iter().take(6).collect(),
-        continue_session,
-    }
+    windows::show_workbench(&app).map_err(window_error)?;
+    // A workbench already open hears it now; one just created asks when it starts.
+    let _ = app.emit_to(windows::WORKBENCH, "open-task", ());
+    Ok(())
+}
+
+/// The task the workbench was asked to show (once), if any.
+#[tauri::command]
+pub fn take_task_to_open(desktop: State<'_, Desktop>) -> Option<String> {
+    desktop.task_to_open.lock().ok().and_then(|mut w| w.take())
 }
 
 /// Reloads both windows, so a new language applies everywhere at once.

@@ -30,10 +30,10 @@ pub struct Desktop {
     runtime: Mutex<Option<cairn_agent::Runtime>>,
     /// The voice capture in progress (the mic button is on).
     pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
-    /// The model chosen with /model (`provider/model`), instead of the config's default.
-    pub model: Mutex<Option<String>>,
     /// Sessions with a turn running now (for the pet's badge).
     pub running: Mutex<std::collections::HashSet<String>>,
+    /// A task the pet asked the workbench to show, until the workbench takes it.
+    pub task_to_open: Mutex<Option<String>>,
 }
 
 impl Desktop {
@@ -46,23 +46,15 @@ impl Desktop {
         if let Some(runtime) = slot.as_ref() {
             return Ok(runtime.clone());
         }
-        let chosen = self.model.lock().ok().and_then(|m| m.clone());
-        let runtime = self.build_runtime(chosen)?;
+        let runtime = self.build_runtime()?;
         *slot = Some(runtime.clone());
         Ok(runtime)
     }
 
-    fn build_runtime(
-        &self,
-        model: Option<String>,
-    ) -> Result<cairn_agent::Runtime, cairn_protocol::ApiError> {
+    fn build_runtime(&self) -> Result<cairn_agent::Runtime, cairn_protocol::ApiError> {
         let root = std::env::current_dir().unwrap_or_else(|_| self.cairn.home().root().to_owned());
-        let choice = cairn_api::ModelChoice {
-            model,
-            ..cairn_api::ModelChoice::default()
-        };
         self.cairn
-            .agent_runtime(choice, root)
+            .agent_runtime(cairn_api::ModelChoice::default(), root)
             .map_err(|e| e.to_api_error())
     }
 
@@ -71,20 +63,6 @@ impl Desktop {
         if let Ok(mut slot) = self.runtime.lock() {
             *slot = None;
         }
-    }
-
-    /// Switches the chat to `model` (`provider/model`, or a model of the default provider); the
-    /// conversations carry over (they are stored).
-    pub fn switch_model(&self, model: &str) -> Result<String, cairn_protocol::ApiError> {
-        let runtime = self.build_runtime(Some(model.to_owned()))?;
-        let label = runtime.settings().model.clone();
-        if let Ok(mut slot) = self.runtime.lock() {
-            *slot = Some(runtime);
-        }
-        if let Ok(mut chosen) = self.model.lock() {
-            *chosen = Some(model.to_owned());
-        }
-        Ok(label)
     }
 }
 
@@ -184,8 +162,8 @@ fn run() -> anyhow::Result<()> {
             api: Mutex::new(api),
             runtime: Mutex::new(None),
             voice: Mutex::new(None),
-            model: Mutex::new(None),
             running: Mutex::default(),
+            task_to_open: Mutex::default(),
         })
         .manage(sources_commands::Scanning::default())
         .invoke_handler(tauri::generate_handler![
@@ -232,6 +210,9 @@ fn run() -> anyhow::Result<()> {
             commands::set_model,
             commands::compact_task,
             commands::pet_state,
+            commands::pet_expand,
+            commands::open_task,
+            commands::take_task_to_open,
             commands::reload_windows,
             commands::restart_task,
             commands::task_goal,
@@ -254,7 +235,7 @@ fn run() -> anyhow::Result<()> {
             // Wherever the person drags the pet, it comes back there next time.
             if window.label() == windows::PET {
                 if let WindowEvent::Moved(position) = event {
-                    windows::remember_pet_position(window.app_handle(), position.x, position.y);
+                    windows::pet_moved(window.app_handle(), *position);
                 }
             }
             // Closing the workbench quits Cairn, unless the pet is how the person uses it (launch

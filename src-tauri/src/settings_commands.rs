@@ -2,17 +2,17 @@
 //! written back into `config.toml`, a real connection test per provider, and the diagnostic report.
 //! A change that affects the chat drops its runtime, so the next message uses the new config.
 
-use cairn_api::{AppearanceInput, ConnectionTest, ProviderInput, Settings, VoiceInput};
+use cairn_api::{AppearanceInput, ProviderInput, Settings, VoiceInput};
 use cairn_protocol::ApiError;
+use cairn_protocol::ConnectionTest;
 use tauri::State;
 
 use crate::{blocking, join_error, Desktop};
 
 /// Applies a change the chat depends on (providers, the default model): the next message builds
-/// its runtime from the new config, and a `/model` choice is forgotten when `forget_choice`.
+/// its runtime from the new config.
 async fn change_chat_config(
     desktop: &Desktop,
-    forget_choice: bool,
     change: impl FnOnce(&cairn_api::Cairn) -> Result<(), cairn_api::Error> + Send + 'static,
 ) -> Result<Settings, ApiError> {
     let settings = blocking(desktop, move |cairn| {
@@ -20,11 +20,6 @@ async fn change_chat_config(
         Ok(cairn.settings())
     })
     .await?;
-    if forget_choice {
-        if let Ok(mut chosen) = desktop.model.lock() {
-            *chosen = None;
-        }
-    }
     desktop.reset_runtime();
     Ok(settings)
 }
@@ -41,7 +36,7 @@ pub async fn settings_save_provider(
     desktop: State<'_, Desktop>,
     provider: ProviderInput,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, false, move |cairn| cairn.save_provider(provider)).await
+    change_chat_config(&desktop, move |cairn| cairn.save_provider(provider)).await
 }
 
 /// Removes a provider.
@@ -50,7 +45,7 @@ pub async fn settings_remove_provider(
     desktop: State<'_, Desktop>,
     name: String,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, true, move |cairn| cairn.remove_provider(&name)).await
+    change_chat_config(&desktop, move |cairn| cairn.remove_provider(&name)).await
 }
 
 /// Makes `provider/model` the default: the chat switches to it.
@@ -60,7 +55,7 @@ pub async fn settings_set_default_model(
     provider: String,
     model: String,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, true, move |cairn| {
+    change_chat_config(&desktop, move |cairn| {
         cairn.set_default_model(&provider, &model)
     })
     .await

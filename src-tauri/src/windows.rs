@@ -1,7 +1,10 @@
 //! The two windows: the workbench and the pet (creating, placing, showing, hiding). Each is
 //! created when first shown, not at start: a window not yet wanted costs no web process.
 
-use tauri::{AppHandle, Manager, PhysicalPosition, Runtime, WebviewWindow, WebviewWindowBuilder};
+use tauri::{
+    AppHandle, LogicalSize, Manager, PhysicalPosition, PhysicalSize, Runtime, WebviewWindow,
+    WebviewWindowBuilder,
+};
 
 pub const WORKBENCH: &str = "workbench";
 pub const PET: &str = "pet";
@@ -9,6 +12,10 @@ pub const PET: &str = "pet";
 /// The pet's side in logical pixels, as tauri.conf.json sets it (min = max = 160 on a "resizable"
 /// window, because GTK forces non-resizable windows to at least 200×200: tauri-apps/tao#561).
 const PET_SIZE: f64 = 160.0;
+
+/// The pet's size in logical pixels while its bubble or task list is open: room for a
+/// conversation above and beside the stones, which keep their place at the bottom-right.
+const PET_OPEN: (f64, f64) = (340.0, 440.0);
 
 /// The window `label` (as tauri.conf.json describes it), created now if it is not there yet;
 /// `true` with it when it was just created.
@@ -84,8 +91,63 @@ fn pet_position_file<R: Runtime>(app: &AppHandle<R>) -> Option<std::path::PathBu
     data_file(app, "pet.json")
 }
 
+/// Grows the pet to [`PET_OPEN`] (`open`) or shrinks it to the stones, keeping its bottom-right
+/// corner (where the stones are) in place, within its monitor.
+pub fn expand_pet<R: Runtime>(app: &AppHandle<R>, open: bool) -> tauri::Result<()> {
+    let Some(pet) = app.get_webview_window(PET) else {
+        return Ok(());
+    };
+    let scale = pet.scale_factor()?;
+    let (width, height) = if open { PET_OPEN } else { (PET_SIZE, PET_SIZE) };
+    let logical = LogicalSize::new(width, height);
+    let target: PhysicalSize<u32> = logical.to_physical(scale);
+    let now = pet.outer_size()?;
+    if now == target {
+        return Ok(());
+    }
+    let at = pet.outer_position()?;
+    let mut x = at.x + now.width as i32 - target.width as i32;
+    let mut y = at.y + now.height as i32 - target.height as i32;
+    if let Ok(Some(monitor)) = pet.current_monitor() {
+        let (origin, area) = (monitor.position(), monitor.size());
+        x = x.clamp(
+            origin.x,
+            (origin.x + area.width as i32 - target.width as i32).max(origin.x),
+        );
+        y = y.clamp(
+            origin.y,
+            (origin.y + area.height as i32 - target.height as i32).max(origin.y),
+        );
+    }
+    // The size is pinned (min = max, see PET_SIZE): unpin, resize, pin again.
+    pet.set_min_size(None::<LogicalSize<f64>>)?;
+    pet.set_max_size(None::<LogicalSize<f64>>)?;
+    pet.set_size(logical)?;
+    pet.set_position(PhysicalPosition::new(x, y))?;
+    pet.set_min_size(Some(logical))?;
+    pet.set_max_size(Some(logical))?;
+    Ok(())
+}
+
+/// The pet moved (dragged, or grown or shrunk by [`expand_pet`]): remember where the stones are,
+/// as the position of the closed pet.
+pub fn pet_moved<R: Runtime>(app: &AppHandle<R>, position: PhysicalPosition<i32>) {
+    let Some(pet) = app.get_webview_window(PET) else {
+        return;
+    };
+    let (Ok(size), Ok(scale)) = (pet.outer_size(), pet.scale_factor()) else {
+        return;
+    };
+    let side = (PET_SIZE * scale).round() as i32;
+    remember_pet_position(
+        app,
+        position.x + size.width as i32 - side,
+        position.y + size.height as i32 - side,
+    );
+}
+
 /// Remembers where the person dragged the pet (physical pixels).
-pub fn remember_pet_position<R: Runtime>(app: &AppHandle<R>, x: i32, y: i32) {
+fn remember_pet_position<R: Runtime>(app: &AppHandle<R>, x: i32, y: i32) {
     if let Some(file) = pet_position_file(app) {
         let json = format!("{{\"x\": {x}, \"y\": {y}}}");
         if let Err(e) = cairn_config::write_private_atomically(&file, json.as_bytes()) {

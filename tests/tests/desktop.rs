@@ -15,7 +15,7 @@ use cairn_config::read_runtime;
 use cairn_protocol::{RuntimeInfo, StatusReport};
 use cairn_test_support::{delta, finish, text_reply, tool_call_reply, MockServer, Reply};
 use common::{
-    cairn, launch_at, run, screenshot, switch_to_window_titled, wait_for_text, TestResult,
+    cairn, launch_at, run, screenshot, switch_to_window_titled, text_of, wait_for_text, TestResult,
 };
 use fantoccini::{Client, Locator};
 use serde_json::json;
@@ -122,13 +122,27 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     wait_for_text(client, ".setup-card", "Connect a model").await?;
     screenshot(client, "workbench").await?;
 
-    // Type a task and press Enter: it lands in the task list, and Cairn says plainly why it cannot run.
+    // Type a task and press Enter with no model set up: nothing is sent and no task is made; the
+    // words stay in the composer and the setup stays in view, saying what to do.
     let input = client.find(Locator::Id("composer-input")).await?;
     input.send_keys("Summarise yesterday's notes").await?;
     input.send_keys("\u{E007}").await?;
-    wait_for_text(client, "#task-list", "Summarise yesterday's notes").await?;
-    wait_for_text(client, "#messages", "no model is configured").await?;
+    wait_for_text(client, "#notice", "Connect a model first").await?;
+    wait_for_text(client, ".setup-card", "Connect a model").await?;
+    assert_eq!(
+        input.prop("value").await?.as_deref(),
+        Some("Summarise yesterday's notes"),
+        "the message is kept"
+    );
+    assert!(
+        !text_of(client, "#task-list")
+            .await?
+            .unwrap_or_default()
+            .contains("Summarise yesterday's notes"),
+        "no task is made for a message that was not sent"
+    );
     screenshot(client, "workbench-no-model").await?;
+    input.clear().await?;
 
     // Configure a model (a scripted OpenAI-compatible server) and ask again: the answer streams in,
     // with no restart.
@@ -256,6 +270,10 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     let last = asked
         .last()
         .ok_or("the pet's question never reached the model")?;
+    assert_eq!(
+        last["model"], "big-model",
+        "the model chosen with /model answers"
+    );
     let said: Vec<String> = last["messages"]
         .as_array()
         .cloned()
@@ -274,10 +292,16 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
         .click()
         .await?;
 
-    // About 160×160, and the global shortcut hides and shows it.
-    let pet = pet_window()?.ok_or("the pet window is not visible")?;
-    let geometry = run("xdotool", &["getwindowgeometry", &pet])?;
-    assert!(geometry.contains("Geometry: 160x160"), "{geometry}");
+    // Back to the stones, 160×160, once the bubble closes; the global shortcut hides and shows it.
+    wait_until(
+        || {
+            let pet = pet_window()?.ok_or("the pet window is not visible")?;
+            let geometry = run("xdotool", &["getwindowgeometry", &pet])?;
+            Ok(geometry.contains("Geometry: 160x160"))
+        },
+        "the pet to shrink back to 160×160",
+    )
+    .await?;
     run("xdotool", &["key", "ctrl+shift+space"])?;
     wait_until(
         || Ok(pet_window()?.is_none()),
@@ -348,8 +372,24 @@ async fn slash_commands(client: &Client) -> TestResult {
     screenshot(client, "slash-palette").await?;
     input.send_keys("del").await?;
     input.send_keys("\u{E007}").await?;
-    wait_for_text(client, "#notice", "mock/garden-model  (default)").await?;
+    wait_for_text(client, "#notice", "mock/garden-model  (in use)").await?;
+    // What the server offers besides, once it answers.
+    wait_for_text(
+        client,
+        "#notice",
+        "Also offered by mock: small-model, big-model",
+    )
+    .await?;
     screenshot(client, "slash-model").await?;
+    // A switch is the new default: the chip says so at once (and the pet's question, below,
+    // goes to it).
+    input.send_keys("/model mock/big-model").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#notice", "The chat now uses mock/big-model").await?;
+    wait_for_text(client, "#model-pill", "mock/big-model").await?;
+    input.send_keys("/model").await?;
+    input.send_keys("\u{E007}").await?;
+    wait_for_text(client, "#notice", "mock/big-model  (in use)").await?;
     input.send_keys("/bogus").await?;
     input.send_keys("\u{E007}").await?;
     wait_for_text(

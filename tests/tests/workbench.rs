@@ -226,7 +226,9 @@ async fn first_run_on_this_device_answers_with_cairns_own_model() -> TestResult 
     };
     let home = tempfile::tempdir()?;
     std::os::unix::fs::symlink(&models, home.path().join("models"))?;
-    let app = launch_at(home.path(), &[]).await?;
+    // Alone on the display: the model takes both cores while it answers, which would starve the
+    // other apps' pages past their waits.
+    let app = common::launch_alone_at_window(home.path(), &[], "Cairn").await?;
     let client = &app.client;
     let outcome = async {
         wait_for_text(client, "#first-run", "Connect a model to start").await?;
@@ -978,6 +980,74 @@ async fn esc_stops_a_turn_and_the_reply_reads_as_stopped_when_reopened() -> Test
         wait_for_text(client, "#messages .stopped-mark", "Stopped.").await?;
         wait_for_text(client, "li.tool.stopped[data-tool='bash']", "stopped").await?;
         screenshot(client, "stopped-reopened").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// A reply that fails says what is wrong and what to do in plain words, and offers the fix:
+/// Settings for a key the server refused, and Retry, which runs the message again in place.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_failed_reply_offers_settings_and_retry() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        cairn_test_support::Reply::Status {
+            status: 401,
+            retry_after: None,
+            body: r#"{"error": {"message": "Incorrect API key provided"}}"#.into(),
+        },
+        text_reply("The tomatoes need water."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        click(client, "#composer-input").await?;
+        keys(client, "How is the garden?\u{E007}").await?;
+        wait_for_text(client, "#messages .failure", "Incorrect API key provided").await?;
+        wait_for_text(client, "#messages .failure-hint", "did not accept the key").await?;
+        screenshot(client, "reply-failed-auth").await?;
+        // Settings is one click away…
+        click(client, "#messages .open-settings").await?;
+        wait_for_text(client, ".settings-page", "config").await?;
+        // …and back in the task, Retry runs the message again: the answer replaces the failure.
+        click(client, "[data-title='How is the garden?'] .task").await?;
+        click(client, "#messages .retry").await?;
+        wait_for_text(client, "#messages", "The tomatoes need water.").await?;
+        let failures = client
+            .execute(
+                "return document.querySelectorAll('#messages .failure-block').length;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(
+            failures,
+            json!(0),
+            "the failed reply made way for the answer"
+        );
+        let asked = model.requests();
+        assert_eq!(asked.len(), 2);
+        let person: Vec<&str> = asked[1]["messages"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .filter(|m| m["role"] == "user")
+                    .filter_map(|m| m["content"].as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert_eq!(
+            person
+                .iter()
+                .filter(|c| c.contains("How is the garden?"))
+                .count(),
+            1,
+            "the message ran again once, not twice: {person:?}"
+        );
         Ok(())
     }
     .await;

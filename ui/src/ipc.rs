@@ -84,6 +84,53 @@ pub async fn show_workbench() -> Result<(), ApiError> {
     invoke("show_workbench").await
 }
 
+/// The pet's badge, its list and the task its bubble continues.
+pub async fn pet_state() -> Result<cairn_protocol::PetState, ApiError> {
+    invoke("pet_state").await
+}
+
+/// Grows the pet's window for its bubble or list (`open`), or shrinks it back to the stones.
+pub async fn pet_expand(open: bool) -> Result<(), ApiError> {
+    invoke_with("pet_expand", &serde_json::json!({"open": open})).await
+}
+
+/// Starts moving the pet's window with the pointer (the press that began a drag).
+pub async fn drag_pet() -> Result<(), ApiError> {
+    invoke_with(
+        "plugin:window|start_dragging",
+        &serde_json::json!({ "label": "pet" }),
+    )
+    .await
+}
+
+/// Shows task `session` in the workbench, bringing it to the front.
+pub async fn open_task(session: &str) -> Result<(), ApiError> {
+    invoke_with("open_task", &serde_json::json!({"session": session})).await
+}
+
+/// The task the workbench was asked to show, once.
+pub async fn take_task_to_open() -> Result<Option<String>, ApiError> {
+    invoke("take_task_to_open").await
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = ["window", "__TAURI__", "event"], js_name = listen, catch)]
+    async fn tauri_listen(event: &str, handler: &js_sys::Function) -> Result<JsValue, JsValue>;
+}
+
+/// Calls `handler` each time the backend emits `event` to this window (for as long as the page
+/// lives).
+pub async fn on_app_event(event: &str, handler: impl FnMut() + 'static) -> Result<(), ApiError> {
+    let mut handler = handler;
+    let closure = Closure::<dyn FnMut(JsValue)>::new(move |_: JsValue| handler());
+    tauri_listen(event, closure.as_ref().unchecked_ref())
+        .await
+        .map_err(to_api_error)?;
+    closure.forget();
+    Ok(())
+}
+
 /// The stored tasks.
 pub async fn tasks_list() -> Result<Vec<cairn_protocol::TaskSummary>, ApiError> {
     invoke("tasks_list").await
@@ -111,6 +158,11 @@ pub async fn task_update(
 /// Deletes a task for good.
 pub async fn task_delete(session: &str) -> Result<bool, ApiError> {
     invoke_with("task_delete", &serde_json::json!({"session": session})).await
+}
+
+/// Calls configured provider `name`: whether it answers and the models it offers.
+pub async fn test_provider(name: &str) -> Result<cairn_protocol::ConnectionTest, ApiError> {
+    invoke_with("settings_test_provider", &serde_json::json!({"name": name})).await
 }
 
 /// Switches the chat's model (`/model`); the model's name.

@@ -1,14 +1,32 @@
 //! The pet window: a small cairn that floats above other windows. Click the stones (or the speech
 //! button, or Enter on them) to open a bubble and talk to Cairn (Enter sends, the mic speaks);
 //! drag them to move the window (it comes back there next time); double-click to open the
-//! workbench. The badge counts tasks running or just finished and opens a list of them.
+//! workbench. The badge counts tasks running or just finished and opens a list of them; a task
+//! picked there opens in the workbench. While the bubble or the list is open the window grows
+//! up and to the left of the stones, and shrinks back when they close (✕, Esc, a click outside).
 
 use cairn_protocol::{ChatEvent, PetState};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use wasm_bindgen::JsCast;
 
-use crate::i18n::t;
+use crate::i18n::{t, tf};
 use crate::ipc;
+
+/// Whether `event` happened inside the element `#id`.
+fn inside(event: &web_sys::Event, id: &str) -> bool {
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .and_then(|element| element.closest(&format!("#{id}")).ok().flatten())
+        .is_some()
+}
+
+fn open_in_workbench(session: String) {
+    spawn_local(async move {
+        let _ = ipc::open_task(&session).await;
+    })
+}
 
 /// What the bubble shows while and after Cairn answers.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,19 +45,43 @@ pub fn Pet() -> impl IntoView {
     let draft = RwSignal::new(String::new());
     let reply = RwSignal::new(Reply::None);
     let listening = RwSignal::new(false);
+    // The person chose "New task": the next message starts one instead of continuing.
+    let fresh = RwSignal::new(false);
 
     // The badge follows the tasks (the workbench's and the pet's own).
     let poll = move || {
         spawn_local(async move {
-            if let Ok(s) =
-                ipc::invoke_with::<PetState, _>("pet_state", &serde_json::json!({})).await
-            {
+            if let Ok(s) = ipc::pet_state().await {
                 state.set(Some(s));
             }
         })
     };
     poll();
     let _ = set_interval_with_handle(poll, std::time::Duration::from_secs(2));
+    // A list with nothing left in it (the tasks grew old) closes.
+    Effect::new(move |_| {
+        // Read first, so that the effect follows the state whether the list is open or not.
+        let empty = state.with(|s| s.as_ref().is_some_and(|s| s.tasks.is_empty()));
+        if empty && list.get_untracked() {
+            list.set(false);
+        }
+    });
+    // The window is as big as what is open in it.
+    let open = Memo::new(move |_| bubble.get() || list.get());
+    Effect::new(move |_| {
+        let open = open.get();
+        spawn_local(async move {
+            let _ = ipc::pet_expand(open).await;
+        });
+    });
+    // The task the next message goes to: `None` for a new one.
+    let target = move || {
+        if fresh.get() {
+            None
+        } else {
+            state.get().and_then(|s| s.continues)
+        }
+    };
 
     let open_workbench = move || {
         spawn_local(async {
@@ -53,18 +95,34 @@ pub fn Pet() -> impl IntoView {
         }
         draft.set(String::new());
         reply.set(Reply::Thinking);
-        // A running task, or one finished in the last five minutes, continues; else a new one.
-        let session = state
-            .get_untracked()
-            .and_then(|s| s.continue_session)
+        // A running task, or one finished in the last five minutes, continues (the bubble says
+        // which), unless the person asked for a new one.
+        let continuing = untrack(target);
+        let session = continuing
+            .as_ref()
+            .map(|t| t.session.clone())
             .unwrap_or_else(|| format!("pet-{}", js_sys::Date::now() as u64));
+        fresh.set(false);
+        if continuing.is_none() {
+            // Until the next look at the tasks: the bubble names the task just started.
+            let task = cairn_protocol::PetTask {
+                session: session.clone(),
+                title: crate::present::task_title(&text),
+                running: true,
+            };
+            state.update(|s| {
+                if let Some(s) = s {
+                    s.continues = Some(task);
+                }
+            });
+        }
         spawn_local(async move {
             let outcome = ipc::send_message(&session, &text, &[], move |event| match event {
                 ChatEvent::Text { text } => reply.update(|r| match r {
                     Reply::Text(so_far) => so_far.push_str(&text),
                     _ => *r = Reply::Text(text),
                 }),
-                ChatEvent::Failed { message } => reply.set(Reply::Failed(message)),
+                ChatEvent::Failed { message, .. } => reply.set(Reply::Failed(message)),
                 _ => {}
             })
             .await;
@@ -135,11 +193,24 @@ pub fn Pet() -> impl IntoView {
 
     view! {
         <div
-            class="pet"
-            title=t("Cairn — click to talk, drag to move, double-click to open the workbench")
+            class=move || if open.get() { "pet open" } else { "pet" }
+            on:pointerdown=move |ev: web_sys::PointerEvent| {
+                // A click outside the list closes it.
+                if list.get_untracked() && !inside(&ev, "pet-tasks") && !inside(&ev, "pet-badge") {
+                    list.set(false);
+                }
+            }
+            on:keydown=move |ev: web_sys::KeyboardEvent| {
+                if ev.key() == "Escape" {
+                    list.set(false);
+                    bubble.set(false);
+                }
+            }
         >
+            <div class="pet-home">
             <div
                 id="pet-stones"
+                title=t("Cairn — click to talk, drag to move, double-click to open the workbench")
                 class="pet-stones"
                 role="button"
                 tabindex="0"
@@ -158,11 +229,7 @@ pub fn Pet() -> impl IntoView {
                         pressed_at.set_value(None);
                         dragged.set_value(true);
                         spawn_local(async {
-                            let _ = ipc::invoke_with::<(), _>(
-                                "plugin:window|start_dragging",
-                                &serde_json::json!({ "label": "pet" }),
-                            )
-                            .await;
+                            let _ = ipc::drag_pet().await;
                         });
                     }
                 }
@@ -194,7 +261,13 @@ pub fn Pet() -> impl IntoView {
                     id="pet-badge"
                     class="pet-badge"
                     aria-label=t("Tasks running or just finished")
-                    on:click=move |_| list.update(|l| *l = !*l)
+                    on:click=move |_| {
+                        list.update(|l| *l = !*l);
+                        if list.get_untracked() {
+                            bubble.set(false);
+                            request_animation_frame(|| crate::workbench::focus_by_id("pet-tasks-close"));
+                        }
+                    }
                 >
                     {move || state.get().map(|s| s.badge).unwrap_or(0)}
                 </button>
@@ -209,21 +282,66 @@ pub fn Pet() -> impl IntoView {
                     <path fill="currentColor" d="M4 4h16a2 2 0 0 1 2 2v9a2 2 0 0 1-2 2H9l-5 4v-4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"></path>
                 </svg>
             </button>
+            </div>
             <Show when=move || list.get()>
-                <ul id="pet-tasks" class="pet-tasks">
-                    {move || state.get().map(|s| s.tasks).unwrap_or_default().into_iter().map(|t| view! {
-                        <li>
-                            <button on:click=move |_| open_workbench()>
-                                {t.running.then(|| view! { <span class="spinner"></span> })}
-                                <span>{t.title}</span>
-                            </button>
-                        </li>
-                    }).collect_view()}
-                </ul>
+                <div id="pet-tasks" class="pet-panel pet-tasks" role="dialog" aria-label=t("Tasks running or just finished")>
+                    <div class="pet-panel-head">
+                        <span class="pet-panel-title">{t("Tasks running or just finished")}</span>
+                        <button id="pet-tasks-close" class="pet-close" aria-label=t("Close") on:click=move |_| list.set(false)>"✕"</button>
+                    </div>
+                    <ul>
+                        {move || state.get().map(|s| s.tasks).unwrap_or_default().into_iter().map(|task| {
+                            let session = task.session.clone();
+                            view! {
+                                <li>
+                                    <button
+                                        class="pet-task"
+                                        data-session=task.session.clone()
+                                        title=t("Open in the workbench")
+                                        on:click=move |_| {
+                                            list.set(false);
+                                            open_in_workbench(session.clone());
+                                        }
+                                    >
+                                        {task.running.then(|| view! { <span class="spinner"></span> })}
+                                        <span>{task.title}</span>
+                                    </button>
+                                </li>
+                            }
+                        }).collect_view()}
+                    </ul>
+                </div>
             </Show>
             <Show when=move || bubble.get()>
-                <div id="pet-bubble" class="pet-bubble">
-                    <button class="pet-close" aria-label=t("Close") on:click=move |_| bubble.set(false)>"✕"</button>
+                <div id="pet-bubble" class="pet-panel pet-bubble">
+                    <div class="pet-panel-head">
+                        <span id="pet-target" class="pet-target">
+                            {move || match target() {
+                                Some(task) => tf("Continues “{title}”", &[("title", &task.title)]),
+                                None => t("A new task").to_owned(),
+                            }}
+                        </span>
+                        {move || match (target(), state.get().and_then(|s| s.continues)) {
+                            (Some(task), _) => view! {
+                                <button id="pet-new-task" class="pet-link" on:click=move |_| {
+                                    fresh.set(true);
+                                    reply.set(Reply::None);
+                                    crate::workbench::focus_by_id("pet-input");
+                                }>{t("New task")}</button>
+                                <button
+                                    id="pet-open-task"
+                                    class="pet-link"
+                                    title=t("Open in the workbench")
+                                    on:click=move |_| open_in_workbench(task.session.clone())
+                                >{t("Open")}</button>
+                            }.into_any(),
+                            (None, Some(_)) => view! {
+                                <button id="pet-continue" class="pet-link" on:click=move |_| fresh.set(false)>{t("Continue instead")}</button>
+                            }.into_any(),
+                            (None, None) => ().into_any(),
+                        }}
+                        <button class="pet-close" aria-label=t("Close") on:click=move |_| bubble.set(false)>"✕"</button>
+                    </div>
                     <div id="pet-reply" class="pet-reply">
                         {move || match reply.get() {
                             Reply::None => t("Ask me anything.").to_owned(),
@@ -244,8 +362,6 @@ pub fn Pet() -> impl IntoView {
                                 if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
                                     ev.prevent_default();
                                     send();
-                                } else if ev.key() == "Escape" {
-                                    bubble.set(false);
                                 }
                             }
                         ></textarea>

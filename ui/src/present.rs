@@ -35,6 +35,20 @@ pub fn model_label(report: &StatusReport) -> String {
     }
 }
 
+/// What the person can do about a failed reply, in a sentence (`None` when the message says it).
+pub fn failure_hint(kind: cairn_protocol::FailureKind) -> Option<&'static str> {
+    use cairn_protocol::FailureKind as K;
+    Some(match kind {
+        K::Auth => t("The model server did not accept the key: check it in Settings, then retry."),
+        K::RateLimited => t("The model server asks to slow down: retry in a moment."),
+        K::Context => t("This conversation no longer fits the model: /compact it, or start a new task."),
+        K::Connection => t("Cairn could not reach the model server: check that it runs and its address in Settings, then retry."),
+        K::Rejected => t("The model server refused the request: check the model's name in Settings."),
+        K::Generation => t("The model's reply could not be used: retry, or put the request differently."),
+        K::Other => return None,
+    })
+}
+
 /// The config snippet shown to a person who has not configured a model yet.
 pub fn setup_snippet(config_path: &str) -> String {
     format!(
@@ -304,17 +318,46 @@ pub fn status_text(report: &StatusReport) -> String {
 }
 
 /// `/model` without a name: the configured models, the default marked.
-pub fn models_text(report: &StatusReport) -> String {
+pub fn models_text(report: &StatusReport, offered: &[(String, Vec<String>)]) -> String {
     let mut out = String::new();
+    let in_use = |name: &str| report.default_model.as_deref() == Some(name);
     for provider in &report.providers {
         for model in &provider.models {
             let name = format!("{}/{model}", provider.name);
-            let mark = if report.default_model.as_deref() == Some(name.as_str()) {
-                format!("  ({})", t("default"))
+            let mark = if in_use(&name) {
+                format!("  ({})", t("in use"))
             } else {
                 String::new()
             };
             out.push_str(&format!("{name}{mark}\n"));
+        }
+    }
+    // The model in use may be one of Cairn's own, which no provider table lists.
+    if let Some(model) = report.default_model.as_deref() {
+        if !out
+            .lines()
+            .any(|l| l.split_whitespace().next() == Some(model))
+        {
+            out.insert_str(0, &format!("{model}  ({})\n", t("in use")));
+        }
+    }
+    for (provider, models) in offered {
+        let configured = report
+            .providers
+            .iter()
+            .find(|p| &p.name == provider)
+            .map(|p| p.models.as_slice())
+            .unwrap_or_default();
+        let more: Vec<&str> = models
+            .iter()
+            .filter(|m| !configured.contains(m))
+            .map(String::as_str)
+            .collect();
+        if !more.is_empty() {
+            out.push_str(&tf(
+                "Also offered by {provider}: {models}\n",
+                &[("provider", provider), ("models", &more.join(", "))],
+            ));
         }
     }
     if out.is_empty() {
@@ -428,6 +471,30 @@ mod tests {
         let mut stopped = report();
         stopped.api.running = false;
         assert_eq!(status_line(&stopped), "Cairn 0.1.0 · API not running");
+    }
+
+    #[test]
+    fn the_model_list_marks_the_model_in_use_and_adds_what_servers_offer() {
+        let mut r = report();
+        r.default_model = Some("local/qwen2.5-coder-1.5b".into());
+        r.providers.push(cairn_protocol::ProviderStatus {
+            name: "lab".into(),
+            kind: "openai".into(),
+            base_url: "http://127.0.0.1:8080/v1".into(),
+            models: vec!["small".into()],
+            api_key_set: false,
+        });
+        let offered = vec![(
+            "lab".to_owned(),
+            vec!["small".to_owned(), "large".to_owned()],
+        )];
+        let text = models_text(&r, &offered);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "local/qwen2.5-coder-1.5b  (in use)");
+        assert_eq!(lines[1], "lab/small");
+        assert_eq!(lines[2], "Also offered by lab: large");
+        r.default_model = Some("lab/small".into());
+        assert!(models_text(&r, &[]).starts_with("lab/small  (in use)\n"));
     }
 
     #[test]

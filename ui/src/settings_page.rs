@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ConnectionTest};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde::Deserialize;
@@ -68,13 +68,6 @@ struct Settings {
     launch: String,
     embedding_model: String,
     embedding_installed: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct ConnectionTest {
-    ok: bool,
-    models: Vec<String>,
-    message: String,
 }
 
 /// A section's last outcome: a confirmation, or an error to show.
@@ -271,16 +264,14 @@ pub fn SettingsPage() -> impl IntoView {
             t.insert(name.clone(), None);
         });
         spawn_local(async move {
-            let args = json!({ "name": name.clone() });
-            let outcome =
-                match invoke_with::<ConnectionTest, _>("settings_test_provider", &args).await {
-                    Ok(test) => test,
-                    Err(e) => ConnectionTest {
-                        ok: false,
-                        models: Vec::new(),
-                        message: e.message,
-                    },
-                };
+            let outcome = match crate::ipc::test_provider(&name).await {
+                Ok(test) => test,
+                Err(e) => ConnectionTest {
+                    ok: false,
+                    models: Vec::new(),
+                    message: e.message,
+                },
+            };
             tests.update(|t| {
                 t.insert(name, Some(outcome));
             });

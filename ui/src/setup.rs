@@ -9,21 +9,13 @@ use leptos::task::spawn_local;
 use serde::Deserialize;
 use serde_json::json;
 
-use cairn_protocol::{InstallPhase, InstallProgress, LocalModelInfo};
+use cairn_protocol::{ConnectionTest, InstallPhase, InstallProgress, LocalModelInfo};
 
 use crate::i18n::{t, tf};
 use crate::ipc::invoke_with;
 
 /// The kind of provider that runs Cairn's own model on this device.
 pub const LOCAL_KIND: &str = "local";
-
-/// What `settings_test_provider` answers.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct ConnectionTest {
-    ok: bool,
-    models: Vec<String>,
-    message: String,
-}
 
 /// The part of `sources_list`'s answer the setup shows.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -161,12 +153,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                 return;
             }
             let name = provider();
-            match invoke_with::<ConnectionTest, _>(
-                "settings_test_provider",
-                &json!({ "name": name }),
-            )
-            .await
-            {
+            match crate::ipc::test_provider(&name).await {
                 Ok(found) if found.ok => {
                     model.set(suggested_model(&model.get_untracked(), &found.models));
                     check.set(Check::Passed(found));

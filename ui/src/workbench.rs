@@ -1,8 +1,8 @@
 //! The workbench window: the task list, the message stream and the composer.
 
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, RecalledMemory, ReplyPart, StatusReport, TaskSummary,
-    TranscriptMessage,
+    ApiError, AskQuestion, ChatEvent, FailureKind, RecalledMemory, ReplyPart, StatusReport,
+    TaskSummary, TranscriptMessage,
 };
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -28,8 +28,8 @@ struct Message {
     author: Author,
     /// What was said and done, in the order it happened: texts and the tool calls between them.
     parts: Vec<Part>,
-    /// Why the reply failed, shown after what it had said.
-    failure: Option<String>,
+    /// Why the reply failed, shown after what it had said, and what kind of failure it was.
+    failure: Option<(String, FailureKind)>,
     progress: Progress,
     /// Memories recalled before this reply, and why each.
     recalled: usize,
@@ -211,8 +211,8 @@ impl Message {
                 self.progress = Progress::Done
             }
             // What the reply said before it failed stays.
-            ChatEvent::Failed { message } => {
-                self.failure = Some(message);
+            ChatEvent::Failed { message, class } => {
+                self.failure = Some((message, class));
                 self.progress = Progress::Failed;
             }
         }
@@ -397,7 +397,10 @@ pub fn Workbench() -> impl IntoView {
                     }
                 }),
                 Err(e) => update_reply(tasks, id, |reply| {
-                    reply.apply(ChatEvent::Failed { message: e.message })
+                    reply.apply(ChatEvent::Failed {
+                        message: e.message,
+                        class: FailureKind::Other,
+                    })
                 }),
             }
             // A reply that finished while another task was open is unread; the task moves up.
@@ -412,11 +415,13 @@ pub fn Workbench() -> impl IntoView {
         });
     };
 
-    let send = move |text: String, attachments: Vec<ipc::Attachment>| {
-        let text = text.trim().to_owned();
-        if text.is_empty() && attachments.is_empty() {
-            return;
-        }
+    // What a slash command (or a refused message) says back, shown above the composer until
+    // dismissed.
+    let notice = RwSignal::new(None::<String>);
+    // The composer's text: the page puts a message back when it cannot be sent yet.
+    let draft = RwSignal::new(String::new());
+
+    let start_turn = move |text: String, attachments: Vec<ipc::Attachment>| {
         let mut said = Message::person(text.clone());
         said.attachments = attachments.iter().map(|a| a.name.clone()).collect();
         let id = match current.get_untracked() {
@@ -459,6 +464,32 @@ pub fn Workbench() -> impl IntoView {
         };
         stream(id, Turn::Send { text, attachments });
     };
+    // A message needs a model. With none set up the message is not sent (no task is made): it
+    // goes back into the composer, the setup stays in view and says what to do. The config may
+    // have changed behind the page's back, so the status is read again before refusing.
+    let send = move |text: String, attachments: Vec<ipc::Attachment>| {
+        let text = text.trim().to_owned();
+        if text.is_empty() && attachments.is_empty() {
+            return;
+        }
+        if !matches!(status.get_untracked(), Some(Ok(report)) if !report.can_chat()) {
+            start_turn(text, attachments);
+            return;
+        }
+        spawn_local(async move {
+            let report = ipc::app_status().await;
+            let ready = matches!(&report, Ok(r) if r.can_chat());
+            status.set(Some(report));
+            if ready {
+                start_turn(text, attachments);
+            } else {
+                draft.set(text);
+                notice.set(Some(
+                    t("Connect a model first (above): your message is kept here.").into(),
+                ));
+            }
+        });
+    };
 
     // `/restart`: the answers after the last message go; the message runs again.
     let restart = move |id: usize| -> Result<(), &'static str> {
@@ -484,8 +515,9 @@ pub fn Workbench() -> impl IntoView {
     };
 
     // The stored tasks, loaded at start and then every few seconds: a task the pet started or
-    // continued shows up here, unread, and reloads when opened.
-    let sync_tasks = move || {
+    // continued shows up here, unread, and reloads when opened. `then_open`: a session to show
+    // once the list is up to date (the pet asked for it).
+    let sync_tasks_then = move |then_open: Option<String>| {
         spawn_local(async move {
             let Ok(stored) = ipc::tasks_list().await else {
                 return;
@@ -521,8 +553,29 @@ pub fn Workbench() -> impl IntoView {
             if reopen {
                 current.set(open);
             }
+            if let Some(session) = then_open {
+                let wanted = tasks
+                    .with_untracked(|all| all.iter().find(|t| t.session == session).map(|t| t.id));
+                if let Some(id) = wanted {
+                    current.set(Some(id));
+                    page.set(Page::Tasks);
+                }
+            }
         });
     };
+    let sync_tasks = move || sync_tasks_then(None);
+    // A task picked in the pet opens here: asked now (the workbench was open) or at start.
+    let open_asked_task = move || {
+        spawn_local(async move {
+            if let Ok(Some(session)) = ipc::take_task_to_open().await {
+                sync_tasks_then(Some(session));
+            }
+        })
+    };
+    open_asked_task();
+    spawn_local(async move {
+        let _ = ipc::on_app_event("open-task", open_asked_task).await;
+    });
     sync_tasks();
     let _ = set_interval_with_handle(sync_tasks, std::time::Duration::from_secs(5));
     // Opening a stored task loads its transcript; opening any task reads it.
@@ -551,7 +604,10 @@ pub fn Workbench() -> impl IntoView {
                     Err(e) => tasks.update(|all| {
                         if let Some(task) = all.iter_mut().find(|t| t.id == id) {
                             let mut failed = Message::reply();
-                            failed.apply(ChatEvent::Failed { message: e.message });
+                            failed.apply(ChatEvent::Failed {
+                                message: e.message,
+                                class: FailureKind::Other,
+                            });
                             task.messages.push(Entry::new(failed));
                         }
                     }),
@@ -593,8 +649,6 @@ pub fn Workbench() -> impl IntoView {
         }
     };
 
-    // What a slash command says back, shown above the composer until dismissed.
-    let notice = RwSignal::new(None::<String>);
     let current_session = move || {
         current.get_untracked().and_then(|id| {
             tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
@@ -729,13 +783,33 @@ pub fn Workbench() -> impl IntoView {
                 Some(Err(e)) => e.message,
                 None => t("Checking…").into(),
             })),
-            "/model" if arg.is_empty() => notice.set(Some(match status.get_untracked() {
-                Some(Ok(report)) => present::models_text(&report),
-                _ => t("The status is not known yet.").into(),
-            })),
+            "/model" if arg.is_empty() => {
+                let Some(Ok(report)) = status.get_untracked() else {
+                    notice.set(Some(t("The status is not known yet.").into()));
+                    return;
+                };
+                // What is configured at once; then what each server offers, as it answers.
+                notice.set(Some(present::models_text(&report, &[])));
+                spawn_local(async move {
+                    let mut offered = Vec::new();
+                    for provider in &report.providers {
+                        if let Ok(test) = ipc::test_provider(&provider.name).await {
+                            offered.push((provider.name.clone(), test.models));
+                        }
+                    }
+                    notice.set(Some(present::models_text(&report, &offered)));
+                });
+            }
             "/model" => spawn_local(async move {
                 notice.set(Some(match ipc::set_model(&arg).await {
-                    Ok(model) => tf("The chat now uses {model}.", &[("model", &model)]),
+                    Ok(model) => {
+                        // The chip, /status and Settings read the config, which now names it.
+                        refresh();
+                        tf(
+                            "The chat now uses {model} (now the default).",
+                            &[("model", &model)],
+                        )
+                    }
                     Err(e) => e.message,
                 }));
             }),
@@ -743,6 +817,18 @@ pub fn Workbench() -> impl IntoView {
             _ => notice.set(Some(format!("{arg}\n\n{}", present::help_text()))),
         }
     };
+
+    // A failed reply's Retry runs the task's last message again; its Settings opens the page.
+    provide_context(FailureActions {
+        retry: Callback::new(move |()| {
+            if let Some(id) = current.get_untracked() {
+                if let Err(why) = restart(id) {
+                    notice.set(Some(why.into()));
+                }
+            }
+        }),
+        open_settings: Callback::new(move |()| page.set(Page::Settings)),
+    });
 
     view! {
         <div class="workbench">
@@ -866,7 +952,7 @@ pub fn Workbench() -> impl IntoView {
                         <button class="icon" aria-label=t("Dismiss") on:click=move |_| notice.set(None)>"✕"</button>
                     </div>
                 </Show>
-                <Composer on_send=send running on_stop=stop on_command=command />
+                <Composer draft on_send=send running on_stop=stop on_command=command />
             </main>
         </div>
     }
@@ -1170,19 +1256,33 @@ fn MessageList(tasks: RwSignal<Vec<Task>>, id: usize) -> impl IntoView {
                 .unwrap_or_default()
         })
     };
+    let last = Memo::new(move |_| {
+        tasks.with(|all| {
+            all.iter()
+                .find(|t| t.id == id)
+                .and_then(|t| t.messages.last().map(|e| e.key))
+        })
+    });
     view! {
         <ol class="message-list">
             <For each=entries key=|entry| entry.key let:entry>
-                <MessageItem message=entry.message />
+                <MessageItem message=entry.message is_last=Signal::derive(move || last.get() == Some(entry.key)) />
             </For>
         </ol>
     }
 }
 
+/// What a failed reply offers: run the task's last message again, or open Settings.
+#[derive(Clone, Copy)]
+struct FailureActions {
+    retry: Callback<()>,
+    open_settings: Callback<()>,
+}
+
 /// One message of the stream. Each part follows only what it shows: a streamed token re-renders
 /// the text, not the tool cards (an opened card stays open) nor an approval or a question form.
 #[component]
-fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
+fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) -> impl IntoView {
     let message = RwSignal::from(message);
     let clear_pending = move || message.update(|m| m.pending = None);
     let class = move || {
@@ -1286,10 +1386,28 @@ fn MessageItem(message: ArcRwSignal<Message>) -> impl IntoView {
             }
         }
     };
+    let actions = use_context::<FailureActions>();
+    // The failure in plain words, what to do about it, and the way to do it: Retry (on the last
+    // reply, which is what runs again), Settings when the fix is there.
     let failure_view = move || {
-        failure
-            .get()
-            .map(|f| view! { <p class="text failure">{f}</p> })
+        failure.get().map(|(text, kind)| {
+            let retry = actions.filter(|_| is_last.get());
+            let settings = actions.filter(|_| kind.points_to_settings());
+            view! {
+                <div class="failure-block" role="alert">
+                    <p class="text failure">{text}</p>
+                    {present::failure_hint(kind).map(|hint| view! { <p class="failure-hint">{hint}</p> })}
+                    <div class="failure-actions">
+                        {retry.map(|a| view! {
+                            <button class="secondary retry" on:click=move |_| a.retry.run(())>{t("Retry")}</button>
+                        })}
+                        {settings.map(|a| view! {
+                            <button class="secondary open-settings" on:click=move |_| a.open_settings.run(())>{t("Open Settings")}</button>
+                        })}
+                    </div>
+                </div>
+            }
+        })
     };
     let pending_view = move || {
         pending.get().map(|p| match p {
@@ -1588,12 +1706,13 @@ fn with_transcript(draft: &str, heard: &str) -> String {
 
 #[component]
 fn Composer(
+    /// The text being written (the page may put a refused message back).
+    draft: RwSignal<String>,
     on_send: impl Fn(String, Vec<ipc::Attachment>) + Copy + Send + Sync + 'static,
     running: Signal<bool>,
     on_stop: impl Fn() + Copy + Send + Sync + 'static,
     on_command: impl Fn(&'static str, String) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
-    let draft = RwSignal::new(String::new());
     // The palette: commands matching the typed word; ↑/↓ pick one, Tab or Enter completes it,
     // Esc closes the palette until the text changes.
     let dismissed = RwSignal::new(None::<String>);

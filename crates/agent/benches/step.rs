@@ -85,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             while let Some(event) = events.recv().await {
                 match event {
                     Event::TurnComplete { steps: s, .. } => steps += s,
-                    Event::Error { message } => return Err(message.into()),
+                    Event::Error { message, .. } => return Err(message.into()),
                     _ => {}
                 }
             }

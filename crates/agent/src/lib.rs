@@ -4,6 +4,7 @@
 //! parallel calls, context hygiene), and captures the turn into memory when it ends.
 
 mod context;
+mod error;
 mod execute;
 mod goal;
 mod prompt;
@@ -15,6 +16,7 @@ mod tool_need;
 mod turn;
 
 pub use context::{cap, result_id, ContextState};
+pub use error::{FailureKind, TurnError};
 pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};
 pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledItem, Runtime};
 pub use search_tool::SearchMemory;

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::context::ContextState;
+use crate::error::{FailureKind, TurnError};
 use crate::prompt::system_prompt;
 use crate::sessions::{title_of, Session, SessionError, SessionMark, SessionStore};
 
@@ -103,10 +104,23 @@ pub enum Event {
     Stopped {
         counters: Counters,
     },
-    /// The turn failed; the session keeps the person's message and what ran.
+    /// The turn failed (`message` says why, `kind` what the person can do); the session keeps
+    /// the person's message and what ran.
     Error {
         message: String,
+        #[serde(default)]
+        kind: FailureKind,
     },
+}
+
+impl Event {
+    /// The event that ends a turn that failed with `error`.
+    pub fn failed(error: &TurnError) -> Self {
+        Self::Error {
+            message: error.to_string(),
+            kind: error.kind(),
+        }
+    }
 }
 
 /// A recalled memory as a front end explains it.
@@ -279,8 +293,8 @@ impl Runtime {
                         Ok(summary) => {
                             let _ = tx.send(Event::Compacted { summary }).await;
                         }
-                        Err(message) => {
-                            let _ = tx.send(Event::Error { message }).await;
+                        Err(error) => {
+                            let _ = tx.send(Event::failed(&error)).await;
                         }
                     }
                 });
@@ -341,9 +355,9 @@ impl Runtime {
             Some((text, images)) => self.user_message(session, text, images, tx).await,
             None => {
                 let _ = tx
-                    .send(Event::Error {
-                        message: "Nothing to re-run: this task has no message yet.".into(),
-                    })
+                    .send(Event::failed(&TurnError::Request(
+                        "Nothing to re-run: this task has no message yet.".into(),
+                    )))
                     .await;
             }
         }
@@ -370,15 +384,15 @@ impl Runtime {
         if let Ok(mut running) = self.running.lock() {
             running.remove(&session);
         }
-        if let Err(message) = outcome {
+        if let Err(error) = outcome {
             self.save(
                 &session,
                 &text,
                 &state,
-                Some(("generation", message.as_str())),
+                Some(("generation", error.to_string().as_str())),
                 None,
             );
-            let _ = tx.send(Event::Error { message }).await;
+            let _ = tx.send(Event::failed(&error)).await;
         }
     }
 

@@ -10,6 +10,7 @@ use cairn_tools::{CancellationToken, Counters};
 use tokio::sync::mpsc;
 
 use crate::context::{recall_declaration, ContextState};
+use crate::error::TurnError;
 use crate::execute::{Outcome, StepCalls};
 use crate::prompt::user_message;
 use crate::runtime::{RecalledItem, Runtime, SessionState};
@@ -31,14 +32,14 @@ pub(crate) struct Spent {
 /// Why a model step failed.
 enum StepError {
     /// The conversation no longer fits the model's context.
-    Overflow(String),
-    Other(String),
+    Overflow(TurnError),
+    Other(TurnError),
 }
 
-impl From<StepError> for String {
+impl From<StepError> for TurnError {
     fn from(e: StepError) -> Self {
         match e {
-            StepError::Overflow(m) | StepError::Other(m) => m,
+            StepError::Overflow(e) | StepError::Other(e) => e,
         }
     }
 }
@@ -58,7 +59,7 @@ impl Runtime {
         state: &mut SessionState,
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<(), String> {
+    ) -> Result<(), TurnError> {
         let recalled = self.recall(session, text);
         if let Some((hits, injection, items)) = &recalled {
             let _ = tx
@@ -158,9 +159,9 @@ impl Runtime {
             let step = match self.step(state, turn_start, &tools, cancel, tx).await {
                 Ok(end) => end,
                 // Too long for the model: the earlier turns become a summary, once per turn.
-                Err(StepError::Overflow(message)) => {
+                Err(StepError::Overflow(error)) => {
                     if compacted || turn_start <= 1 {
-                        return Err(message);
+                        return Err(error);
                     }
                     compacted = true;
                     let summary = self.compact(session, state, turn_start).await?;
@@ -168,7 +169,7 @@ impl Runtime {
                     let _ = tx.send(Event::Compacted { summary }).await;
                     continue;
                 }
-                Err(StepError::Other(message)) => return Err(message),
+                Err(StepError::Other(error)) => return Err(error),
             };
             let mut completion = match step {
                 StepEnd::Done(c) => c,
@@ -208,7 +209,9 @@ impl Runtime {
                     Outcome::LoopStopped(message) => {
                         self.save(session, text, state, Some(("generation", &message)), None);
                         self.capture_failed(turn_id);
-                        let _ = tx.send(Event::Error { message }).await;
+                        let _ = tx
+                            .send(Event::failed(&TurnError::Generation(message)))
+                            .await;
                         return Ok(());
                     }
                 }
@@ -245,9 +248,7 @@ impl Runtime {
                 self.save(session, text, state, Some(("generation", message)), None);
                 self.capture_failed(turn_id);
                 let _ = tx
-                    .send(Event::Error {
-                        message: message.to_owned(),
-                    })
+                    .send(Event::failed(&TurnError::Generation(message.to_owned())))
                     .await;
                 return Ok(());
             }
@@ -304,7 +305,7 @@ impl Runtime {
         partial: Completion,
         counters: Counters,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<(), String> {
+    ) -> Result<(), TurnError> {
         if !partial.text.is_empty() {
             state
                 .messages
@@ -379,13 +380,13 @@ impl Runtime {
                 _ = cancel.cancelled() => return Ok(StepEnd::Cancelled(completion)),
             };
             let Some(event) = event else {
-                return Err(StepError::Other(
+                return Err(StepError::Other(TurnError::Generation(
                     "the model stream ended without finishing".into(),
-                ));
+                )));
             };
             let event = event.map_err(|e| match e {
-                cairn_llm::ProviderError::ContextOverflow(_) => StepError::Overflow(e.to_string()),
-                e => StepError::Other(e.to_string()),
+                cairn_llm::ProviderError::ContextOverflow(_) => StepError::Overflow(e.into()),
+                e => StepError::Other(e.into()),
             })?;
             match &event {
                 StreamEvent::Text(t) => {
@@ -403,7 +404,7 @@ impl Runtime {
             let done = completion.apply(event);
             if let Some(call) = index.and_then(|i| completion.tool_calls.get(i)) {
                 if let Some(error) = cairn_tools::runaway(&call.arguments) {
-                    return Err(StepError::Other(error));
+                    return Err(StepError::Other(TurnError::Generation(error)));
                 }
             }
             if done {
@@ -419,7 +420,7 @@ impl Runtime {
         session: &str,
         state: &mut SessionState,
         upto: usize,
-    ) -> Result<String, String> {
+    ) -> Result<String, TurnError> {
         let upto = upto.min(state.messages.len());
         let kept = state.messages.split_off(upto);
         let mut messages = state.messages.clone();
@@ -437,7 +438,7 @@ impl Runtime {
             Ok(completion) => completion.text,
             Err(e) => {
                 state.messages.extend(kept);
-                return Err(e.to_string());
+                return Err(e.into());
             }
         };
         let table = state.context.compact();

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_agent::{AgentSettings, Budgets, Runtime, SearchMemory};
-use cairn_config::{ProviderKind, BUILTIN_LOCAL_PROVIDER};
+use cairn_config::{Config, ProviderKind, BUILTIN_LOCAL_PROVIDER};
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
 use cairn_tools::{DeclaredTool, DeclaredToolDef, Toolbox, ToolboxOptions};
 
@@ -129,18 +129,14 @@ impl Cairn {
         cairn_agent::SessionStore::new(self.home().data_dir().join("sessions"))
     }
 
-    fn provider(&self, choice: ModelChoice) -> Result<(Arc<dyn Provider>, String), Error> {
-        if let Some(base_url) = choice.base_url {
-            let model = choice
-                .model
-                .ok_or_else(|| Error::NoModel("--base-url needs --model NAME too".into()))?;
-            return Ok((
-                Arc::new(OpenAiCompatible::new(base_url, choice.api_key)),
-                model,
-            ));
-        }
-        let config = self.load_config()?;
-        let (name, model) = match choice.model {
+    /// `model` (`provider/model`, a model of the default provider, `local/NAME`; `None`: the
+    /// default) as the provider's name and the model's id.
+    fn model_name(
+        &self,
+        config: &Config,
+        model: Option<String>,
+    ) -> Result<(String, String), Error> {
+        Ok(match model {
             Some(model) => match model.split_once('/') {
                 Some((provider, id))
                     if config.providers.contains_key(provider)
@@ -162,7 +158,42 @@ impl Cairn {
                 ),
                 None => return Err(self.no_model()),
             },
-        };
+        })
+    }
+
+    /// `/model NAME`: makes `NAME` (as [`ModelChoice::model`] reads it) the chat's model once it is
+    /// known to be usable — the config's default, so the model chip, `/status` and Settings all
+    /// show it and the next start keeps it. Returns `provider/model`.
+    pub fn choose_model(&self, model: &str) -> Result<String, Error> {
+        let model = model.trim();
+        if model.is_empty() {
+            return Err(Error::NoModel(
+                "name the model, e.g. /model provider/model".into(),
+            ));
+        }
+        let config = self.load_config()?;
+        let (provider, id) = self.model_name(&config, Some(model.to_owned()))?;
+        if !config.providers.contains_key(&provider) && provider != BUILTIN_LOCAL_PROVIDER {
+            return Err(Error::NotFound(format!(
+                "no provider named {provider:?}: add it in Settings first"
+            )));
+        }
+        self.set_default_model(&provider, &id)?;
+        Ok(format!("{provider}/{id}"))
+    }
+
+    fn provider(&self, choice: ModelChoice) -> Result<(Arc<dyn Provider>, String), Error> {
+        if let Some(base_url) = choice.base_url {
+            let model = choice
+                .model
+                .ok_or_else(|| Error::NoModel("--base-url needs --model NAME too".into()))?;
+            return Ok((
+                Arc::new(OpenAiCompatible::new(base_url, choice.api_key)),
+                model,
+            ));
+        }
+        let config = self.load_config()?;
+        let (name, model) = self.model_name(&config, choice.model)?;
         let Some(provider) = config.providers.get(&name) else {
             if name == BUILTIN_LOCAL_PROVIDER {
                 return Ok((self.local_provider(&model)?, model));

@@ -8,6 +8,7 @@ mod error;
 mod hooks;
 mod memory;
 mod models;
+mod pet;
 mod resume;
 mod settings;
 mod sources;
@@ -29,9 +30,9 @@ pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use models::MODEL_INDEX_ENV;
+pub use pet::{pet_state, PET_RECENT_MS};
 pub use settings::{
-    AppearanceInput, ConnectionTest, ProviderInput, ProviderSettings, Settings, VoiceInput,
-    VoiceModelInfo,
+    AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput, VoiceModelInfo,
 };
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;

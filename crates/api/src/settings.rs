@@ -10,7 +10,7 @@ use cairn_config::{
     BUILTIN_LOCAL_PROVIDER,
 };
 use cairn_llm::{Anthropic, OpenAiCompatible};
-use cairn_protocol::RuntimeInfo;
+use cairn_protocol::{ConnectionTest, RuntimeInfo};
 use serde::{Deserialize, Serialize};
 
 use crate::{Cairn, Error};
@@ -71,15 +71,6 @@ pub struct ProviderInput {
     #[serde(default)]
     pub clear_key: bool,
     pub models: Vec<String>,
-}
-
-/// What a connection test found.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ConnectionTest {
-    pub ok: bool,
-    /// The models the server lists (empty when it cannot list them).
-    pub models: Vec<String>,
-    pub message: String,
 }
 
 /// Appearance and behaviour.

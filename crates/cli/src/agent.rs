@@ -138,7 +138,7 @@ async fn compact(runtime: &Runtime, session: &str) -> anyhow::Result<usize> {
     });
     match events.recv().await {
         Some(Event::Compacted { summary }) => Ok(summary.chars().count()),
-        Some(Event::Error { message }) => bail!("{message}"),
+        Some(Event::Error { message, .. }) => bail!("{message}"),
         _ => bail!("the compaction did not finish"),
     }
 }
@@ -247,7 +247,7 @@ async fn turn(
                 eprintln!("[stopped]{tools}");
                 return Ok(());
             }
-            Event::Error { message } => {
+            Event::Error { message, .. } => {
                 println!();
                 bail!("{message}");
             }

@@ -205,8 +205,40 @@ pub enum ChatEvent {
         input_tokens: u64,
         output_tokens: u64,
     },
-    /// The turn failed; `message` says why.
-    Failed { message: String },
+    /// The turn failed; `message` says why, `class` what the person can do about it.
+    Failed {
+        message: String,
+        #[serde(default)]
+        class: FailureKind,
+    },
+}
+
+/// What kind of failure ended a turn: what the person can do next. Every failure can be retried.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The model server refused the key: fix it in Settings.
+    Auth,
+    /// The server asked to slow down: retry in a moment.
+    RateLimited,
+    /// The conversation does not fit the model's context, even summarised.
+    Context,
+    /// The server could not be reached, failed or stopped sending: retry, or check its address.
+    Connection,
+    /// The server rejected the request (an unknown model, a bad parameter): check Settings.
+    Rejected,
+    /// The model's reply could not be used (cut off, empty, a loop): retry, perhaps reworded.
+    Generation,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+impl FailureKind {
+    /// Whether the fix is likely in the model's settings (its key, address or name).
+    pub fn points_to_settings(self) -> bool {
+        matches!(self, Self::Auth | Self::Connection | Self::Rejected)
+    }
 }
 
 /// A question put by ask_user, as the form shows it.
@@ -323,13 +355,23 @@ pub struct RecalledMemory {
     pub reason: String,
 }
 
+/// What a connection test of a configured provider found (Settings, the first run, `/model`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConnectionTest {
+    pub ok: bool,
+    /// The models the server lists (empty when it cannot list them).
+    pub models: Vec<String>,
+    pub message: String,
+}
+
 /// What the pet shows: a badge (tasks running, or finished in the last five minutes), up to six
-/// of them, and the task a message typed into the pet continues (`None`: a new one).
+/// of them, and the task a message typed into the pet continues (`None`: a new one), named so
+/// the bubble can say which.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PetState {
     pub badge: usize,
     pub tasks: Vec<PetTask>,
-    pub continue_session: Option<String>,
+    pub continues: Option<PetTask>,
 }
 
 /// A task in the pet's list.

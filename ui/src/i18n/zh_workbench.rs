@@ -131,4 +131,12 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Archived", "已归档"),
     ("Show or hide the pet (Ctrl+Shift+Space)", "显示或隐藏桌宠（Ctrl+Shift+Space）"),
     ("Pet", "桌宠"),
+    ("Connect a model first (above): your message is kept here.", "请先连接模型（见上方）：你的消息会保留在这里。"),
+    ("Retry", "重试"),
+    ("The model server did not accept the key: check it in Settings, then retry.", "模型服务器不接受该密钥：请在设置中检查后重试。"),
+    ("The model server asks to slow down: retry in a moment.", "模型服务器要求降低请求频率：请稍后重试。"),
+    ("This conversation no longer fits the model: /compact it, or start a new task.", "此对话已超出模型的上下文：请使用 /compact 压缩，或新建任务。"),
+    ("Cairn could not reach the model server: check that it runs and its address in Settings, then retry.", "Cairn 无法连接模型服务器：请确认它正在运行，并在设置中检查地址后重试。"),
+    ("The model server refused the request: check the model's name in Settings.", "模型服务器拒绝了请求：请在设置中检查模型名称。"),
+    ("The model's reply could not be used: retry, or put the request differently.", "模型的回复无法使用：请重试，或换一种说法。"),
 ];

@@ -419,7 +419,8 @@ async fn the_same_failing_call_gets_a_notice_at_three_and_stops_the_turn_at_six(
     assert_eq!(
         events.last(),
         Some(&Event::Error {
-            message: stop.into()
+            message: stop.into(),
+            kind: cairn_agent::FailureKind::Generation,
         })
     );
     assert_eq!(server.requests().len(), 6, "no request after the stop");
@@ -701,7 +702,7 @@ async fn a_runaway_tool_call_stops_the_generation() -> TestResult {
     let runtime = Runtime::new(settings(&server, dir.path()), None);
     let events = run(&runtime, "s", "write").await;
     match events.last() {
-        Some(Event::Error { message }) => assert!(
+        Some(Event::Error { message, .. }) => assert!(
             message.starts_with(
                 "[error: the model's tool call ran away: its arguments repeat the same pattern ("
             ) && message

@@ -186,7 +186,7 @@ async fn thinking_only_and_cut_off_replies_are_nudged_at_most_twice() -> TestRes
         .collect();
     assert_eq!(nudges.len(), 2);
     assert!(
-        matches!(events.last(), Some(Event::Error { message }) if message == EMPTY_ERROR),
+        matches!(events.last(), Some(Event::Error { message, .. }) if message == EMPTY_ERROR),
         "{events:?}"
     );
     assert!(!events
@@ -255,7 +255,25 @@ async fn a_dead_model_server_ends_the_turn_with_a_clear_error() -> TestResult {
     let runtime = Runtime::new(AgentSettings::new(provider, "m", PathBuf::from("/p")), None);
     let events = run(&runtime, "s", "hi").await;
     assert!(
-        matches!(&events[..], [Event::Error { message }] if message.contains("cannot reach the model server")),
+        matches!(&events[..], [Event::Error { message, kind: cairn_agent::FailureKind::Connection }] if message.contains("cannot reach the model server")),
+        "{events:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_refused_key_ends_the_turn_as_an_auth_failure_the_front_ends_can_act_on() -> TestResult {
+    let server = MockServer::start(vec![Reply::Status {
+        status: 401,
+        retry_after: None,
+        body: r#"{"error": {"message": "Incorrect API key provided"}}"#.into(),
+    }])
+    .await?;
+    let provider = Arc::new(OpenAiCompatible::new(server.base_url.clone(), None));
+    let runtime = Runtime::new(AgentSettings::new(provider, "m", PathBuf::from("/p")), None);
+    let events = run(&runtime, "s", "hi").await;
+    assert!(
+        matches!(events.last(), Some(Event::Error { message, kind: cairn_agent::FailureKind::Auth }) if message.contains("Incorrect API key provided")),
         "{events:?}"
     );
     Ok(())
@@ -428,7 +446,7 @@ async fn an_empty_reply_is_nudged_as_empty_and_a_fragment_is_never_the_answer() 
         Some(json!(NUDGE_EMPTY))
     );
     assert!(
-        matches!(events.last(), Some(Event::Error { message }) if message == CUT_OFF_ERROR),
+        matches!(events.last(), Some(Event::Error { message, .. }) if message == CUT_OFF_ERROR),
         "{events:?}"
     );
     assert!(!events
