@@ -18,8 +18,9 @@ APT_PACKAGES=(
   libasound2-dev cmake clang libclang-dev
   # tests as a person runs them: a display, the WebDriver, screenshots, speech, window checks
   xvfb x11-utils webkit2gtk-driver imagemagick espeak-ng sox xdotool xcompmgr tmux
-  # emoji in tool lines (🛠️, 📝, ❓) on machines that have no colour emoji font
-  fonts-noto-color-emoji
+  # emoji in tool lines (🛠️, 📝, ❓) on machines that have no colour emoji font, and Chinese
+  # (the UI's second language) on machines that have no CJK font
+  fonts-noto-color-emoji fonts-wqy-microhei
 )
 
 apt_install() {

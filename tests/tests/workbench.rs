@@ -146,6 +146,14 @@ async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
     let client = &app.client;
     let outcome = async {
         wait_for_text(client, "#first-run", "Connect a model to start").await?;
+        // The welcome reads from its top: its heading is in view, not scrolled away.
+        let heading_in_view = client
+            .execute(
+                "const m = document.getElementById('messages');                 const h = document.querySelector('.welcome h2').getBoundingClientRect();                 return m.scrollTop === 0 && h.top >= m.getBoundingClientRect().top;",
+                vec![],
+            )
+            .await?;
+        assert_eq!(heading_in_view, json!(true), "the welcome's heading is cut off");
         screenshot(client, "first-run-dark").await?;
         // "On this device" comes first; a model server is the next choice.
         click(client, "#first-run-kind-openai").await?;

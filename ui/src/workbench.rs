@@ -628,16 +628,20 @@ pub fn Workbench() -> impl IntoView {
                 last.message.track();
             }
         });
-        if at_end.get_value() {
-            request_animation_frame(|| {
-                if let Some(el) = web_sys::window()
-                    .and_then(|w| w.document())
-                    .and_then(|d| d.get_element_by_id("messages"))
-                {
+        // The welcome (no task open) reads from its top; a task from its end.
+        let to_end = open.is_some() && at_end.get_value();
+        request_animation_frame(move || {
+            if let Some(el) = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.get_element_by_id("messages"))
+            {
+                if to_end {
                     el.set_scroll_top(el.scroll_height());
+                } else if open.is_none() {
+                    el.set_scroll_top(0);
                 }
-            });
-        }
+            }
+        });
     });
     let on_scroll = move |ev: web_sys::Event| {
         use wasm_bindgen::JsCast;
@@ -1641,6 +1645,7 @@ fn QuestionForm(
                     <input
                         class="answer-text"
                         type="text"
+                        required=true
                         aria-label=q.question.clone()
                         prop:value=move || answers.with(|all| all.get(i).and_then(|a| a.first().cloned()).unwrap_or_default())
                         on:input=move |ev| set(i, vec![event_target_value(&ev)])
@@ -1655,8 +1660,8 @@ fn QuestionForm(
                 .into_any(),
             };
             view! {
-                <fieldset class="question">
-                    <legend>{q.question.clone()}</legend>
+                <fieldset class="question" aria-required="true">
+                    <legend>{q.question.clone()}<span class="required-mark" aria-hidden="true">" *"</span></legend>
                     {control}
                 </fieldset>
             }
@@ -1670,6 +1675,13 @@ fn QuestionForm(
             }
         }>
             <p class="question-title">{t("Cairn asks:")}</p>
+            <p class="question-hint">
+                {move || if complete() {
+                    t("Every question has an answer: send them, or decline.")
+                } else {
+                    t("Each question needs an answer (marked *); or decline them all.")
+                }}
+            </p>
             {fields}
             <div class="question-actions">
                 <button id="answer" class="primary" type="submit" disabled=move || !complete()>{t("Send answer")}</button>
