@@ -454,3 +454,50 @@ async fn an_empty_reply_is_nudged_as_empty_and_a_fragment_is_never_the_answer() 
         .any(|e| matches!(e, Event::TurnComplete { .. })));
     Ok(())
 }
+
+/// A captured turn keeps what its tools did, but not the `[#0001 …]` ids that name results
+/// within one session: read in another session they invited the model to recall them.
+#[tokio::test]
+async fn captured_traces_keep_tool_results_without_their_session_ids() -> TestResult {
+    let server = MockServer::start(vec![
+        cairn_test_support::tool_call_reply("c1", "bash", json!({"command": "echo planted-42"})),
+        text_reply("The command printed planted-42."),
+    ])
+    .await?;
+    let memory = Arc::new(MemoryStore::open_in_memory()?);
+    let runtime = Runtime::new(settings(&server), Some(memory.clone()));
+    let events = run(
+        &runtime,
+        "s",
+        "Run echo planted-42 and tell me what it printed",
+    )
+    .await;
+    assert!(
+        matches!(events.last(), Some(Event::TurnComplete { .. })),
+        "{events:?}"
+    );
+    // The model itself read the result under its id.
+    let tool_message = server.requests()[1]["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool").cloned())
+        .unwrap_or_default();
+    assert!(
+        tool_message["content"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("[#0001"),
+        "{tool_message}"
+    );
+    let hits = memory.search(&SearchQuery::new("planted-42"))?.hits;
+    let captured = hits
+        .iter()
+        .find(|h| h.memory.text.starts_with("User: Run echo planted-42"))
+        .ok_or("the turn was not captured")?;
+    assert!(captured.memory.text.contains("planted-42"));
+    assert!(
+        !captured.memory.text.contains("[#0"),
+        "{}",
+        captured.memory.text
+    );
+    Ok(())
+}
