@@ -133,6 +133,7 @@ async fn stream_turn(
             },
             Event::Text(text) => ChatEvent::Text { text },
             Event::Reasoning(_) => continue,
+            Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },
             Event::Nudged { reason } => ChatEvent::Notice {
                 text: format!("The reply was {reason}; Cairn asked the model again."),
             },

@@ -68,8 +68,37 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     click(client, "#settings-add-provider").await?;
     wait_for_text(client, "#provider-form", "Add a provider").await?;
     set_value(client, "#provider-name", "mock").await?;
-    set_value(client, "#provider-base-url", base_url).await?;
     set_value(client, "#provider-api-key", KEY).await?;
+    // An address without its scheme is said next to the field, and nothing is written.
+    set_value(client, "#provider-base-url", "localhost:11434").await?;
+    wait_for_text(
+        client,
+        "#provider-base-url-error",
+        "Start the address with http:// or https://",
+    )
+    .await?;
+    click(client, "#provider-save").await?;
+    let focused = client
+        .execute(
+            "return document.activeElement && document.activeElement.id;",
+            vec![],
+        )
+        .await?;
+    assert_eq!(
+        focused,
+        json!("provider-base-url"),
+        "the caret goes to the field"
+    );
+    screenshot(client, "settings-form-bad-address").await?;
+    assert!(
+        !std::fs::read_to_string(home.join("config.toml"))
+            .unwrap_or_default()
+            .contains("[providers.mock]"),
+        "nothing is saved"
+    );
+    set_value(client, "#provider-base-url", base_url).await?;
+    let error = common::text_of(client, "#provider-base-url-error").await?;
+    assert_eq!(error.as_deref(), Some(""), "the error goes with the fix");
     screenshot(client, "settings-form").await?;
     click(client, "#provider-save").await?;
     wait_for_text(client, "#settings-provider-notice", "Saved provider mock").await?;
@@ -86,6 +115,23 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
         "{result}"
     );
     screenshot(client, "settings-tested").await?;
+    // Saved with another address, the old test result goes: it said nothing about the new one.
+    click(client, &format!("{card} .provider-edit")).await?;
+    let dead = format!("http://127.0.0.1:{}/v1", common::free_port()?);
+    set_value(client, "#provider-base-url", &dead).await?;
+    click(client, "#provider-save").await?;
+    wait_for_text(client, &format!("{card} .set-mono"), &dead).await?;
+    assert_eq!(
+        common::text_of(client, &format!("{card} .provider-test-result")).await?,
+        None,
+        "no stale connection result"
+    );
+    click(client, &format!("{card} .provider-edit")).await?;
+    set_value(client, "#provider-base-url", base_url).await?;
+    click(client, "#provider-save").await?;
+    wait_for_text(client, &format!("{card} .set-mono"), base_url).await?;
+    click(client, &format!("{card} .provider-test")).await?;
+    wait_for_text(client, &format!("{card} .provider-test-result"), "OK").await?;
 
     // One of them becomes the default.
     click(

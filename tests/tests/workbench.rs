@@ -407,6 +407,16 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
             "{resumed}"
         );
         assert!(resumed.contains("Plan the garden beds"), "{resumed}");
+        // On screen the message stays a line, the episode a chip beside it.
+        let said = client
+            .execute(
+                "return Array.from(document.querySelectorAll('#messages .from-person')).pop().textContent;",
+                vec![],
+            )
+            .await?;
+        let said = said.as_str().unwrap_or_default();
+        assert!(said.contains("resumed-episode-1.md"), "{said}");
+        assert!(!said.contains("Plan the garden beds"), "{said}");
         Ok(())
     }
     .await;
@@ -1056,6 +1066,41 @@ async fn a_failed_reply_offers_settings_and_retry() -> TestResult {
             1,
             "the message ran again once, not twice: {person:?}"
         );
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// While a failed model request waits to be sent again, the reply says so (not a bare "…"), and
+/// the answer replaces the notice when it comes.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_retried_request_says_so_until_the_answer_comes() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let busy = || cairn_test_support::Reply::Status {
+        status: 503,
+        retry_after: None,
+        body: r#"{"error": {"message": "the server is overloaded"}}"#.into(),
+    };
+    let model = MockServer::start(vec![busy(), busy(), text_reply("Here it is.")]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        click(client, "#composer-input").await?;
+        keys(client, "Are you there?\u{E007}").await?;
+        let notice = wait_for_text(client, "#messages .retrying", "Trying again in").await?;
+        assert!(notice.contains("overloaded"), "{notice}");
+        screenshot(client, "reply-retrying").await?;
+        wait_for_text(client, "#messages", "Here it is.").await?;
+        assert_eq!(
+            common::text_of(client, "#messages .retrying").await?,
+            None,
+            "the notice goes when the answer comes"
+        );
+        assert_eq!(model.requests().len(), 3);
         Ok(())
     }
     .await;

@@ -282,6 +282,22 @@ pub async fn resume_search(words: &str) -> Result<String, ApiError> {
     invoke_with("resume_search", &serde_json::json!({"words": words})).await
 }
 
+/// `text` as an attached document named `name` (a `data:<media_type>;base64,` URL, as a picked
+/// file would be read).
+pub fn text_attachment(name: &str, media_type: &str, text: &str) -> Result<Attachment, String> {
+    // btoa takes one character per byte.
+    let bytes: String = text.bytes().map(char::from).collect();
+    let encoded = web_sys::window()
+        .ok_or("no window")?
+        .btoa(&bytes)
+        .map_err(|_| "the text could not be encoded".to_owned())?;
+    Ok(Attachment {
+        name: name.to_owned(),
+        bytes: text.len() as f64,
+        data_url: format!("data:{media_type};base64,{encoded}"),
+    })
+}
+
 /// Reads a picked file as a data URL.
 pub async fn read_data_url(file: &web_sys::File) -> Result<String, String> {
     let unreadable = || format!("{} could not be read.", file.name());

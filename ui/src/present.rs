@@ -35,6 +35,15 @@ pub fn model_label(report: &StatusReport) -> String {
     }
 }
 
+/// What the reply says while a failed model request waits to be sent again.
+pub fn retrying_text(reason: &str, after_ms: u64) -> String {
+    let seconds = format!("{:.1}", after_ms as f64 / 1000.0);
+    tf(
+        "Trying again in {seconds} s — {reason}",
+        &[("seconds", &seconds), ("reason", reason)],
+    )
+}
+
 /// What the person can do about a failed reply, in a sentence (`None` when the message says it).
 pub fn failure_hint(kind: cairn_protocol::FailureKind) -> Option<&'static str> {
     use cairn_protocol::FailureKind as K;

@@ -110,6 +110,8 @@ struct ProviderForm {
     api_key: RwSignal<String>,
     clear_key: RwSignal<bool>,
     models: RwSignal<String>,
+    /// Why the form was not saved, shown inside it (next to the address when that is the cause).
+    error: RwSignal<Option<String>>,
 }
 
 impl ProviderForm {
@@ -123,6 +125,7 @@ impl ProviderForm {
             api_key: RwSignal::new(String::new()),
             clear_key: RwSignal::new(false),
             models: RwSignal::new(String::new()),
+            error: RwSignal::new(None),
         }
     }
 
@@ -243,18 +246,29 @@ pub fn SettingsPage() -> impl IntoView {
             "models": models,
         }});
         provider_notice.set(None);
+        // A bad address is said next to its field, before anything is written.
+        if cairn_protocol::base_url_problem(&form.base_url.get_untracked()).is_some() {
+            form.error.set(None);
+            crate::workbench::focus_by_id("provider-base-url");
+            return;
+        }
+        form.error.set(None);
         spawn_local(async move {
             match invoke_with::<Settings, _>("settings_save_provider", &args).await {
                 Ok(loaded) => {
                     adopt(loaded);
                     form.open.set(false);
                     form.api_key.set(String::new());
+                    // A connection test of the old settings says nothing about the new ones.
+                    tests.update(|t| {
+                        t.remove(&name);
+                    });
                     provider_notice.set(Some(Notice::Done(tf(
                         "Saved provider {name} to config.toml.",
                         &[("name", &name)],
                     ))));
                 }
-                Err(e) => provider_notice.set(Some(Notice::Failed(e.message))),
+                Err(e) => form.error.set(Some(e.message)),
             }
         });
     };
@@ -528,7 +542,12 @@ pub fn SettingsPage() -> impl IntoView {
                             placeholder=move || placeholder_url(&form.kind.get())
                             prop:value=move || form.base_url.get()
                             on:input=move |ev| form.base_url.set(event_target_value(&ev))
+                            aria-invalid=move || cairn_protocol::base_url_problem(&form.base_url.get()).is_some().to_string()
+                            aria-describedby="provider-base-url-error"
                         />
+                        <span id="provider-base-url-error" class="set-field-error" role="alert">
+                            {move || cairn_protocol::base_url_problem(&form.base_url.get()).map(t)}
+                        </span>
                         <label for="provider-api-key">{t("API key")}</label>
                         <div class="set-field">
                             <input
@@ -568,6 +587,7 @@ pub fn SettingsPage() -> impl IntoView {
                             <span class="set-hint">{t("Comma-separated. Test connection lists what the server offers.")}</span>
                         </div>
                     </div>
+                    {move || form.error.get().map(|e| view! { <p class="set-notice error" id="provider-form-error" role="alert">{e}</p> })}
                     <div class="set-actions end">
                         <button type="button" class="secondary" on:click=move |_| form.open.set(false)>
                             {t("Cancel")}

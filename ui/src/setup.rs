@@ -142,6 +142,10 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
             local.with_untracked(|m| local_check(m));
             return;
         }
+        if let Some(problem) = cairn_protocol::base_url_problem(&base_url.get_untracked()) {
+            check.set(Check::Failed(t(problem).to_owned()));
+            return;
+        }
         check.set(Check::Testing);
         failure.set(None);
         let args = save_provider();

@@ -38,6 +38,8 @@ struct Message {
     pending: Option<Pending>,
     /// The person stopped the turn.
     stopped: bool,
+    /// Why nothing comes yet: the model request failed and is being sent again.
+    retrying: Option<String>,
     /// The names of the files attached to a person's message.
     attachments: Vec<String>,
 }
@@ -96,6 +98,7 @@ impl Message {
             recalled_items: Vec::new(),
             pending: None,
             stopped: false,
+            retrying: None,
             attachments: Vec::new(),
         }
     }
@@ -110,6 +113,7 @@ impl Message {
             recalled_items: Vec::new(),
             pending: None,
             stopped: false,
+            retrying: None,
             attachments: Vec::new(),
         }
     }
@@ -151,6 +155,8 @@ impl Message {
 
     /// Applies one streamed event to this reply.
     fn apply(&mut self, event: ChatEvent) {
+        // A retry is news only until the next thing arrives.
+        self.retrying = None;
         match event {
             ChatEvent::Recalled { hits, items } => {
                 self.recalled = hits;
@@ -162,6 +168,9 @@ impl Message {
                 _ => self.parts.push(Part::Text(text)),
             },
             ChatEvent::Notice { .. } => {}
+            ChatEvent::Retrying { reason, after_ms } => {
+                self.retrying = Some(present::retrying_text(&reason, after_ms));
+            }
             ChatEvent::Tool {
                 call_id,
                 name,
@@ -733,15 +742,19 @@ pub fn Workbench() -> impl IntoView {
                 let words = arg.trim().to_owned();
                 match ipc::resume_search(&words).await {
                     // A number: the episode's context starts a new task.
+                    // The episode goes along as an attached document: the message stays a line.
                     Ok(context) if words.parse::<usize>().is_ok() => {
-                        current.set(None);
-                        send(
-                            format!(
-                                "{}\n\n{context}",
-                                t("Let's continue this earlier work where it stopped.")
-                            ),
-                            Vec::new(),
-                        );
+                        let name = format!("resumed-episode-{words}.md");
+                        match ipc::text_attachment(&name, "text/markdown", &context) {
+                            Ok(episode) => {
+                                current.set(None);
+                                send(
+                                    t("Let's continue this earlier work where it stopped.").into(),
+                                    vec![episode],
+                                );
+                            }
+                            Err(e) => notice.set(Some(e)),
+                        }
                     }
                     Ok(list) if list.is_empty() => notice.set(Some(tf(
                         "Nothing in memory matches \"{words}\".",
@@ -793,7 +806,8 @@ pub fn Workbench() -> impl IntoView {
                     return;
                 };
                 // What is configured at once; then what each server offers, as it answers.
-                notice.set(Some(present::models_text(&report, &[])));
+                let configured = present::models_text(&report, &[]);
+                notice.set(Some(configured.clone()));
                 spawn_local(async move {
                     let mut offered = Vec::new();
                     for provider in &report.providers {
@@ -801,7 +815,10 @@ pub fn Workbench() -> impl IntoView {
                             offered.push((provider.name.clone(), test.models));
                         }
                     }
-                    notice.set(Some(present::models_text(&report, &offered)));
+                    // Unless the person has moved on to something else meanwhile.
+                    if notice.get_untracked().as_ref() == Some(&configured) {
+                        notice.set(Some(present::models_text(&report, &offered)));
+                    }
                 });
             }
             "/model" => spawn_local(async move {
@@ -1318,6 +1335,7 @@ fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) -> impl Int
                 .collect::<Vec<_>>()
         })
     });
+    let retrying = Memo::new(move |_| message.with(|m| m.retrying.clone()));
     let thinking = Memo::new(move |_| {
         message.with(|m| m.parts.is_empty() && m.progress == Progress::Streaming)
     });
@@ -1432,7 +1450,10 @@ fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) -> impl Int
             <For each=move || part_keys.get() key=|k| k.clone() let:key>
                 {part_view(key)}
             </For>
-            {move || thinking.get().then(|| view! { <p class="text thinking">"…"</p> })}
+            {move || match retrying.get() {
+                Some(why) => Some(view! { <p class="text thinking retrying" role="status">{why}</p> }.into_any()),
+                None => thinking.get().then(|| view! { <p class="text thinking">"…"</p> }.into_any()),
+            }}
             {failure_view}
             {(!attachments.is_empty()).then(|| view! {
                 <ul class="sent-attachments">

@@ -81,6 +81,11 @@ pub enum Event {
         output: String,
         failed: bool,
     },
+    /// The model request failed (`reason`) and is sent again after `after_ms`.
+    Retrying {
+        reason: String,
+        after_ms: u64,
+    },
     /// The model was asked again (a thinking-only or cut-off reply).
     Nudged {
         reason: String,

@@ -395,6 +395,14 @@ impl Runtime {
                 StreamEvent::Reasoning(t) => {
                     let _ = tx.send(Event::Reasoning(t.clone())).await;
                 }
+                StreamEvent::Retrying { reason, after_ms } => {
+                    let _ = tx
+                        .send(Event::Retrying {
+                            reason: reason.clone(),
+                            after_ms: *after_ms,
+                        })
+                        .await;
+                }
                 _ => {}
             }
             let index = match &event {

@@ -194,6 +194,9 @@ impl Cairn {
             value,
         };
         let base_url = input.base_url.trim();
+        if let Some(problem) = cairn_protocol::base_url_problem(base_url) {
+            return Err(bad(problem));
+        }
         let models: Vec<String> = input
             .models
             .iter()

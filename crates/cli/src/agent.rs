@@ -211,6 +211,12 @@ async fn turn(
             }
             Event::ToolResult { output, .. } => eprint!("{}", preview(&output)),
             Event::Nudged { reason } => eprintln!("\n[asked again: the reply was {reason}]"),
+            Event::Retrying { reason, after_ms } => {
+                eprintln!(
+                    "[{reason}: trying again in {:.1} s]",
+                    after_ms as f64 / 1000.0
+                )
+            }
             Event::WrappedUp { limit } => {
                 eprintln!(
                     "\n[the {limit} was reached: the tools were withdrawn for a final answer]"

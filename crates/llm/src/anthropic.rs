@@ -76,18 +76,21 @@ impl Anthropic {
         let url = format!("{}/v1/messages", self.base_url);
         let response = self
             .transport
-            .open(|| {
-                let mut builder = self
-                    .transport
-                    .http
-                    .post(&url)
-                    .header("anthropic-version", API_VERSION)
-                    .json(&body);
-                if let Some(key) = &self.api_key {
-                    builder = builder.header("x-api-key", key);
-                }
-                builder
-            })
+            .open(
+                || {
+                    let mut builder = self
+                        .transport
+                        .http
+                        .post(&url)
+                        .header("anthropic-version", API_VERSION)
+                        .json(&body);
+                    if let Some(key) = &self.api_key {
+                        builder = builder.header("x-api-key", key);
+                    }
+                    builder
+                },
+                tx,
+            )
             .await?;
         let mut sse = SseData::new(response, self.transport.stall_timeout);
         let mut state = StreamState::default();

@@ -112,7 +112,10 @@ impl OpenAiCompatible {
         let url = format!("{}/chat/completions", self.base_url);
         let response = self
             .transport
-            .open(|| self.authorised(self.transport.http.post(&url)).json(&body))
+            .open(
+                || self.authorised(self.transport.http.post(&url)).json(&body),
+                tx,
+            )
             .await?;
         let mut sse = SseData::new(response, self.transport.stall_timeout);
         let mut finish: Option<FinishReason> = None;

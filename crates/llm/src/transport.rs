@@ -36,10 +36,12 @@ impl Default for Transport {
 
 impl Transport {
     /// Sends the request `build` makes, retrying retryable failures (rate limits, server errors,
-    /// broken connections) with doubling pauses; a server's Retry-After wins.
+    /// broken connections) with doubling pauses; a server's Retry-After wins. Each retry is
+    /// announced on `tx` first, so the person knows why nothing comes yet.
     pub async fn open(
         &self,
         build: impl Fn() -> reqwest::RequestBuilder,
+        tx: &mpsc::Sender<Result<StreamEvent, ProviderError>>,
     ) -> Result<reqwest::Response, ProviderError> {
         let mut attempt = 0;
         loop {
@@ -69,6 +71,12 @@ impl Transport {
                 _ => (self.backoff * 2u32.pow(attempt)).max(at_least.min(self.backoff)),
             };
             tracing::warn!("model request failed ({error}); retrying in {pause:?}");
+            let _ = tx
+                .send(Ok(StreamEvent::Retrying {
+                    reason: error.to_string(),
+                    after_ms: pause.as_millis() as u64,
+                }))
+                .await;
             tokio::time::sleep(pause).await;
             attempt += 1;
         }

@@ -141,6 +141,12 @@ pub enum StreamEvent {
     },
     Usage(Usage),
     Done(FinishReason),
+    /// The request failed (`reason`) and is sent again after `after_ms`: a notice for the person,
+    /// not part of the reply.
+    Retrying {
+        reason: String,
+        after_ms: u64,
+    },
 }
 
 /// A whole reply assembled from its events.
@@ -182,6 +188,7 @@ impl Completion {
                 call.arguments.push_str(&arguments);
             }
             StreamEvent::Usage(u) => self.usage = u,
+            StreamEvent::Retrying { .. } => {}
             StreamEvent::Done(reason) => {
                 self.finish = reason;
                 return true;

@@ -112,6 +112,18 @@ impl std::fmt::Display for ApiError {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_model_server_address_needs_its_scheme_and_a_host() {
+        assert_eq!(base_url_problem(""), None);
+        assert_eq!(base_url_problem("http://127.0.0.1:8080/v1"), None);
+        assert_eq!(base_url_problem(" https://api.openai.com/v1 "), None);
+        assert!(base_url_problem("localhost:11434")
+            .is_some_and(|p| p.starts_with("Start the address with http://")));
+        assert!(base_url_problem("127.0.0.1:8080/v1").is_some());
+        assert!(base_url_problem("http://").is_some_and(|p| p.contains("host")));
+        assert!(base_url_problem("http://my host/v1").is_some());
+    }
+
     fn report(valid: bool, model: Option<&str>) -> StatusReport {
         StatusReport {
             version: "0.1.0".into(),
@@ -172,8 +184,11 @@ pub enum ChatEvent {
     },
     /// A piece of the answer.
     Text { text: String },
-    /// Something the person should know that is not the answer (a retry, a wrap-up).
+    /// Something the person should know that is not the answer (a wrap-up, a compaction).
     Notice { text: String },
+    /// The model request failed (`reason`) and is sent again after `after_ms`; the reply shows
+    /// it until something arrives.
+    Retrying { reason: String, after_ms: u64 },
     /// A tool call starts; `display` is its one-line description (`🛠️  bash: ls`).
     Tool {
         call_id: String,
@@ -353,6 +368,27 @@ pub struct RecalledMemory {
     pub channels: String,
     /// Why it was kept.
     pub reason: String,
+}
+
+/// What is wrong with a model server's address as a person typed it, if anything (an empty
+/// address is the kind's default). Checked where it is typed, and again where it is saved.
+pub fn base_url_problem(url: &str) -> Option<&'static str> {
+    let url = url.trim();
+    if url.is_empty() {
+        return None;
+    }
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"));
+    match rest {
+        None => Some("Start the address with http:// or https://, e.g. http://127.0.0.1:8080/v1."),
+        Some(host)
+            if host.is_empty() || host.starts_with('/') || host.contains(char::is_whitespace) =>
+        {
+            Some("The address needs a host after http://, e.g. http://127.0.0.1:8080/v1.")
+        }
+        Some(_) => None,
+    }
 }
 
 /// What a connection test of a configured provider found (Settings, the first run, `/model`).

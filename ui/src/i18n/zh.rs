@@ -336,4 +336,6 @@ pub const ZH: &[(&str, &str)] = &[
     ("Open", "打开"),
     ("Continue instead", "改为继续上一个"),
     ("Continues “{title}”", "继续“{title}”"),
+    ("Start the address with http:// or https://, e.g. http://127.0.0.1:8080/v1.", "地址需以 http:// 或 https:// 开头，例如 http://127.0.0.1:8080/v1。"),
+    ("The address needs a host after http://, e.g. http://127.0.0.1:8080/v1.", "http:// 之后需要主机名，例如 http://127.0.0.1:8080/v1。"),
 ];

@@ -141,4 +141,5 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("The model's reply could not be used: retry, or put the request differently.", "模型的回复无法使用：请重试，或换一种说法。"),
     ("Every question has an answer: send them, or decline.", "每个问题都已作答：发送答案，或拒绝回答。"),
     ("Each question needs an answer (marked *); or decline them all.", "每个问题都需要回答（标有 *）；也可以全部拒绝。"),
+    ("Trying again in {seconds} s — {reason}", "{seconds} 秒后重试 — {reason}"),
 ];

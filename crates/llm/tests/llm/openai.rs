@@ -139,9 +139,23 @@ async fn rate_limits_and_server_errors_are_retried() -> TestResult {
         Reply::sse(&[delta(json!({ "content": "ok" })), finish("stop")]),
     ])
     .await?;
-    let completion = collect(provider(&server).stream(request())).await?;
+    // Each retry is announced before the pause, with its reason; the reply is untouched by it.
+    let mut stream = provider(&server).stream(request());
+    let mut retries = Vec::new();
+    let mut completion = cairn_llm::Completion::default();
+    while let Some(event) = stream.recv().await {
+        match event? {
+            cairn_llm::StreamEvent::Retrying { reason, .. } => retries.push(reason),
+            event => {
+                completion.apply(event);
+            }
+        }
+    }
     assert_eq!(completion.text, "ok");
     assert_eq!(server.requests().len(), 3);
+    assert_eq!(retries.len(), 2, "{retries:?}");
+    assert!(retries[0].contains("rate limiting"), "{retries:?}");
+    assert!(retries[1].contains("503"), "{retries:?}");
     Ok(())
 }
 
