@@ -310,6 +310,7 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
         text_reply("Second answer."),
         text_reply("Redone answer."),
         text_reply("Continuing from where we stopped."),
+        text_reply("Log started."),
     ])
     .await?;
     let app = start(home.path(), &model).await?;
@@ -370,6 +371,7 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
             "Goal set. Goal (active): have the beds planted by May",
         )
         .await?;
+        wait_for_text(client, "#goal-chip", "have the beds planted by May").await?;
         screenshot(client, "slash-goal").await?;
         command("What comes next?").await?;
         wait_for_text(client, "#messages", "Second answer.").await?;
@@ -393,6 +395,7 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
         );
         command("/goal pause").await?;
         wait_for_text(client, "#notice", "Goal paused").await?;
+        wait_for_text(client, "#goal-chip", "Goal (paused)").await?;
 
         // /resume finds the earlier work in memory and continues it in a new task.
         command("/resume garden beds").await?;
@@ -417,6 +420,19 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
         let said = said.as_str().unwrap_or_default();
         assert!(said.contains("resumed-episode-1.md"), "{said}");
         assert!(!said.contains("Plan the garden beds"), "{said}");
+
+        // A goal typed in a new task makes the task; its first message is told the goal and
+        // names the task.
+        command("/new").await?;
+        command("/goal keep a harvest log").await?;
+        wait_for_text(client, "#goal-chip", "keep a harvest log").await?;
+        wait_for_text(client, ".stream-title", "New task").await?;
+        command("Start the log").await?;
+        wait_for_text(client, "#messages", "Log started.").await?;
+        wait_for_text(client, ".stream-title", "Start the log").await?;
+        let told = last_user_text(&model, 4);
+        assert!(told.starts_with("Start the log"), "{told}");
+        assert!(told.contains("keep a harvest log"), "{told}");
         Ok(())
     }
     .await;
@@ -518,6 +534,13 @@ async fn the_workbench_works_from_the_keyboard() -> TestResult {
         );
         keys(client, "\u{E007}").await?;
         wait_for_text(client, ".stream-title", "Say hello").await?;
+        // ↓ from the search box picks the first task found, ↑ goes back to the box.
+        keys(client, "\u{E009}k").await?;
+        assert_eq!(focused(client).await?, "task-search");
+        keys(client, "\u{E015}").await?;
+        assert_eq!(focused(client).await?, "task", "↓ reaches the task");
+        keys(client, "\u{E013}").await?;
+        assert_eq!(focused(client).await?, "task-search", "↑ goes back");
         // The pages, by Tab and Enter.
         tab_to(client, "page-memory", 40).await?;
         screenshot(client, "keyboard-focus-memory").await?;

@@ -261,6 +261,8 @@ struct Task {
     loaded: bool,
     /// A reply finished while another task was open.
     unread: bool,
+    /// Its standing goal, as `/goal` describes it.
+    goal: Option<String>,
 }
 
 impl Task {
@@ -275,6 +277,7 @@ impl Task {
             updated_at: summary.updated_at as f64,
             loaded: false,
             unread: false,
+            goal: summary.goal,
         }
     }
 
@@ -430,46 +433,51 @@ pub fn Workbench() -> impl IntoView {
     // The composer's text: the page puts a message back when it cannot be sent yet.
     let draft = RwSignal::new(String::new());
 
+    // A task made here, not stored yet (the runtime stores it with its first step): opened, first
+    // in the list; its id and session.
+    let make_task = move |title: String, messages: Vec<Entry>| -> (usize, String) {
+        let id = tasks.with_untracked(|all| all.iter().map(|t| t.id).max().unwrap_or(0)) + 1;
+        let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
+        let task = Task {
+            id,
+            session: session.clone(),
+            title,
+            messages,
+            pinned: false,
+            archived: false,
+            updated_at: js_sys::Date::now(),
+            loaded: true,
+            unread: false,
+            goal: None,
+        };
+        tasks.update(|all| all.insert(0, task));
+        current.set(Some(id));
+        (id, session)
+    };
+    let new_task = move || make_task(t("New task").to_owned(), Vec::new());
+
     let start_turn = move |text: String, attachments: Vec<ipc::Attachment>| {
         let mut said = Message::person(text.clone());
         said.attachments = attachments.iter().map(|a| a.name.clone()).collect();
+        let title = match attachments.first() {
+            Some(first) if text.is_empty() => present::task_title(&first.name),
+            _ => present::task_title(&text),
+        };
         let id = match current.get_untracked() {
             Some(id) => {
                 tasks.update(|all| {
                     if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                        // A task made for its goal is named by its first message.
+                        if task.loaded && task.messages.is_empty() {
+                            task.title = title;
+                        }
                         task.messages.push(Entry::new(said));
                         task.messages.push(Entry::new(Message::reply()));
                     }
                 });
                 id
             }
-            None => {
-                let id =
-                    tasks.with_untracked(|all| all.iter().map(|t| t.id).max().unwrap_or(0)) + 1;
-                let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
-                let title = match attachments.first() {
-                    Some(first) if text.is_empty() => present::task_title(&first.name),
-                    _ => present::task_title(&text),
-                };
-                tasks.update(|all| {
-                    all.insert(
-                        0,
-                        Task {
-                            id,
-                            session,
-                            title,
-                            messages: vec![Entry::new(said), Entry::new(Message::reply())],
-                            pinned: false,
-                            archived: false,
-                            updated_at: js_sys::Date::now(),
-                            loaded: true,
-                            unread: false,
-                        },
-                    )
-                });
-                current.set(Some(id));
-                id
-            }
+            None => make_task(title, vec![Entry::new(said), Entry::new(Message::reply())]).0,
         };
         stream(id, Turn::Send { text, attachments });
     };
@@ -536,6 +544,12 @@ pub fn Workbench() -> impl IntoView {
             tasks.update(|all| {
                 let mut next = all.iter().map(|t| t.id).max().unwrap_or(0);
                 for summary in stored {
+                    // A goal changes without touching the task's time.
+                    if let Some(task) = all.iter_mut().find(|t| t.session == summary.session) {
+                        if task.goal != summary.goal {
+                            task.goal = summary.goal.clone();
+                        }
+                    }
                     match all.iter_mut().find(|t| t.session == summary.session) {
                         None => {
                             next += 1;
@@ -727,17 +741,36 @@ pub fn Workbench() -> impl IntoView {
                     }
                 }
             },
-            "/goal" => match current_session() {
-                None => notice.set(Some(
-                    t("Open a task (or start one) to give it a goal.").into(),
-                )),
-                Some(session) => spawn_local(async move {
-                    notice.set(Some(match ipc::task_goal(&session, &arg).await {
+            "/goal" => {
+                // In a new task, a goal makes the task (empty, titled by its first message).
+                let (session, made) = match current_session() {
+                    Some(session) => (session, None),
+                    None if arg.trim().is_empty() => {
+                        notice.set(Some(
+                            t("There is no goal for this task. Set one: /goal <text>.").into(),
+                        ));
+                        return;
+                    }
+                    None => {
+                        let (id, session) = new_task();
+                        (session, Some(id))
+                    }
+                };
+                spawn_local(async move {
+                    let said = ipc::task_goal(&session, &arg).await;
+                    if said.is_err() {
+                        if let Some(id) = made {
+                            tasks.update(|all| all.retain(|t| t.id != id));
+                            current.set(None);
+                        }
+                    }
+                    notice.set(Some(match said {
                         Ok(said) => said,
                         Err(e) => e.message,
                     }));
-                }),
-            },
+                    sync_tasks();
+                });
+            }
             "/resume" => spawn_local(async move {
                 let words = arg.trim().to_owned();
                 match ipc::resume_search(&words).await {
@@ -872,6 +905,13 @@ pub fn Workbench() -> impl IntoView {
                     placeholder=t("Search tasks")
                     prop:value=move || query.get()
                     on:input=move |ev| query.set(event_target_value(&ev))
+                    on:keydown=move |ev: web_sys::KeyboardEvent| {
+                        // ↓ goes from the search box into the tasks it found.
+                        if ev.key() == "ArrowDown" {
+                            ev.prevent_default();
+                            move_task_focus(1);
+                        }
+                    }
                 />
                 <TaskList tasks current query page />
                 <nav class="pages" aria-label=t("Pages")>
@@ -953,6 +993,15 @@ pub fn Workbench() -> impl IntoView {
                                 .unwrap_or_else(|| t("New task").to_owned())
                         }}
                     </h1>
+                    {move || {
+                        current
+                            .get()
+                            .and_then(|id| tasks.with(|all| all.iter().find(|t| t.id == id).and_then(|t| t.goal.clone())))
+                            .map(|goal| {
+                                let text = goal.clone();
+                                view! { <span id="goal-chip" class="pill goal-chip" title=goal>{text}</span> }
+                            })
+                    }}
                     <span id="model-pill" class="pill">
                         {move || match status.get() {
                             Some(Ok(report)) => present::model_label(&report),
@@ -1092,7 +1141,23 @@ fn TaskList(
         });
     };
     view! {
-        <nav id="task-list" class="task-list">
+        <nav
+            id="task-list"
+            class="task-list"
+            on:keydown=move |ev: web_sys::KeyboardEvent| {
+                // ↑/↓ walk the tasks (Enter opens one); ↑ from the first goes back to the search.
+                let step = match ev.key().as_str() {
+                    "ArrowDown" => 1,
+                    "ArrowUp" => -1,
+                    _ => return,
+                };
+                if renaming.get_untracked().is_some() {
+                    return;
+                }
+                ev.prevent_default();
+                move_task_focus(step);
+            }
+        >
             <Show
                 when=move || !groups().is_empty()
                 fallback=move || {
@@ -2063,6 +2128,38 @@ fn focus_composer() {
 }
 
 /// Focuses the element with `id`.
+/// Moves the keyboard focus `step` tasks down (or up) the task list from the focused one (from
+/// the search box: to the first); up from the first task goes back to the search box.
+fn move_task_focus(step: i32) {
+    use wasm_bindgen::JsCast;
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Ok(rows) = document.query_selector_all("#task-list .task") else {
+        return;
+    };
+    let tasks: Vec<web_sys::HtmlElement> = (0..rows.length())
+        .filter_map(|i| rows.item(i))
+        .filter_map(|node| node.dyn_into::<web_sys::HtmlElement>().ok())
+        .collect();
+    let active = document.active_element();
+    let at = tasks
+        .iter()
+        .position(|t| active.as_ref().is_some_and(|a| a.is_same_node(Some(t))));
+    let next = match at {
+        None if step > 0 => Some(0),
+        None => None,
+        Some(i) => usize::try_from(i as i32 + step).ok(),
+    };
+    match next.and_then(|n| tasks.get(n)) {
+        Some(task) => {
+            let _ = task.focus();
+        }
+        None if step < 0 => focus_by_id("task-search"),
+        None => {}
+    }
+}
+
 pub fn focus_by_id(id: &str) {
     use wasm_bindgen::JsCast;
     if let Some(input) = web_sys::window()

@@ -476,21 +476,13 @@ impl Runtime {
             return;
         };
         let now = cairn_memory::now_ms();
-        let mut record = store.load(session).unwrap_or_else(|| Session {
-            id: session.to_owned(),
-            title: title_of(first_text),
-            created_at: now,
-            updated_at: now,
-            archived: false,
-            pinned: false,
-            messages: Vec::new(),
-            earlier: Vec::new(),
-            errors: Vec::new(),
-            marks: Vec::new(),
-            context: ContextState::default(),
-            yolo: self.settings.yolo,
-            goal: None,
-        });
+        let mut record = store
+            .load(session)
+            .unwrap_or_else(|| Session::empty(session, self.settings.yolo, now));
+        // A task made for its goal before anything was said takes its title from its first words.
+        if record.title.is_empty() {
+            record.title = title_of(first_text);
+        }
         record.messages = state.messages.clone();
         record.earlier = state.earlier.clone();
         record.context = state.context.clone();

@@ -100,9 +100,31 @@ pub struct SessionHeader {
     pub archived: bool,
     #[serde(default)]
     pub pinned: bool,
+    /// The standing goal, if the task has one.
+    #[serde(default)]
+    pub goal: Option<crate::Goal>,
 }
 
 impl Session {
+    /// A session with nothing said yet (its title comes with its first message).
+    pub fn empty(id: &str, yolo: bool, now_ms: i64) -> Self {
+        Self {
+            id: id.to_owned(),
+            title: String::new(),
+            created_at: now_ms,
+            updated_at: now_ms,
+            archived: false,
+            pinned: false,
+            messages: Vec::new(),
+            earlier: Vec::new(),
+            errors: Vec::new(),
+            marks: Vec::new(),
+            context: ContextState::default(),
+            yolo,
+            goal: None,
+        }
+    }
+
     /// What a list shows of it.
     pub fn header(&self) -> SessionHeader {
         SessionHeader {
@@ -112,6 +134,7 @@ impl Session {
             updated_at: self.updated_at,
             archived: self.archived,
             pinned: self.pinned,
+            goal: self.goal.clone(),
         }
     }
 }

@@ -72,6 +72,7 @@ mod tests {
             updated_at: NOW - minutes_ago * 60_000,
             archived,
             pinned: false,
+            goal: None,
         }
     }
 

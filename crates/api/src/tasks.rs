@@ -20,11 +20,17 @@ pub struct TaskChange {
 fn summary(h: SessionHeader) -> TaskSummary {
     TaskSummary {
         session: h.id,
-        title: h.title,
+        // A task made for its goal has no title until its first message.
+        title: if h.title.is_empty() {
+            "New task".to_owned()
+        } else {
+            h.title
+        },
         created_at: h.created_at,
         updated_at: h.updated_at,
         archived: h.archived,
         pinned: h.pinned,
+        goal: h.goal.as_ref().map(|g| cairn_agent::describe_goal(Some(g))),
     }
 }
 
@@ -199,9 +205,15 @@ impl Cairn {
     /// `/goal <words>` on a task (see `cairn_agent::GoalCommand`): what to tell the person.
     pub fn task_goal(&self, session: &str, words: &str) -> Result<String, Error> {
         let command = cairn_agent::GoalCommand::parse(words).map_err(Error::Invalid)?;
+        let store = self.session_store();
+        // A goal set before the task's first message makes the task, empty, to hold it.
+        if matches!(command, cairn_agent::GoalCommand::Create(_)) && store.load(session).is_none() {
+            let config = self.load_config().unwrap_or_default();
+            let empty = Session::empty(session, config.agent.yolo, cairn_memory::now_ms());
+            store.save(&empty).map_err(Error::Sessions)?;
+        }
         let mut outcome = None;
-        let found = self
-            .session_store()
+        let found = store
             .update(session, |s| outcome = Some(command.apply(&mut s.goal)))
             .map_err(Error::Sessions)?;
         match outcome {

@@ -275,6 +275,9 @@ pub struct TaskSummary {
     pub updated_at: i64,
     pub archived: bool,
     pub pinned: bool,
+    /// The task's standing goal as `/goal` describes it ("Goal (active): …"), if it has one.
+    #[serde(default)]
+    pub goal: Option<String>,
 }
 
 /// A stored conversation as the stream shows it: the person's words and Cairn's replies, each

@@ -142,4 +142,5 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Every question has an answer: send them, or decline.", "每个问题都已作答：发送答案，或拒绝回答。"),
     ("Each question needs an answer (marked *); or decline them all.", "每个问题都需要回答（标有 *）；也可以全部拒绝。"),
     ("Trying again in {seconds} s — {reason}", "{seconds} 秒后重试 — {reason}"),
+    ("There is no goal for this task. Set one: /goal <text>.", "此任务还没有目标。设置一个：/goal <文本>。"),
 ];
