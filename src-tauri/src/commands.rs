@@ -3,8 +3,7 @@
 use cairn_agent::{Event, Op};
 use cairn_api::{AttachmentInput, TaskChange};
 use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, PetState, RecalledMemory, StatusReport, TaskSummary,
-    TranscriptMessage,
+    ApiError, AskQuestion, ChatEvent, PetState, StatusReport, TaskSummary, TranscriptMessage,
 };
 use cairn_tools::{Answer, QuestionKind};
 use tauri::ipc::Channel;
@@ -116,21 +115,7 @@ async fn stream_turn(
     let mut events = runtime.submit(op);
     while let Some(event) = events.recv().await {
         let event = match event {
-            Event::Recalled { hits, items, .. } => ChatEvent::Recalled {
-                hits,
-                items: items
-                    .into_iter()
-                    .map(|i| RecalledMemory {
-                        id: i.id,
-                        source: i.source,
-                        date: i.date,
-                        snippet: i.snippet,
-                        score: i.score,
-                        channels: i.channels,
-                        reason: i.reason,
-                    })
-                    .collect(),
-            },
+            Event::Recalled { hits, items, .. } => ChatEvent::Recalled { hits, items },
             Event::Text(text) => ChatEvent::Text { text },
             Event::Reasoning(_) => continue,
             Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },

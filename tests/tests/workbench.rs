@@ -1130,3 +1130,90 @@ async fn a_retried_request_says_so_until_the_answer_comes() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// With no microphone (none on this display's machine), the mic button says so in full, in
+/// view, and the composer still works.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn without_a_microphone_the_mic_says_so_in_full() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![text_reply("Typed instead.")]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        click(client, "#mic").await?;
+        let said = common::wait_until_text(
+            client,
+            "#voice-status",
+            "said why the mic cannot listen",
+            common::WAIT,
+            |t| !t.is_empty() && !t.starts_with("Listening") && !t.starts_with("Transcribing"),
+        )
+        .await?;
+        let whole = client
+            .execute(
+                "const e = document.getElementById('voice-status'); const r = e.getBoundingClientRect();\
+                 return r.width > 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth \
+                   && e.scrollWidth <= e.clientWidth + 1 && e.scrollHeight <= e.clientHeight + 1;",
+                vec![],
+            )
+            .await?;
+        screenshot(client, "mic-without-microphone").await?;
+        assert_eq!(whole, json!(true), "the mic's error is cut off: {said}");
+        ask(client, "Type it then", "Typed instead.").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// What a reply recalled from memory is still shown, with why, when its task is reopened.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_reopened_reply_keeps_what_it_recalled() -> TestResult {
+    let home = tempfile::tempdir()?;
+    common::cairn(
+        home.path(),
+        &[
+            "memory",
+            "add",
+            "Last summer the basil grew best in the south bed, next to the tomatoes",
+        ],
+    )?;
+    let model = MockServer::start(vec![text_reply("The south bed, as last summer.")]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        ask(
+            client,
+            "Where should the basil go this year?",
+            "The south bed",
+        )
+        .await?;
+        wait_for_text(client, "#messages .recalled", "1 memory recalled").await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    }
+    .await;
+    app.close().await;
+    outcome?;
+
+    let app = reopen(home.path(), &model, "Where should the basil go this year?").await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#messages", "The south bed, as last summer.").await?;
+        wait_for_text(client, "#messages .recalled", "1 memory recalled").await?;
+        wait_for_text(
+            client,
+            "#messages .recalled-block",
+            "basil grew best in the south bed",
+        )
+        .await?;
+        screenshot(client, "reopened-recalled").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

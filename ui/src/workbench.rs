@@ -303,6 +303,8 @@ fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
             };
             message.attachments = m.attachments;
             message.stopped = m.stopped;
+            message.recalled = m.recalled.len();
+            message.recalled_items = m.recalled;
             message.parts = m
                 .parts
                 .into_iter()

@@ -18,10 +18,11 @@ mod turn;
 pub use context::{cap, result_id, ContextState};
 pub use error::{FailureKind, TurnError};
 pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};
-pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledItem, Runtime};
+pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledMemory, Runtime};
 pub use search_tool::SearchMemory;
 pub use sessions::{
-    person_words, title_of, Session, SessionError, SessionHeader, SessionMark, SessionStore,
+    person_words, title_of, Session, SessionError, SessionHeader, SessionMark, SessionRecall,
+    SessionStore,
 };
 pub use texts::{
     compaction_summary, is_compaction_ack, is_runtime_text, CUT_OFF_ERROR, EMPTY_ERROR,

@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, oneshot};
 use crate::context::ContextState;
 use crate::error::{FailureKind, TurnError};
 use crate::prompt::system_prompt;
-use crate::sessions::{title_of, Session, SessionError, SessionMark, SessionStore};
+use crate::sessions::{title_of, Session, SessionError, SessionMark, SessionRecall, SessionStore};
+pub use cairn_protocol::RecalledMemory;
 
 /// What the runtime is asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,7 +51,7 @@ pub enum Event {
     Recalled {
         hits: usize,
         injection: String,
-        items: Vec<RecalledItem>,
+        items: Vec<RecalledMemory>,
     },
     Text(String),
     Reasoning(String),
@@ -126,21 +127,6 @@ impl Event {
             kind: error.kind(),
         }
     }
-}
-
-/// A recalled memory as a front end explains it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RecalledItem {
-    pub id: i64,
-    pub source: String,
-    /// `YYYY-MM-DD` of the memory.
-    pub date: String,
-    pub snippet: String,
-    pub score: f64,
-    /// Which recall channels found it (`lexical #1, vector #3`).
-    pub channels: String,
-    /// Why it was kept, in words.
-    pub reason: String,
 }
 
 /// What one prompt may spend (agent-loop.json `budgets`; unset by default).
@@ -228,6 +214,8 @@ pub(crate) struct SessionState {
     pub detector: LoopDetector,
     /// The permission mode the model was last told of.
     pub told_yolo: Option<bool>,
+    /// [`crate::Session::recalls`].
+    pub recalls: Vec<SessionRecall>,
 }
 
 /// A reply the person gives while a turn waits.
@@ -427,6 +415,7 @@ impl Runtime {
                 context: s.context,
                 detector: LoopDetector::default(),
                 told_yolo: Some(s.yolo),
+                recalls: s.recalls,
             },
             _ => SessionState {
                 messages: vec![self.system_message()],
@@ -434,6 +423,7 @@ impl Runtime {
                 context: ContextState::default(),
                 detector: LoopDetector::default(),
                 told_yolo: None,
+                recalls: Vec::new(),
             },
         }
     }
@@ -486,6 +476,7 @@ impl Runtime {
         record.messages = state.messages.clone();
         record.earlier = state.earlier.clone();
         record.context = state.context.clone();
+        record.recalls = state.recalls.clone();
         record.yolo = self.settings.yolo;
         record.updated_at = now;
         if let Some((place, message)) = error {

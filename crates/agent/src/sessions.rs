@@ -83,6 +83,17 @@ pub struct Session {
     /// The standing goal (`/goal`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goal: Option<crate::Goal>,
+    /// What was recalled from memory before each reply, for the transcript.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalls: Vec<SessionRecall>,
+}
+
+/// The memories recalled before a reply: for the person's message at `position` among the
+/// session's non-system messages (those before a compaction included).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionRecall {
+    pub position: usize,
+    pub items: Vec<cairn_protocol::RecalledMemory>,
 }
 
 fn yes() -> bool {
@@ -122,6 +133,7 @@ impl Session {
             context: ContextState::default(),
             yolo,
             goal: None,
+            recalls: Vec::new(),
         }
     }
 

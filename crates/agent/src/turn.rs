@@ -13,7 +13,8 @@ use crate::context::{recall_declaration, ContextState};
 use crate::error::TurnError;
 use crate::execute::{Outcome, StepCalls};
 use crate::prompt::user_message;
-use crate::runtime::{RecalledItem, Runtime, SessionState};
+use crate::runtime::{RecalledMemory, Runtime, SessionState};
+use crate::sessions::SessionRecall;
 use crate::texts::{
     COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
     MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_EMPTY,
@@ -89,6 +90,20 @@ impl Runtime {
                 note.push('\n');
             }
             note.push_str(&goal);
+        }
+        // Kept with the session, so a reopened task still shows what this reply recalled.
+        if let Some((_, _, items)) = &recalled {
+            let position = state
+                .earlier
+                .iter()
+                .chain(&state.messages)
+                .filter(|m| m.role != Role::System)
+                .count();
+            state.recalls.retain(|r| r.position != position);
+            state.recalls.push(SessionRecall {
+                position,
+                items: items.clone(),
+            });
         }
         let injection = recalled.map(|(_, i, _)| i).unwrap_or_default();
         let today = (self.settings.today)();
@@ -473,7 +488,7 @@ impl Runtime {
     }
 
     /// Relevant memories from other sessions, rendered for the model.
-    fn recall(&self, session: &str, text: &str) -> Option<(usize, String, Vec<RecalledItem>)> {
+    fn recall(&self, session: &str, text: &str) -> Option<(usize, String, Vec<RecalledMemory>)> {
         let memory = self.memory.as_ref()?;
         let mut query = SearchQuery::new(text).limit(self.settings.recall_limit);
         query.exclude_session = Some(session.to_owned());
@@ -482,7 +497,7 @@ impl Runtime {
                 let items = result
                     .hits
                     .iter()
-                    .map(|hit| RecalledItem {
+                    .map(|hit| RecalledMemory {
                         id: hit.memory.id,
                         source: hit.memory.source.clone(),
                         date: cairn_memory::date(hit.memory.created_at),

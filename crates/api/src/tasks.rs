@@ -4,7 +4,7 @@
 
 use cairn_agent::{person_words, Session, SessionHeader};
 use cairn_llm::Role;
-use cairn_protocol::{ReplyPart, TaskSummary, TranscriptMessage, TranscriptTool};
+use cairn_protocol::{RecalledMemory, ReplyPart, TaskSummary, TranscriptMessage, TranscriptTool};
 use cairn_tools::{Toolbox, ToolboxOptions};
 
 use crate::{Cairn, Error};
@@ -67,11 +67,19 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
             }
         }
     };
+    // What was recalled before the reply to the person's message at each position.
+    let recalls: std::collections::HashMap<usize, &Vec<RecalledMemory>> = session
+        .recalls
+        .iter()
+        .map(|r| (r.position, &r.items))
+        .collect();
+    let mut recalled_next: Vec<RecalledMemory> = Vec::new();
     let mut seen = 0;
     // What came before each compaction, then what the model is sent now; each summary marks its
     // place.
     for m in session.earlier.iter().chain(&session.messages) {
         mark_stopped(&mut out, seen);
+        let position = seen;
         if m.role != Role::System {
             seen += 1;
         }
@@ -94,6 +102,10 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                     .images
                     .iter()
                     .map(|i| crate::attachments::attached_name(&i.path));
+                recalled_next = recalls
+                    .get(&position)
+                    .map(|items| (*items).clone())
+                    .unwrap_or_default();
                 out.push(TranscriptMessage {
                     from_person: true,
                     parts: vec![ReplyPart::Text {
@@ -101,6 +113,7 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                     }],
                     attachments: documents.into_iter().chain(images).collect(),
                     stopped: false,
+                    recalled: Vec::new(),
                 });
             }
             Role::Assistant if m.content.trim().is_empty() && m.tool_calls.is_empty() => {}
@@ -113,6 +126,7 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                             parts: Vec::new(),
                             attachments: Vec::new(),
                             stopped: false,
+                            recalled: std::mem::take(&mut recalled_next),
                         });
                         match out.last_mut() {
                             Some(last) => last,
@@ -283,7 +297,43 @@ mod tests {
             context: Default::default(),
             yolo: true,
             goal: None,
+            recalls: vec![],
         }
+    }
+
+    #[test]
+    fn a_reopened_reply_shows_what_it_recalled() {
+        let mut session = session_of(
+            vec![],
+            vec![
+                Message::new(Role::System, "You are Cairn."),
+                Message::new(Role::User, "Where does the basil go?"),
+                Message::new(Role::Assistant, "South bed."),
+                Message::new(Role::User, "And the tomatoes?"),
+                Message::new(Role::Assistant, "Beside it."),
+            ],
+        );
+        let recalled = RecalledMemory {
+            id: 7,
+            source: "codex".into(),
+            date: "2026-11-30".into(),
+            snippet: "Basil grew best in the south bed".into(),
+            score: 1.2,
+            channels: "fts #1".into(),
+            reason: "kept: above the relative threshold".into(),
+        };
+        session.recalls = vec![cairn_agent::SessionRecall {
+            position: 2,
+            items: vec![recalled.clone()],
+        }];
+        let t = transcript(&session);
+        assert_eq!(t.len(), 4);
+        assert!(t[1].recalled.is_empty(), "the first reply recalled nothing");
+        assert_eq!(t[3].recalled, vec![recalled]);
+        assert!(
+            t[2].recalled.is_empty(),
+            "the person's message carries none"
+        );
     }
 
     #[test]

@@ -282,7 +282,7 @@ pub struct TaskSummary {
 
 /// A stored conversation as the stream shows it: the person's words and Cairn's replies, each
 /// reply's texts and tool calls in the order they happened.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TranscriptMessage {
     pub from_person: bool,
     /// The person's words are one text; a reply alternates texts and the calls between them.
@@ -293,6 +293,9 @@ pub struct TranscriptMessage {
     /// The person stopped this reply.
     #[serde(default)]
     pub stopped: bool,
+    /// What was recalled from memory before this reply, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<RecalledMemory>,
 }
 
 /// One piece of a message, in order.
@@ -333,6 +336,7 @@ impl TranscriptMessage {
             }],
             attachments: Vec::new(),
             stopped: false,
+            recalled: Vec::new(),
         }
     }
 
