@@ -74,8 +74,7 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
 
         // The list: both tasks; ✕ closes it.
         wait_for_text(client, "#pet-badge", "2").await?;
-        click(client, "#pet-badge").await?;
-        let listed = wait_for_text(client, "#pet-tasks", "Plan the picnic").await?;
+        let listed = open_list(client, "first").await?;
         assert!(listed.contains("Book a restaurant"), "{listed}");
         wait_for_size(340, 440).await?;
         screenshot(client, "pet-task-list-dark").await?;
@@ -83,8 +82,7 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
         wait_until_gone(client, "#pet-tasks").await?;
         wait_for_size(160, 160).await?;
         // A real click outside it, on the window's empty corner, closes it.
-        click(client, "#pet-badge").await?;
-        wait_for_text(client, "#pet-tasks", "Plan the picnic").await?;
+        open_list(client, "outside").await?;
         wait_for_size(340, 440).await?;
         let pet = pet_window()?.ok_or("the pet is not on screen")?;
         common::run(
@@ -93,8 +91,7 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
         )?;
         wait_until_gone(client, "#pet-tasks").await?;
         // Esc closes it too.
-        click(client, "#pet-badge").await?;
-        wait_for_text(client, "#pet-tasks", "Plan the picnic").await?;
+        open_list(client, "esc").await?;
         client
             .find(Locator::Id("pet-tasks-close"))
             .await?
@@ -103,8 +100,7 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
         wait_until_gone(client, "#pet-tasks").await?;
 
         // A task picked in the list opens in the workbench, with its conversation.
-        click(client, "#pet-badge").await?;
-        wait_for_text(client, "#pet-tasks", "Plan the picnic").await?;
+        open_list(client, "open").await?;
         let picnic = client
             .find(Locator::XPath(
                 "//button[contains(@class, 'pet-task')][contains(., 'Plan the picnic')]",
@@ -119,8 +115,7 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
 
         // A list whose tasks all go (archived here; grown old after five minutes) closes itself.
         common::switch_to_window_titled(client, "Cairn pet").await?;
-        click(client, "#pet-badge").await?;
-        wait_for_text(client, "#pet-tasks", "Plan the picnic").await?;
+        open_list(client, "archive").await?;
         let listed = sessions(client).await?;
         assert_eq!(listed.len(), 2, "{listed:?}");
         for session in listed {
@@ -142,6 +137,15 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
     .await;
     app.close().await;
     outcome
+}
+
+/// Opens the task list with a click on the badge, as a person does; `step` names the moment
+/// for the error.
+async fn open_list(client: &Client, step: &str) -> TestResult<String> {
+    click(client, "#pet-badge").await?;
+    wait_for_text(client, "#pet-tasks", "Plan the picnic")
+        .await
+        .map_err(|e| format!("{step}: the list did not open: {e}").into())
 }
 
 /// Types `question` into the bubble, sends it and waits for `answer`.

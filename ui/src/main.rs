@@ -1,5 +1,7 @@
 //! The UI entry point: mounts the workbench or the pet, depending on which page loaded the module.
 
+mod composer;
+mod forms;
 mod i18n;
 mod ipc;
 mod memory_page;

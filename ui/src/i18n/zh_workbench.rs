@@ -33,7 +33,6 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Connected to {model}. Write your first message below: Enter sends.", "已连接 {model}。在下方写下第一条消息，按 Enter 发送。"),
     ("This task has no message to run again.", "这个任务还没有可以重新运行的消息。"),
     ("Open a task to run its last message again.", "打开一个任务，才能重新运行它的最后一条消息。"),
-    ("Open a task (or start one) to give it a goal.", "打开（或新建）一个任务，才能为它设定目标。"),
     ("Let's continue this earlier work where it stopped.", "让我们从上次停下的地方继续这项工作。"),
     ("Nothing in memory matches \"{words}\".", "记忆中没有与“{words}”相符的内容。"),
     ("At most 4 files per message.", "每条消息最多附带 4 个文件。"),

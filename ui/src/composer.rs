@@ -1,0 +1,345 @@
+//! The composer under the stream: the text box (Enter sends, Shift+Enter adds a line), the slash
+//! command palette, attachments (+, drop, paste), the mic (click, hold, Ctrl+Shift+M) with its
+//! level meter, Send and Stop.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use crate::i18n::{t, tf};
+use crate::workbench::{focus_composer, gloo_sleep};
+use crate::{ipc, present};
+
+/// The mic button's state.
+#[derive(Debug, Clone, PartialEq)]
+enum Voice {
+    Idle,
+    /// Capturing since `since` (ms, for push-to-talk), at `level` (0–1).
+    Listening {
+        since: f64,
+        level: f32,
+    },
+    Transcribing,
+    Failed(String),
+}
+
+/// Appends `heard` to the draft, separated by a space.
+fn with_transcript(draft: &str, heard: &str) -> String {
+    let heard = heard.trim();
+    if draft.trim().is_empty() {
+        heard.to_owned()
+    } else if heard.is_empty() {
+        draft.to_owned()
+    } else {
+        format!("{} {heard}", draft.trim_end())
+    }
+}
+
+#[component]
+pub(crate) fn Composer(
+    /// The text being written (the page may put a refused message back).
+    draft: RwSignal<String>,
+    on_send: impl Fn(String, Vec<ipc::Attachment>) + Copy + Send + Sync + 'static,
+    running: Signal<bool>,
+    on_stop: impl Fn() + Copy + Send + Sync + 'static,
+    on_command: impl Fn(&'static str, String) + Copy + Send + Sync + 'static,
+) -> impl IntoView {
+    // The palette: commands matching the typed word; ↑/↓ pick one, Tab or Enter completes it,
+    // Esc closes the palette until the text changes.
+    let dismissed = RwSignal::new(None::<String>);
+    let palette = Memo::new(move |_| {
+        let typed = draft.get();
+        if dismissed.get().as_deref() == Some(typed.as_str()) {
+            Vec::new()
+        } else {
+            present::slash_palette(&typed)
+        }
+    });
+    let picked = RwSignal::new(0usize);
+    Effect::new(move |_| {
+        palette.track();
+        picked.set(0);
+    });
+    let complete = move || {
+        let choices = palette.get_untracked();
+        if let Some((name, _, _)) = choices.get(picked.get_untracked()).or(choices.first()) {
+            draft.set(format!("{name} "));
+        }
+    };
+    let attached = RwSignal::new(Vec::<ipc::Attachment>::new());
+    let attach_error = RwSignal::new(None::<String>);
+    // Files picked, dropped or pasted: up to 4, 10 MB each, read in the page.
+    let add_files = move |files: web_sys::FileList| {
+        attach_error.set(None);
+        let files: Vec<web_sys::File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+        spawn_local(async move {
+            for file in files {
+                if attached.with_untracked(Vec::len) >= present::MAX_ATTACHMENTS {
+                    attach_error.set(Some(t("At most 4 files per message.").into()));
+                    break;
+                }
+                if file.size() > present::MAX_ATTACHMENT_BYTES {
+                    attach_error.set(Some(tf(
+                        "{name} is over 10 MB, the limit for an attachment.",
+                        &[("name", &file.name())],
+                    )));
+                    continue;
+                }
+                match ipc::read_data_url(&file).await {
+                    Ok(data_url) => attached.update(|all| {
+                        all.push(ipc::Attachment {
+                            name: file.name(),
+                            bytes: file.size(),
+                            data_url,
+                        })
+                    }),
+                    Err(message) => attach_error.set(Some(message)),
+                }
+            }
+        });
+    };
+    let voice = RwSignal::new(Voice::Idle);
+    let start_voice = move || {
+        voice.set(Voice::Listening {
+            since: js_sys::Date::now(),
+            level: 0.0,
+        });
+        spawn_local(async move {
+            if let Err(e) = ipc::voice_start().await {
+                voice.set(Voice::Failed(e.message));
+                return;
+            }
+            // The meter: poll the level while listening.
+            while let Voice::Listening { since, .. } = voice.get_untracked() {
+                if let Ok(level) = ipc::voice_level().await {
+                    if matches!(voice.get_untracked(), Voice::Listening { .. }) {
+                        voice.set(Voice::Listening { since, level });
+                    }
+                }
+                gloo_sleep(100).await;
+            }
+        });
+    };
+    let stop_voice = move || {
+        voice.set(Voice::Transcribing);
+        spawn_local(async move {
+            match ipc::voice_stop().await {
+                Ok(heard) => {
+                    draft.update(|d| *d = with_transcript(d, &heard));
+                    voice.set(if heard.trim().is_empty() {
+                        Voice::Failed(t("Nothing was heard.").into())
+                    } else {
+                        Voice::Idle
+                    });
+                    focus_composer();
+                }
+                Err(e) => voice.set(Voice::Failed(e.message)),
+            }
+        });
+    };
+    // Click toggles; holding the button (push-to-talk) stops when it is released.
+    let on_press = move || match voice.get_untracked() {
+        Voice::Listening { .. } => stop_voice(),
+        Voice::Transcribing => {}
+        _ => start_voice(),
+    };
+    let on_release = move || {
+        if let Voice::Listening { since, .. } = voice.get_untracked() {
+            if js_sys::Date::now() - since > 400.0 {
+                stop_voice();
+            }
+        }
+    };
+    let submit = move || {
+        let text = draft.get_untracked();
+        if text.trim().is_empty() && attached.with_untracked(Vec::is_empty) {
+            return;
+        }
+        match present::parse_slash(&text) {
+            Some(Ok((name, arg))) => on_command(name, arg),
+            Some(Err(unknown)) => on_command("/help", unknown),
+            None => on_send(text, attached.get_untracked()),
+        }
+        draft.set(String::new());
+        attached.set(Vec::new());
+        attach_error.set(None);
+    };
+    view! {
+        <form
+            class="composer"
+            on:submit=move |ev| {
+                ev.prevent_default();
+                submit();
+            }
+            on:dragover=move |ev: web_sys::DragEvent| ev.prevent_default()
+            on:drop=move |ev: web_sys::DragEvent| {
+                if let Some(files) = ev.data_transfer().and_then(|d| d.files()) {
+                    ev.prevent_default();
+                    add_files(files);
+                }
+            }
+        >
+            <Show when=move || !attached.get().is_empty()>
+                <ul id="attachments" class="attachments" aria-label=t("Attached files")>
+                    {move || attached.get().into_iter().enumerate().map(|(i, a)| view! {
+                        <li class="attachment">
+                            <span class="attachment-name">{a.name.clone()}</span>
+                            <span class="attachment-size">{present::size_label(a.bytes)}</span>
+                            <button
+                                type="button"
+                                class="icon"
+                                aria-label=tf("Remove {name}", &[("name", &a.name)])
+                                on:click=move |_| attached.update(|all| {
+                                    if i < all.len() {
+                                        all.remove(i);
+                                    }
+                                })
+                            >
+                                "✕"
+                            </button>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </Show>
+            <Show when=move || !palette.get().is_empty()>
+                <ul id="slash-palette" class="slash-palette" role="listbox">
+                    {move || palette.get().into_iter().enumerate().map(|(i, (name, args, help))| view! {
+                        <li
+                            role="option"
+                            aria-selected=move || (picked.get() == i).to_string()
+                            class=move || if picked.get() == i { "picked" } else { "" }
+                        >
+                            <button type="button" tabindex="-1" on:click=move |_| {
+                                draft.set(format!("{name} "));
+                                focus_composer();
+                            }>
+                                <span class="slash-name">{name}</span>
+                                <span class="slash-args">{present::slash_args(args)}</span>
+                                <span class="slash-help">{present::slash_help(help)}</span>
+                            </button>
+                        </li>
+                    }).collect_view()}
+                </ul>
+            </Show>
+            <textarea
+                id="composer-input"
+                rows="2"
+                placeholder=t("Describe a task…  (Enter sends, Shift+Enter adds a line)")
+                prop:value=move || draft.get()
+                on:input=move |ev| draft.set(event_target_value(&ev))
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    let choices = palette.get_untracked().len();
+                    let exact = present::parse_slash(&draft.get_untracked()).is_some_and(|p| p.is_ok());
+                    if choices > 0 && (ev.key() == "ArrowDown" || ev.key() == "ArrowUp") {
+                        ev.prevent_default();
+                        let step = if ev.key() == "ArrowDown" { 1 } else { choices - 1 };
+                        picked.update(|p| *p = (*p + step) % choices);
+                    } else if choices > 0 && ev.key() == "Escape" {
+                        ev.prevent_default();
+                        dismissed.set(Some(draft.get_untracked()));
+                    } else if choices > 0 && (ev.key() == "Tab" || (ev.key() == "Enter" && !exact && !ev.is_composing())) {
+                        ev.prevent_default();
+                        complete();
+                    } else if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() {
+                        ev.prevent_default();
+                        let is_command = draft.get_untracked().trim_start().starts_with('/');
+                        if is_command || !running.get_untracked() {
+                            submit();
+                        }
+                    } else if (ev.key() == "m" || ev.key() == "M") && ev.ctrl_key() && ev.shift_key() {
+                        ev.prevent_default();
+                        on_press();
+                    }
+                }
+            ></textarea>
+            <input
+                id="attach-input"
+                type="file"
+                multiple
+                class="sr-only"
+                tabindex="-1"
+                accept="image/png,image/jpeg,image/gif,image/webp,.txt,.md,.markdown,.csv,.tsv,.json,.jsonl,.yaml,.yml,.toml,.xml,.html,.css,.js,.ts,.rs,.py,.go,.java,.c,.h,.cpp,.sh,.sql,.log,.ini,.diff,.patch"
+                on:change=move |ev| {
+                    use wasm_bindgen::JsCast;
+                    if let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) {
+                        if let Some(files) = input.files() {
+                            add_files(files);
+                        }
+                        input.set_value("");
+                    }
+                }
+            />
+            <button
+                id="attach"
+                type="button"
+                class="attach"
+                title=t("Attach images or text files (up to 4, 10 MB each)")
+                aria-label=t("Attach files")
+                on:click=move |_| {
+                    use wasm_bindgen::JsCast;
+                    if let Some(input) = web_sys::window()
+                        .and_then(|w| w.document())
+                        .and_then(|d| d.get_element_by_id("attach-input"))
+                        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                    {
+                        input.click();
+                    }
+                }
+            >
+                "+"
+            </button>
+            <button
+                id="mic"
+                type="button"
+                class=move || match voice.get() {
+                    Voice::Listening { .. } => "mic listening",
+                    Voice::Transcribing => "mic busy",
+                    _ => "mic",
+                }
+                title=t("Speak (click to start and stop, or hold; Ctrl+Shift+M)")
+                aria-label=t("Voice input")
+                on:pointerdown=move |ev| {
+                    ev.prevent_default();
+                    on_press();
+                }
+                on:pointerup=move |_| on_release()
+                on:keydown=move |ev: web_sys::KeyboardEvent| {
+                    if ev.key() == "Enter" || ev.key() == " " {
+                        ev.prevent_default();
+                        on_press();
+                    }
+                }
+            >
+                <svg class="mic-icon" viewBox="0 0 24 24" width="18" height="18" aria-hidden="true">
+                    <path fill="currentColor" d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.92V21h2v-3.08A7 7 0 0 0 19 11h-2z"></path>
+                </svg>
+                <span class="meter" style=move || match voice.get() {
+                    Voice::Listening { level, .. } => format!("width: {:.0}%", level * 100.0),
+                    _ => "width: 0%".to_owned(),
+                }></span>
+            </button>
+            <Show
+                when=move || running.get()
+                fallback=move || view! {
+                    <button id="send" class="primary" type="submit" disabled=move || draft.get().trim().is_empty() && attached.get().is_empty()>
+                        {t("Send")}
+                    </button>
+                }
+            >
+                <button id="stop" class="primary stop" type="button" on:click=move |_| on_stop()>
+                    {t("Stop")}
+                </button>
+            </Show>
+            <p id="voice-status" class="voice-status" aria-live="polite">
+                {move || match voice.get() {
+                    Voice::Idle => String::new(),
+                    Voice::Listening { .. } => t("Listening… click the mic again (or release it) to stop.").to_owned(),
+                    Voice::Transcribing => t("Transcribing on this device…").to_owned(),
+                    Voice::Failed(message) => message,
+                }}
+            </p>
+            {move || attach_error.get().map(|message| view! {
+                <p id="attach-error" class="attach-error" role="alert">{message}</p>
+            })}
+        </form>
+    }
+}
