@@ -76,14 +76,12 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
         wait_for_text(client, "#pet-badge", "2").await?;
         let listed = open_list(client, "first").await?;
         assert!(listed.contains("Book a restaurant"), "{listed}");
-        wait_for_size(340, 440).await?;
         screenshot(client, "pet-task-list-dark").await?;
         click(client, "#pet-tasks-close").await?;
         wait_until_gone(client, "#pet-tasks").await?;
         wait_for_size(160, 160).await?;
         // A real click outside it, on the window's empty corner, closes it.
         open_list(client, "outside").await?;
-        wait_for_size(340, 440).await?;
         let pet = pet_window()?.ok_or("the pet is not on screen")?;
         common::run(
             "xdotool",
@@ -139,13 +137,18 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
     outcome
 }
 
-/// Opens the task list with a click on the badge, as a person does; `step` names the moment
-/// for the error.
+/// Opens the task list with a click on the badge of the closed pet, as a person does; `step`
+/// names the moment for the error.
 async fn open_list(client: &Client, step: &str) -> TestResult<String> {
+    // Once the window has shrunk back: a click aimed while it still changes size can miss.
+    wait_for_size(160, 160).await?;
     click(client, "#pet-badge").await?;
-    wait_for_text(client, "#pet-tasks", "Plan the picnic")
+    let listed = wait_for_text(client, "#pet-tasks", "Plan the picnic")
         .await
-        .map_err(|e| format!("{step}: the list did not open: {e}").into())
+        .map_err(|e| format!("{step}: the list did not open: {e}"))?;
+    // And grown: what is clicked next stays where it was aimed.
+    wait_for_size(340, 440).await?;
+    Ok(listed)
 }
 
 /// Types `question` into the bubble, sends it and waits for `answer`.
