@@ -103,13 +103,7 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
         .await?
         .send_keys("\u{E009}k")
         .await?;
-    let focused = client
-        .execute(
-            "return document.activeElement && document.activeElement.id;",
-            vec![],
-        )
-        .await?;
-    assert_eq!(focused, json!("task-search"));
+    assert_eq!(common::focused(client).await?, "task-search");
     client.find(Locator::Id("new-task")).await?.click().await?;
 
     // Click: check the status again.
@@ -559,13 +553,8 @@ async fn wait_until(mut check: impl FnMut() -> TestResult<bool>, what: &str) -> 
 async fn wait_until_focused(client: &Client, id: &str) -> TestResult {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let focused = client
-            .execute(
-                "return document.activeElement && document.activeElement.id;",
-                vec![],
-            )
-            .await?;
-        if focused == json!(id) {
+        let focused = common::focused(client).await?;
+        if focused == id {
             return Ok(());
         }
         if Instant::now() > deadline {

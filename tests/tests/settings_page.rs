@@ -78,15 +78,9 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     )
     .await?;
     click(client, "#provider-save").await?;
-    let focused = client
-        .execute(
-            "return document.activeElement && document.activeElement.id;",
-            vec![],
-        )
-        .await?;
     assert_eq!(
-        focused,
-        json!("provider-base-url"),
+        common::focused(client).await?,
+        "provider-base-url",
         "the caret goes to the field"
     );
     screenshot(client, "settings-form-bad-address").await?;

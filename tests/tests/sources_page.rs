@@ -271,20 +271,14 @@ async fn deep_scan_paused_resumed_stopped(client: &Client, home: &Path) -> TestR
     wait_for_text(client, "#deep-scan-confirm", "rereads every history file").await?;
     let deadline = Instant::now() + Duration::from_secs(5);
     let focused = loop {
-        let focused = client
-            .execute(
-                "return document.activeElement && document.activeElement.id;",
-                vec![],
-            )
-            .await?;
-        if focused == json!("deep-scan-start") || Instant::now() > deadline {
+        let focused = common::focused(client).await?;
+        if focused == "deep-scan-start" || Instant::now() > deadline {
             break focused;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(
-        focused,
-        json!("deep-scan-start"),
+        focused, "deep-scan-start",
         "the confirmation takes the focus"
     );
     screenshot(client, "sources-deep-scan-confirm").await?;

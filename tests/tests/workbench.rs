@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn_test_support::{text_reply, MockServer};
-use common::{click, launch_at, screenshot, wait_for_text, App, TestResult};
+use common::{click, focused, launch_at, screenshot, wait_for_text, App, TestResult};
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -193,15 +193,9 @@ async fn first_run_setup_ends_with_a_working_chat() -> TestResult {
         click(client, "#first-run-start").await?;
         wait_for_text(client, "#first-run-done", "Connected to custom/small-model").await?;
         wait_for_text(client, "#model-pill", "custom/small-model").await?;
-        let focused = client
-            .execute(
-                "return document.activeElement && document.activeElement.id;",
-                vec![],
-            )
-            .await?;
         assert_eq!(
-            focused,
-            json!("composer-input"),
+            focused(client).await?,
+            "composer-input",
             "the composer is ready to type in"
         );
         let config = std::fs::read_to_string(home.path().join("config.toml"))?;
@@ -438,17 +432,6 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
     .await;
     app.close().await;
     outcome
-}
-
-/// The id of the element with the keyboard focus.
-async fn focused(client: &fantoccini::Client) -> TestResult<String> {
-    let id = client
-        .execute(
-            "return document.activeElement ? (document.activeElement.id || document.activeElement.className) : '';",
-            vec![],
-        )
-        .await?;
-    Ok(id.as_str().unwrap_or_default().to_owned())
 }
 
 /// Sends keys to whatever has the focus (as a keyboard does).

@@ -246,13 +246,12 @@ pub fn SettingsPage() -> impl IntoView {
             "models": models,
         }});
         provider_notice.set(None);
+        form.error.set(None);
         // A bad address is said next to its field, before anything is written.
         if cairn_protocol::base_url_problem(&form.base_url.get_untracked()).is_some() {
-            form.error.set(None);
             crate::workbench::focus_by_id("provider-base-url");
             return;
         }
-        form.error.set(None);
         spawn_local(async move {
             match invoke_with::<Settings, _>("settings_save_provider", &args).await {
                 Ok(loaded) => {

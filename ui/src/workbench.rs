@@ -548,32 +548,23 @@ pub fn Workbench() -> impl IntoView {
             tasks.update(|all| {
                 let mut next = all.iter().map(|t| t.id).max().unwrap_or(0);
                 for summary in stored {
+                    let Some(task) = all.iter_mut().find(|t| t.session == summary.session) else {
+                        next += 1;
+                        all.push(Task::stored(next, summary));
+                        continue;
+                    };
                     // A goal changes without touching the task's time.
-                    if let Some(task) = all.iter_mut().find(|t| t.session == summary.session) {
-                        if task.goal != summary.goal {
-                            task.goal = summary.goal.clone();
+                    task.goal = summary.goal;
+                    if !task.running() && summary.updated_at as f64 > task.updated_at + 1_000.0 {
+                        task.updated_at = summary.updated_at as f64;
+                        task.title = summary.title;
+                        task.messages.clear();
+                        task.loaded = false;
+                        if open == Some(task.id) {
+                            reopen = true;
+                        } else {
+                            task.unread = true;
                         }
-                    }
-                    match all.iter_mut().find(|t| t.session == summary.session) {
-                        None => {
-                            next += 1;
-                            all.push(Task::stored(next, summary));
-                        }
-                        Some(task)
-                            if !task.running()
-                                && summary.updated_at as f64 > task.updated_at + 1_000.0 =>
-                        {
-                            task.updated_at = summary.updated_at as f64;
-                            task.title = summary.title;
-                            task.messages.clear();
-                            task.loaded = false;
-                            if open == Some(task.id) {
-                                reopen = true;
-                            } else {
-                                task.unread = true;
-                            }
-                        }
-                        Some(_) => {}
                     }
                 }
             });

@@ -218,6 +218,18 @@ pub(crate) struct SessionState {
     pub recalls: Vec<SessionRecall>,
 }
 
+impl SessionState {
+    /// How many of the person's and the model's messages it holds, those before a compaction
+    /// included: the place in the transcript of the next one (what marks and recalls record).
+    pub fn transcript_len(&self) -> usize {
+        self.earlier
+            .iter()
+            .chain(&self.messages)
+            .filter(|m| m.role != Role::System)
+            .count()
+    }
+}
+
 /// A reply the person gives while a turn waits.
 pub(crate) enum Reply {
     Answer(Answer),
@@ -487,16 +499,10 @@ impl Runtime {
             });
         }
         if let Some(text) = mark {
-            let position = record
-                .earlier
-                .iter()
-                .chain(&record.messages)
-                .filter(|m| m.role != Role::System)
-                .count();
             record.marks.push(SessionMark {
                 at: now,
                 message_index: state.messages.len(),
-                position: Some(position),
+                position: Some(state.transcript_len()),
                 text,
             });
         }

@@ -93,12 +93,7 @@ impl Runtime {
         }
         // Kept with the session, so a reopened task still shows what this reply recalled.
         if let Some((_, _, items)) = &recalled {
-            let position = state
-                .earlier
-                .iter()
-                .chain(&state.messages)
-                .filter(|m| m.role != Role::System)
-                .count();
+            let position = state.transcript_len();
             state.recalls.retain(|r| r.position != position);
             state.recalls.push(SessionRecall {
                 position,

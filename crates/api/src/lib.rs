@@ -30,7 +30,6 @@ pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use models::MODEL_INDEX_ENV;
-pub use pet::{pet_state, PET_RECENT_MS};
 pub use settings::{
     AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput, VoiceModelInfo,
 };

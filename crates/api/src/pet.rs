@@ -8,7 +8,7 @@ use cairn_protocol::{PetState, PetTask, TaskSummary};
 use crate::Cairn;
 
 /// A finished task stays on the pet's badge, and is continued by its bubble, this long.
-pub const PET_RECENT_MS: i64 = 5 * 60 * 1000;
+const PET_RECENT_MS: i64 = 5 * 60 * 1000;
 
 /// How many tasks the pet's list shows.
 const PET_LIST: usize = 6;
@@ -22,7 +22,7 @@ impl Cairn {
 
 /// Running tasks first (a turn that has just started has no stored task yet: "New task"), then
 /// those finished in the last five minutes, most recent first; archived tasks never.
-pub fn pet_state(stored: Vec<TaskSummary>, running: &HashSet<String>, now_ms: i64) -> PetState {
+fn pet_state(stored: Vec<TaskSummary>, running: &HashSet<String>, now_ms: i64) -> PetState {
     let mut tasks: Vec<PetTask> = stored
         .into_iter()
         .filter(|t| {
@@ -44,7 +44,7 @@ pub fn pet_state(stored: Vec<TaskSummary>, running: &HashSet<String>, now_ms: i6
             0,
             PetTask {
                 session: session.clone(),
-                title: "New task".into(),
+                title: crate::tasks::UNTITLED.into(),
                 running: true,
             },
         );

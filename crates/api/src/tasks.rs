@@ -17,12 +17,15 @@ pub struct TaskChange {
     pub archived: Option<bool>,
 }
 
+/// What a task is called until its first message names it.
+pub(crate) const UNTITLED: &str = "New task";
+
 fn summary(h: SessionHeader) -> TaskSummary {
     TaskSummary {
         session: h.id,
         // A task made for its goal has no title until its first message.
         title: if h.title.is_empty() {
-            "New task".to_owned()
+            UNTITLED.to_owned()
         } else {
             h.title
         },

@@ -322,6 +322,17 @@ pub async fn click(client: &Client, css: &str) -> TestResult {
     }
 }
 
+/// The id of the element with the keyboard focus (its class when it has no id; empty for none).
+pub async fn focused(client: &Client) -> TestResult<String> {
+    let id = client
+        .execute(
+            "return document.activeElement ? (document.activeElement.id || document.activeElement.className) : '';",
+            vec![],
+        )
+        .await?;
+    Ok(id.as_str().unwrap_or_default().to_owned())
+}
+
 /// Switches the session to the window titled `title`, waiting for it to open.
 pub async fn switch_to_window_titled(client: &Client, title: &str) -> TestResult {
     let deadline = Instant::now() + Duration::from_secs(20);
