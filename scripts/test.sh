@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every check CI runs: formatting, clippy (warnings denied), the wasm UI build, all tests (unit,
-# integration, the cargo-metadata layering check) and the end-to-end desktop test under Xvfb.
+# integration, the cargo-metadata layering check), the end-to-end desktop test under Xvfb, and the
+# Debian package installed, used and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -23,7 +24,7 @@ step "cargo fmt --check"
 cargo fmt --all --check
 
 step "cargo clippy (warnings denied)"
-cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo clippy --locked --workspace --all-targets --features cairn-tests/package-test -- -D warnings
 
 step "cargo build (workspace, the desktop app once)"
 cargo build --locked --workspace --all-targets
@@ -41,3 +42,6 @@ fi
 
 step "cargo test (everything, including the desktop end-to-end test)"
 cargo test --locked --workspace -- --include-ignored
+
+step "the Debian package: built, installed, used by a new user, removed"
+scripts/package-test.sh

@@ -8,6 +8,7 @@ mod memory_commands;
 mod models_commands;
 mod settings_commands;
 mod sources_commands;
+mod tray;
 mod windows;
 
 use std::sync::Mutex;
@@ -114,11 +115,13 @@ fn run() -> anyhow::Result<()> {
         cairn_config::Config::default()
     });
     cairn.home().ensure_dirs()?;
+    let sync = tray::HistorySync::default();
     if config.auto_sync {
-        // Other agents' history: scanned now, then followed as they write (`[sync] auto`).
+        // Other agents' history: scanned now, then followed as they write (`[sync] auto`); the
+        // tray pauses it.
         let follower = cairn.clone();
+        let control = sync.0.clone();
         std::thread::spawn(move || {
-            let control = cairn_importers::ScanControl::default();
             if let Err(e) = follower.follow_sources(None, &control, &mut |_| {}) {
                 tracing::warn!("keeping other agents' history in sync stopped: {e}");
             }
@@ -166,6 +169,7 @@ fn run() -> anyhow::Result<()> {
             task_to_open: Mutex::default(),
         })
         .manage(sources_commands::Scanning::default())
+        .manage(sync)
         .invoke_handler(tauri::generate_handler![
             sources_commands::sources_list,
             sources_commands::sources_scan,
@@ -181,11 +185,13 @@ fn run() -> anyhow::Result<()> {
             settings_commands::settings_set_default_model,
             settings_commands::settings_save_voice,
             settings_commands::settings_save_appearance,
+            settings_commands::settings_start_at_login,
             settings_commands::settings_export_diagnostics,
             models_commands::models_list,
             models_commands::models_install,
             models_commands::models_remove,
             memory_commands::memory_overview,
+            memory_commands::memory_revision,
             memory_commands::memory_items,
             memory_commands::memory_search,
             memory_commands::memory_get,
@@ -229,6 +235,9 @@ fn run() -> anyhow::Result<()> {
                 windows::show_pet(app.handle())?;
             }
             stop_on_signals(app.handle().clone());
+            if let Err(e) = tray::install(app.handle()) {
+                tracing::warn!("no tray icon: {e}");
+            }
             Ok(())
         })
         .on_window_event(move |window, event| {
@@ -254,7 +263,7 @@ fn run() -> anyhow::Result<()> {
                 }
             }
         })
-        .build(tauri::generate_context!("../tauri.conf.json"))
+        .build(tauri::generate_context!())
         .context("cannot start the desktop app")?;
 
     app.run(|handle, event| {

@@ -33,6 +33,12 @@ where
         .map_err(|e| ApiError::new("internal", format!("cannot encode the answer: {e}")))
 }
 
+/// A number that moves whenever the memory changes, wherever the change came from.
+#[tauri::command]
+pub async fn memory_revision(desktop: State<'_, Desktop>) -> Result<Response, ApiError> {
+    run(&desktop, |c| c.memory_revision()).await
+}
+
 /// Counts by layer and source, sessions, turns and the size on disk.
 #[tauri::command]
 pub async fn memory_overview(desktop: State<'_, Desktop>) -> Result<Response, ApiError> {

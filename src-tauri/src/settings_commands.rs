@@ -100,6 +100,25 @@ pub async fn settings_save_appearance(
     .await
 }
 
+/// Starts Cairn at login (an XDG autostart entry running this program), or stops doing so.
+#[tauri::command]
+pub async fn settings_start_at_login(
+    desktop: State<'_, Desktop>,
+    on: bool,
+) -> Result<Settings, ApiError> {
+    let program = std::env::current_exe().map_err(|e| {
+        ApiError::new(
+            "internal",
+            format!("cannot tell where Cairn runs from: {e}"),
+        )
+    })?;
+    blocking(&desktop, move |cairn| {
+        cairn.set_start_at_login(on, &program)?;
+        Ok(cairn.settings())
+    })
+    .await
+}
+
 /// Writes the redacted diagnostic report; its path.
 #[tauri::command]
 pub async fn settings_export_diagnostics(desktop: State<'_, Desktop>) -> Result<String, ApiError> {

@@ -316,6 +316,21 @@ async fn seeded(client: &Client, home: &Path, nightly: i64, bucket: i64) -> Test
     screenshot(client, "memory-deleted").await?;
     click(client, "#mem-tab-overview").await?;
     wait_for_text(client, "#mem-stat-total", "11").await?;
+    let sources = text_of(client, "#mem-by-source").await?.unwrap_or_default();
+    assert!(sources.contains("codex3"), "{sources}");
+    assert!(sources.contains("cairn3"), "{sources}");
+
+    // A memory added elsewhere (another process) shows without a manual refresh.
+    add(
+        home,
+        "The office printer on the third floor needs the blue driver.",
+        "L3",
+        Some("codex"),
+    )?;
+    wait_for_text(client, "#mem-stat-total", "12").await?;
+    wait_for_text(client, "#mem-by-source", "codex4").await?;
+    click(client, "#mem-tab-entries").await?;
+    wait_for_text(client, "#mem-list", "office printer").await?;
 
     // Analytics: memories per day by source, the searches and their hit rate.
     click(client, "#mem-tab-analytics").await?;
@@ -349,7 +364,7 @@ async fn dark(client: &Client) -> TestResult {
         );
     }
     click(client, "#page-memory").await?;
-    wait_for_text(client, "#mem-stat-total", "11").await?;
+    wait_for_text(client, "#mem-stat-total", "12").await?;
     screenshot(client, "memory-dark-overview").await?;
     click(client, "#mem-tab-entries").await?;
     let search = client.find(Locator::Id("mem-search-input")).await?;

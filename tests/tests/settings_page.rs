@@ -148,6 +148,30 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     assert!(config.contains("models = [\"small-model\"]"), "{config}");
     assert!(config.contains("model = \"mock/small-model\""), "{config}");
 
+    // Start at login: off by default; on writes the XDG autostart entry running this app, off
+    // removes it.
+    let entry = home.join(".config/autostart/cairn-desktop.desktop");
+    let checked = "return document.getElementById('start-at-login').checked;";
+    assert_eq!(client.execute(checked, vec![]).await?, json!(false));
+    click(client, "#start-at-login").await?;
+    wait_for_text(
+        client,
+        "#settings-appearance-notice",
+        "Cairn starts when you log in",
+    )
+    .await?;
+    let text = std::fs::read_to_string(&entry)?;
+    let program = common::desktop_binary()?;
+    assert!(
+        text.contains(&format!("\nExec={}\n", program.display())),
+        "{text}"
+    );
+    assert_eq!(client.execute(checked, vec![]).await?, json!(true));
+    screenshot(client, "settings-start-at-login").await?;
+    click(client, "#start-at-login").await?;
+    wait_for_text(client, "#settings-appearance-notice", "no longer starts").await?;
+    assert!(!entry.exists(), "the autostart entry is still there");
+
     // The dark theme: applied at once, and kept in the config.
     click(client, "#theme-dark").await?;
     wait_for_text(client, "#settings-appearance-notice", "Theme: Dark").await?;

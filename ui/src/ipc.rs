@@ -322,6 +322,11 @@ pub async fn read_data_url(file: &web_sys::File) -> Result<String, String> {
 }
 
 /// Cairn's own models: installed or not, loaded or not.
+/// A number that moves whenever a memory is added, edited or deleted, wherever that happened.
+pub async fn memory_revision() -> Result<i64, ApiError> {
+    invoke("memory_revision").await
+}
+
 pub async fn models_list() -> Result<Vec<cairn_protocol::LocalModelInfo>, ApiError> {
     invoke("models_list").await
 }

@@ -144,7 +144,10 @@ struct Panel {
     busy: RwSignal<bool>,
     notice: RwSignal<Option<Notice>>,
     analysis: RwSignal<Loaded<Analysis>>,
+    /// The memory's revision when the page last read it (`None` before the first look).
+    revision: StoredValue<Option<i64>>,
     /// Request counters, so a slow answer never replaces a newer one.
+    overview_request: StoredValue<u32>,
     items_request: StoredValue<u32>,
     search_request: StoredValue<u32>,
     detail_request: StoredValue<u32>,
@@ -169,6 +172,8 @@ impl Panel {
             busy: RwSignal::new(false),
             notice: RwSignal::new(None),
             analysis: RwSignal::new(None),
+            revision: StoredValue::new(None),
+            overview_request: StoredValue::new(0),
             items_request: StoredValue::new(0),
             search_request: StoredValue::new(0),
             detail_request: StoredValue::new(0),
@@ -176,9 +181,27 @@ impl Panel {
     }
 
     fn load_overview(self) {
+        let request = next(self.overview_request);
         spawn_local(async move {
             let answer = invoke_with::<Overview, _>("memory_overview", &json!({})).await;
-            self.overview.set(Some(answer));
+            if self.overview_request.get_value() == request {
+                self.overview.set(Some(answer));
+            }
+        });
+    }
+
+    /// Reads everything shown again when the memory changed since the last look: a turn captured,
+    /// a scan, the local API or the CLI may have written to it.
+    fn follow_changes(self) {
+        spawn_local(async move {
+            let Ok(now) = crate::ipc::memory_revision().await else {
+                return;
+            };
+            let seen = self.revision.get_value();
+            self.revision.set_value(Some(now));
+            if seen.is_some_and(|seen| seen != now) {
+                self.refresh();
+            }
         });
     }
 
@@ -418,6 +441,13 @@ pub fn MemoryPage() -> impl IntoView {
     let panel = Panel::new();
     panel.load_overview();
     panel.load_items();
+    panel.follow_changes();
+    if let Ok(handle) = set_interval_with_handle(
+        move || panel.follow_changes(),
+        std::time::Duration::from_secs(2),
+    ) {
+        on_cleanup(move || handle.clear());
+    }
 
     let tab_button = move |tab: Tab, id: &'static str, label: &'static str| {
         view! {

@@ -1,7 +1,8 @@
-//! Settings' "Models on this device": Cairn's own language models — size, licence, whether each
-//! is installed, whole and loaded — with install (progress shown), remove, and use as default.
+//! Settings' "Models on this device": Cairn's own models — language models, the memory's embedder
+//! and the voice models; size, licence, whether each is installed, whole and loaded — with install
+//! (progress shown), remove, and, for a language model, use as default.
 
-use cairn_protocol::{InstallProgress, LocalModelInfo};
+use cairn_protocol::{InstallProgress, LocalModelInfo, ModelKind};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -88,7 +89,11 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                 </div>
                 <p class="set-muted">
                     {m.note.clone()}
-                    {m.default.then(|| t(" · used when no model is configured"))}
+                    {m.default.then(|| match m.kind {
+                        ModelKind::Language => t(" · used when no model is configured"),
+                        ModelKind::Embedding => t(" · used by memory search"),
+                        ModelKind::Speech => t(" · used by the microphone"),
+                    })}
                 </p>
                 {move || progress().map(|p| view! {
                     <progress max=p.total.max(1) value=p.done></progress>
@@ -107,7 +112,7 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                             {tf("Install ({size} MB)", &[("size", &format!("{:.0}", m.bytes as f64 / 1e6))])}
                         </button>
                     </Show>
-                    <Show when=move || m.whole>
+                    <Show when=move || m.whole && m.kind == ModelKind::Language>
                         <button
                             class="secondary local-model-use"
                             on:click={
@@ -140,9 +145,26 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
             <p class="set-muted">
                 {t("Cairn's own models run inside the app: private, offline, no account. One is in memory at a time, loaded when first needed and unloaded after five idle minutes.")}
             </p>
-            <ul id="settings-local-models" class="set-providers">
-                {move || models.get().into_iter().map(row).collect_view()}
-            </ul>
+            {[
+                (ModelKind::Language, t("Language models"), "settings-local-models"),
+                (ModelKind::Embedding, t("Memory search"), "settings-memory-models"),
+                (ModelKind::Speech, t("Voice input"), "settings-voice-models"),
+            ]
+                .into_iter()
+                .map(|(kind, title, id)| view! {
+                    <h3 class="set-subtitle">{title}</h3>
+                    <ul id=id class="set-providers">
+                        {move || {
+                            models
+                                .get()
+                                .into_iter()
+                                .filter(|m| m.kind == kind)
+                                .map(row)
+                                .collect_view()
+                        }}
+                    </ul>
+                })
+                .collect_view()}
             {move || failure.get().map(|e| view! {
                 <p class="set-notice error" id="settings-local-notice" role="alert">{e}</p>
             })}

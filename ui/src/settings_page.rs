@@ -66,6 +66,7 @@ struct Settings {
     log_level: String,
     language: String,
     launch: String,
+    start_at_login: bool,
     embedding_model: String,
     embedding_installed: bool,
 }
@@ -182,6 +183,7 @@ pub fn SettingsPage() -> impl IntoView {
     let log_level = RwSignal::new("info".to_owned());
     let language = RwSignal::new("en".to_owned());
     let launch = RwSignal::new("full".to_owned());
+    let start_at_login = RwSignal::new(false);
     let default_choice = RwSignal::new(String::new());
 
     let adopt = move |loaded: Settings| {
@@ -200,6 +202,7 @@ pub fn SettingsPage() -> impl IntoView {
         log_level.set(loaded.log_level.clone());
         language.set(loaded.language.clone());
         launch.set(loaded.launch.clone());
+        start_at_login.set(loaded.start_at_login);
         default_choice.set(loaded.default_model.clone().unwrap_or_default());
         settings.set(Some(Ok(loaded)));
     };
@@ -736,7 +739,7 @@ pub fn SettingsPage() -> impl IntoView {
                             }}
                         </select>
                         {move || voice_models().is_empty().then(|| view! {
-                            <span class="set-hint">{t("No whisper model is installed: ./run setup downloads one.")}</span>
+                            <span class="set-hint">{t("No voice model is installed: install one under Models on this device, above.")}</span>
                         })}
                     </div>
                     <label for="voice-language">{t("Language")}</label>
@@ -875,6 +878,30 @@ pub fn SettingsPage() -> impl IntoView {
                                 </button>
                             })
                             .collect_view()}
+                    </div>
+                    <span class="set-label">{t("At login")}</span>
+                    <div class="set-field">
+                        <label class="set-check">
+                            <input
+                                id="start-at-login"
+                                type="checkbox"
+                                prop:checked=move || start_at_login.get()
+                                on:change=move |ev| {
+                                    let on = event_target_checked(&ev);
+                                    save(
+                                        "settings_start_at_login",
+                                        json!({ "on": on }),
+                                        appearance_notice,
+                                        if on {
+                                            t("Cairn starts when you log in.").to_owned()
+                                        } else {
+                                            t("Cairn no longer starts when you log in.").to_owned()
+                                        },
+                                    );
+                                }
+                            />
+                            {t("Start Cairn when I log in")}
+                        </label>
                     </div>
                     <label for="pet-shortcut">{t("Pet shortcut")}</label>
                     <div class="set-field">

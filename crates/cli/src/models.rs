@@ -1,4 +1,5 @@
-//! `cairn models`: Cairn's own language models (list, install with a progress bar, remove), and
+//! `cairn models`: Cairn's own models — language, the memory's embedder, voice — (list, install
+//! with a progress bar, remove), and
 //! `cairn bench model`, what each installed one costs on this machine.
 
 use std::io::Write;
@@ -23,7 +24,7 @@ pub enum ModelsCommand {
         #[arg(long, value_name = "URL")]
         index: Option<String>,
     },
-    /// Delete an installed model's file.
+    /// Delete an installed model's files.
     Remove { name: String },
 }
 
@@ -42,8 +43,13 @@ pub async fn run(cairn: &Cairn, command: ModelsCommand) -> anyhow::Result<()> {
                     (true, false) => "DAMAGED: reinstall it",
                     _ => "not installed",
                 };
+                let kind = match m.kind {
+                    cairn_protocol::ModelKind::Language => "language",
+                    cairn_protocol::ModelKind::Embedding => "memory",
+                    cairn_protocol::ModelKind::Speech => "voice",
+                };
                 println!(
-                    "{:<20} {:>7.1} MB  {:<11} {:<18} {}{}",
+                    "{:<20} {kind:<9} {:>7.1} MB  {:<11} {:<18} {}{}",
                     m.name,
                     m.bytes as f64 / 1e6,
                     m.licence,
@@ -52,7 +58,7 @@ pub async fn run(cairn: &Cairn, command: ModelsCommand) -> anyhow::Result<()> {
                     if m.default { "  (default)" } else { "" }
                 );
             }
-            println!("\nfolder: {}", cairn.llm_dir().display());
+            println!("\nfolder: {}", cairn.home().models_dir().display());
             Ok(())
         }
         ModelsCommand::Install { name, index } => {
@@ -151,7 +157,11 @@ pub async fn bench(
     let models: Vec<_> = cairn
         .local_models()
         .into_iter()
-        .filter(|m| m.whole && (names.is_empty() || names.contains(&m.name)))
+        .filter(|m| {
+            m.kind == cairn_protocol::ModelKind::Language
+                && m.whole
+                && (names.is_empty() || names.contains(&m.name))
+        })
         .collect();
     if models.is_empty() {
         anyhow::bail!(

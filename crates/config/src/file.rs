@@ -42,6 +42,9 @@ pub struct Config {
     pub language: String,
     /// `[ui] launch`: which window the desktop app opens with.
     pub launch: LaunchMode,
+    /// `[models] index`: the package index (PEP 691 simple API) Cairn's own models are installed
+    /// from; PyPI when `None`.
+    pub models_index: Option<String>,
 }
 
 /// `[ui] launch`: the pet alone, the workbench (the default), or whichever was in use last.
@@ -178,6 +181,7 @@ impl Default for Config {
             theme: Theme::default(),
             language: "en".to_owned(),
             launch: LaunchMode::default(),
+            models_index: None,
         }
     }
 }
@@ -288,6 +292,13 @@ struct RawConfig {
     log: Option<RawLog>,
     memory: Option<RawMemory>,
     ui: Option<RawUi>,
+    models: Option<RawModels>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModels {
+    index: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -487,7 +498,21 @@ impl Config {
                 }
             },
         };
+        let models_index = match raw.models.and_then(|m| m.index) {
+            Some(index) => {
+                let url = index.get_ref().trim();
+                if !(url.starts_with("https://") || url.starts_with("http://")) {
+                    return Err(at.error(
+                        index.span(),
+                        format!("`models.index` must be an http(s) address, got {url:?}"),
+                    ));
+                }
+                Some(url.to_owned())
+            }
+            None => None,
+        };
         Ok(Self {
+            models_index,
             api_port: raw.api.and_then(|a| a.port).filter(|port| *port != 0),
             default_model,
             providers,
@@ -804,6 +829,22 @@ launch = "pet"
         )?;
         let debug = format!("{config:?}");
         assert!(!debug.contains("sk-very-secret"), "{debug}");
+        Ok(())
+    }
+
+    #[test]
+    fn the_models_index_is_an_address() -> Result<(), ConfigError> {
+        assert_eq!(parse("")?.models_index, None);
+        let config = parse("[models]\nindex = \"https://mirror.example/simple\"\n")?;
+        assert_eq!(
+            config.models_index.as_deref(),
+            Some("https://mirror.example/simple")
+        );
+        let error = error_text("[models]\nindex = \"mirror.example\"\n");
+        assert!(
+            error.contains("`models.index` must be an http(s) address"),
+            "{error}"
+        );
         Ok(())
     }
 

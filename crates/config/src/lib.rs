@@ -1,8 +1,9 @@
 //! Cairn's data home and configuration: where files live (`home`), the config file parsed into a
 //! resolved [`Config`] (`file`), and the `runtime.json` that tells the CLI and hooks where the running
-//! API is (`runtime`).
+//! API is (`runtime`), and the login entry that starts the app (`autostart`).
 
 mod atomic;
+pub mod autostart;
 mod edit;
 mod error;
 mod file;

@@ -110,6 +110,9 @@ impl ScanControl {
     pub fn is_stopped(&self) -> bool {
         self.stopped.load(Ordering::SeqCst)
     }
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::SeqCst)
+    }
     fn should_stop(&self) -> bool {
         while self.paused.load(Ordering::SeqCst) && !self.stopped.load(Ordering::SeqCst) {
             std::thread::sleep(Duration::from_millis(50));

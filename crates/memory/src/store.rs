@@ -26,6 +26,8 @@ pub struct MemoryStore {
     pub(crate) vectors: Mutex<Option<VectorIndex>>,
     /// Set when new memories wait for the embedding queue.
     pub(crate) pending: Arc<(Mutex<bool>, Condvar)>,
+    /// Whether the background queue runs (it is started once).
+    pub(crate) worker: std::sync::atomic::AtomicBool,
 }
 
 /// The current time in unix milliseconds.
@@ -91,6 +93,7 @@ impl MemoryStore {
             summarizer: RwLock::new(None),
             vectors: Mutex::new(None),
             pending: Arc::new((Mutex::new(false), Condvar::new())),
+            worker: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -449,6 +452,16 @@ impl MemoryStore {
         Ok(self
             .lock()?
             .query_row("PRAGMA integrity_check", [], |row| row.get(0))?)
+    }
+
+    /// The newest entry of the change log: it moves on every add, edit and delete, whichever
+    /// process made it, so a view can tell cheaply that what it shows is out of date.
+    pub fn revision(&self) -> Result<i64, MemoryError> {
+        Ok(self
+            .lock()?
+            .query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
+                row.get(0)
+            })?)
     }
 
     /// How many entries the append-only change log holds.

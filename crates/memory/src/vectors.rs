@@ -206,9 +206,13 @@ impl MemoryStore {
     /// Starts the background queue that embeds new memories (and rewrites summaries when a summary
     /// model is set); it stops when the store is dropped.
     /// Failures are retried with a growing pause (1 s up to a minute); capture never waits on it.
-    pub fn spawn_embedding_worker(self: &Arc<Self>) -> std::thread::JoinHandle<()> {
+    /// `None` when the queue already runs.
+    pub fn spawn_embedding_worker(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
+        if self.worker.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return None;
+        }
         let weak: Weak<Self> = Arc::downgrade(self);
-        std::thread::spawn(move || {
+        Some(std::thread::spawn(move || {
             let mut backoff = Duration::from_secs(1);
             loop {
                 let Some(store) = weak.upgrade() else { return };
@@ -238,7 +242,7 @@ impl MemoryStore {
                     }
                 }
             }
-        })
+        }))
     }
 
     /// Nearest memories to `query` by vector, loading the index on first use.

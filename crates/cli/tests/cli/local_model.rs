@@ -165,3 +165,35 @@ fn a_truncated_model_file_is_named_with_the_command_that_reinstalls_it() -> Test
     );
     Ok(())
 }
+
+/// What setup installed is whole by the catalogue's pinned sizes and checksums — the language
+/// model, the memory's embedder and both voice models — so the app's installer and setup agree.
+#[test]
+fn the_models_setup_installed_are_whole_by_the_catalogue() -> TestResult {
+    let Some(home) = home_with_models()? else {
+        return Ok(());
+    };
+    let listed = crate::cairn(home.path(), &["models", "list", "--json"])?;
+    let models: Vec<serde_json::Value> = serde_json::from_str(&stdout(&listed))?;
+    for (name, kind) in [
+        ("qwen2.5-coder-1.5b", "language"),
+        ("all-minilm-l6-v2", "embedding"),
+        ("whisper-tiny.en", "speech"),
+        ("whisper-base", "speech"),
+    ] {
+        let model = models
+            .iter()
+            .find(|m| m["name"] == name)
+            .ok_or_else(|| format!("{name} is not listed"))?;
+        assert_eq!(model["kind"], kind, "{model}");
+        assert_eq!(model["whole"], true, "{name} is not whole: {model}");
+    }
+    let table = stdout(&crate::cairn(home.path(), &["models", "list"])?);
+    assert!(
+        table.lines().any(|l| l.starts_with("all-minilm-l6-v2 ")
+            && l.contains("memory")
+            && l.contains("installed")),
+        "{table}"
+    );
+    Ok(())
+}

