@@ -9,12 +9,14 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 
 say() { printf '\033[1;32mpackage:\033[0m %s\n' "$*"; }
+# The debug build is the workspace exactly as ./run test builds it (one set of dependency
+# features, so nothing is compiled twice); the release build is the workspace's programs.
 profile=release
-cargo_flags=(--release)
+cargo_flags=(--release --bins)
 tauri_flags=()
 if [ "${1:-}" = "--debug" ]; then
   profile=debug
-  cargo_flags=()
+  cargo_flags=(--all-targets)
   tauri_flags=(--debug)
 fi
 target_dir="$(mkdir -p "${CARGO_TARGET_DIR:-$PWD/target}" && cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)"
@@ -31,7 +33,7 @@ if [ "$("$tauri" --version 2>/dev/null || true)" != "tauri-cli $cli_version" ]; 
 fi
 
 scripts/build-ui.sh
-cargo build --locked "${cargo_flags[@]}" -p cairn-desktop -p cairn-cli -p cairn-local --bins
+cargo build --locked --workspace "${cargo_flags[@]}"
 
 # What the binaries link, as Debian packages (with their minimum versions), plus what they open at
 # run time: the tray's appindicator library and a font for Chinese.
@@ -61,7 +63,9 @@ PY
 )
 say "depends: $(python3 -c 'import json,sys; print(", ".join(json.loads(sys.argv[1])["bundle"]["linux"]["deb"]["depends"]))' "$config")"
 
-(cd src-tauri && "$tauri" build "${tauri_flags[@]}" --bundles deb --ci --config "$config")
+# The bundler packs what cargo built (`tauri bundle`; `tauri build` would build the app alone,
+# with other features).
+(cd src-tauri && "$tauri" bundle "${tauri_flags[@]}" --bundles deb --ci --config "$config")
 deb=$(ls -t "$bin"/bundle/deb/*.deb | head -1)
 size=$(stat -c %s "$deb")
 say "$deb"

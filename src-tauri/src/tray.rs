@@ -83,8 +83,17 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &quit,
         ],
     )?;
+    // The icon is written to a file for the desktop's tray: into Cairn's own cache, not a folder
+    // of /tmp that another user of this machine may own.
+    let icon_dir = app
+        .state::<crate::Desktop>()
+        .cairn
+        .home()
+        .cache_dir()
+        .join("tray");
     let mut tray = TrayIconBuilder::with_id("cairn")
         .tooltip("Cairn")
+        .temp_dir_path(icon_dir)
         .menu(&menu)
         .show_menu_on_left_click(false)
         .on_menu_event(move |app, event: MenuEvent| {

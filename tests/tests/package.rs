@@ -70,6 +70,13 @@ async fn the_installed_app_sets_itself_up_and_answers() -> TestResult {
         // Memory search and voice need their models: offered, installed from the registries.
         wait_for_text(client, "#first-run-helpers", "Install them").await?;
         screenshot(client, "package-first-run").await?;
+        // Below the fold of the welcome, as a person scrolls to it.
+        client
+            .execute(
+                "document.getElementById('first-run-helpers-install').scrollIntoView({block: 'center'});",
+                vec![],
+            )
+            .await?;
         click(client, "#first-run-helpers-install").await?;
         wait_for_text(client, "#first-run-helpers", "MB").await?;
         screenshot(client, "package-installing-models").await?;
@@ -118,13 +125,17 @@ async fn the_installed_app_sets_itself_up_and_answers() -> TestResult {
         Ok(())
     }
     .await;
-    app.close().await;
-    outcome?;
-    // Closed: the API has stopped and said so; what was said is kept.
+    // Quit as the session does at logout (SIGTERM): the API stops and says so; what was said is
+    // kept.
+    let _ = Command::new("pkill")
+        .args(["-TERM", "-u", &user.user, "-x", "cairn-desktop"])
+        .status();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while data.join("runtime.json").exists() && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    app.close().await;
+    outcome?;
     assert!(
         !data.join("runtime.json").exists(),
         "runtime.json was left behind"

@@ -295,7 +295,6 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                 }}
             </p>
             {move || failure.get().map(|message| view! { <p class="error-text" role="alert">{message}</p> })}
-            <HelperModels local />
             <div class="set-actions">
                 <Show when=move || kind.get() != LOCAL_KIND>
                 <button
@@ -318,6 +317,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
                     {t("Start chatting")}
                 </button>
             </div>
+            <HelperModels local />
             {move || {
                 let found = sources.get();
                 (!found.is_empty()).then(|| {
