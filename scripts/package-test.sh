@@ -2,8 +2,9 @@
 # The .deb as a person gets it: builds it (from the debug build), installs it with apt, creates an
 # ordinary user with an empty home, drives /usr/bin/cairn-desktop's first run under the display
 # (tests/tests/package.rs: models from the registries, a first answer from a scripted model
-# server), prints the installed app's cold start, then removes the package and checks that nothing
-# of it is left under /usr and that the user's data is untouched.
+# server), installs a newer version over it and checks the data stays, prints the upgraded app's
+# cold start, then removes the package and checks that nothing of it is left under /usr and that
+# the user's data is untouched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -12,10 +13,12 @@ say() { printf '\033[1;32mpackage-test:\033[0m %s\n' "$*"; }
 if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
 as_user() { $SUDO runuser -u "$user" -- "$@"; }
 
+target_dir="$(mkdir -p "${CARGO_TARGET_DIR:-$PWD/target}" && cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)"
+rm -rf "$target_dir/debug/bundle/deb"
 scripts/package.sh --debug
-target_dir="$(cd "${CARGO_TARGET_DIR:-$PWD/target}" && pwd)"
-deb=$(ls -t "$target_dir"/debug/bundle/deb/*.deb | head -1)
+deb=$(cat "$target_dir/debug/bundle/deb/latest")
 package=$(dpkg-deb -f "$deb" Package)
+version=$(dpkg-deb -f "$deb" Version)
 
 user=cairn-package-test
 if ! id -u "$user" >/dev/null 2>&1; then
@@ -57,6 +60,18 @@ fi
 say "driving the first run as $user"
 CAIRN_PACKAGE_USER="$user" CAIRN_PACKAGE_HOME="$home" CAIRN_PACKAGE_DRIVER="$driver_dir/tauri-driver" \
   cargo test --locked -p cairn-tests --features package-test --test package -- --nocapture
+
+# An upgrade: the same app as a newer version, installed over the first; the data stays.
+upgrade_version=$(echo "$version" | awk -F. '{ printf "%d.%d.%d", $1, $2, $3 + 1 }')
+CAIRN_PACKAGE_VERSION="$upgrade_version" scripts/package.sh --debug >/dev/null
+upgrade=$(cat "$target_dir/debug/bundle/deb/latest")
+before=$($SUDO find "$home/.cairn" -type f \( -name config.toml -o -name '*.sqlite' \) -exec sha256sum {} + | sort)
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$upgrade" >/dev/null
+[ "$(dpkg-query -W -f='${Version}' "$package")" = "$upgrade_version" ] || { echo "package-test: the upgrade did not install" >&2; exit 1; }
+after=$($SUDO find "$home/.cairn" -type f \( -name config.toml -o -name '*.sqlite' \) -exec sha256sum {} + | sort)
+[ -n "$before" ] && [ "$before" = "$after" ] || { echo "package-test: the upgrade changed the user's data" >&2; exit 1; }
+dpkg -L "$package" >"$installed_files"
+say "upgraded $version → $upgrade_version: config and memory untouched"
 
 # Cold start: from the command to the workbench's window on screen, set up as the test left it.
 start=$(date +%s%N)

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Builds the Debian package with Tauri's bundler: cairn-desktop, the cairn CLI and the model host in
+# Builds the Debian package (and an .rpm beside it) with Tauri's bundler: cairn-desktop, the cairn CLI and the model host in
 # /usr/bin, the desktop entry and the icons, and the dependencies the binaries really link
 # (dpkg-shlibdeps) plus what they load at run time. Prints the package's path and size.
 #   scripts/package.sh            a release build (what people install)
 #   scripts/package.sh --debug    the debug build the tests already made (fast; for package tests)
+# CAIRN_PACKAGE_VERSION overrides the package's version (the package test makes an "upgrade").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
@@ -47,26 +48,39 @@ if [ -z "$linked" ]; then
   echo "package: dpkg-shlibdeps found no dependencies" >&2
   exit 1
 fi
-config=$(python3 - "$linked" "$bin" <<'PY'
+config=$(python3 - "$linked" "$bin" "${CAIRN_PACKAGE_VERSION:-}" <<'PY'
 import json, sys
-linked, bin_dir = sys.argv[1], sys.argv[2]
+linked, bin_dir, version = sys.argv[1], sys.argv[2], sys.argv[3]
 depends = [d.strip() for d in linked.split(",") if d.strip()]
 depends += ["libayatana-appindicator3-1", "fonts-wqy-microhei | fonts-noto-cjk"]
-print(json.dumps({"bundle": {"linux": {"deb": {
-    "depends": depends,
-    "files": {
-        "/usr/bin/cairn": f"{bin_dir}/cairn",
-        "/usr/bin/cairn-model-host": f"{bin_dir}/cairn-model-host",
+files = {
+    "/usr/bin/cairn": f"{bin_dir}/cairn",
+    "/usr/bin/cairn-model-host": f"{bin_dir}/cairn-model-host",
+}
+config = {"bundle": {"linux": {
+    "deb": {"depends": depends, "files": files},
+    # Fedora's names for the same libraries (the .rpm is built, not installed, here).
+    "rpm": {
+        "depends": ["webkit2gtk4.1", "gtk3", "libayatana-appindicator-gtk3", "alsa-lib"],
+        "files": files,
     },
-}}}}))
+}}}
+if version:
+    config["version"] = version
+print(json.dumps(config))
 PY
 )
 say "depends: $(python3 -c 'import json,sys; print(", ".join(json.loads(sys.argv[1])["bundle"]["linux"]["deb"]["depends"]))' "$config")"
 
 # The bundler packs what cargo built (`tauri bundle`; `tauri build` would build the app alone,
 # with other features).
-(cd src-tauri && "$tauri" bundle "${tauri_flags[@]}" --bundles deb --ci --config "$config")
+(cd src-tauri && "$tauri" bundle "${tauri_flags[@]}" --bundles deb,rpm --ci --config "$config")
 deb=$(ls -t "$bin"/bundle/deb/*.deb | head -1)
+echo "$deb" >"$bin/bundle/deb/latest"
 size=$(stat -c %s "$deb")
 say "$deb"
 say "size: $(awk -v b="$size" 'BEGIN { printf "%.1f MB", b / 1e6 }') ($(dpkg-deb -f "$deb" Installed-Size) KB installed)"
+rpm=$(ls -t "$bin"/bundle/rpm/*.rpm 2>/dev/null | head -1)
+if [ -n "$rpm" ]; then
+  say "$rpm ($(awk -v b="$(stat -c %s "$rpm")" 'BEGIN { printf "%.1f MB", b / 1e6 }'))"
+fi

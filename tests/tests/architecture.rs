@@ -164,3 +164,70 @@ fn llama_cpp_and_whisper_never_meet_in_one_program() -> Result<(), Box<dyn std::
     }
     Ok(())
 }
+
+/// The workspace's layers, lowest first: a crate depends only on crates of lower layers (normal,
+/// build and dev dependencies alike), as `../shared/DESIGN.md` draws them — `ui → protocol`;
+/// `src-tauri → api, http`; `api → agent, memory, importers, voice`; `agent → llm, tools, memory`.
+const LAYERS: &[&[&str]] = &[
+    &["cairn-protocol", "cairn-test-support"],
+    &[
+        "cairn-config",
+        "cairn-llm",
+        "cairn-memory",
+        "cairn-models",
+        "cairn-voice",
+    ],
+    &[
+        "cairn-tools",
+        "cairn-embed",
+        "cairn-importers",
+        "cairn-local",
+    ],
+    &["cairn-agent"],
+    &["cairn-api"],
+    &["cairn-http"],
+    &["cairn-cli", "cairn-desktop", "cairn-tests"],
+];
+
+#[test]
+fn dependencies_between_cairn_crates_only_point_down() -> Result<(), Box<dyn std::error::Error>> {
+    let meta = metadata()?;
+    let layer = |name: &str| LAYERS.iter().position(|l| l.contains(&name));
+    let mut edges = 0;
+    for package in meta["packages"].as_array().into_iter().flatten() {
+        let name = package["name"].as_str().unwrap_or_default();
+        if !name.starts_with("cairn-") || package["source"].is_string() {
+            continue;
+        }
+        let deps: Vec<&str> = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| d.starts_with("cairn-"))
+            .collect();
+        if name == "cairn-ui" {
+            // The UI sees the backend only through the wire types.
+            assert_eq!(deps, ["cairn-protocol"], "cairn-ui depends on {deps:?}");
+            continue;
+        }
+        let Some(own) = layer(name) else {
+            panic!("{name} is in no layer: add it to LAYERS in tests/tests/architecture.rs");
+        };
+        for dep in deps {
+            let Some(theirs) = layer(dep) else {
+                panic!("{dep} (a dependency of {name}) is in no layer");
+            };
+            assert!(
+                theirs < own,
+                "{name} (layer {own}) depends on {dep} (layer {theirs}): dependencies point down only"
+            );
+            edges += 1;
+        }
+    }
+    assert!(
+        edges >= 20,
+        "only {edges} dependencies between Cairn's crates were checked"
+    );
+    Ok(())
+}

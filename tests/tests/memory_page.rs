@@ -297,6 +297,8 @@ async fn seeded(client: &Client, home: &Path, nightly: i64, bucket: i64) -> Test
     // Delete another, with a confirmation first.
     click(client, "#mem-search-clear").await?;
     wait_for_text(client, "#mem-range", "1–12 of 12").await?;
+    // The list (not only the search) shows the edited text.
+    wait_for_text(client, "#mem-list", "pruning old images").await?;
     click(client, &format!("#mem-list button[data-id='{bucket}']")).await?;
     wait_for_text(client, "#mem-detail-text", "staging bucket").await?;
     click(client, "#mem-delete").await?;

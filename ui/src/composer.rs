@@ -183,7 +183,7 @@ pub(crate) fn Composer(
                     {move || attached.get().into_iter().enumerate().map(|(i, a)| view! {
                         <li class="attachment">
                             <span class="attachment-name">{a.name.clone()}</span>
-                            <span class="attachment-size">{present::size_label(a.bytes)}</span>
+                            <span class="attachment-size">{crate::format::bytes(a.bytes as u64)}</span>
                             <button
                                 type="button"
                                 class="icon"

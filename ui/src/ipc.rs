@@ -1,6 +1,7 @@
 //! The one typed bridge to the backend: Tauri commands invoked through the webview's IPC.
 
-use cairn_protocol::{ApiError, ChatEvent, StatusReport};
+use cairn_protocol::settings::{AppearanceInput, ProviderInput, Settings, VoiceInput};
+use cairn_protocol::{memory, ApiError, ChatEvent, StatusReport};
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -16,7 +17,7 @@ async fn invoke<T: DeserializeOwned>(cmd: &str) -> Result<T, ApiError> {
 }
 
 /// A command with arguments (an object whose keys are the command's camelCase parameters).
-pub(crate) async fn invoke_with<T: DeserializeOwned, A: serde::Serialize>(
+async fn invoke_with<T: DeserializeOwned, A: serde::Serialize>(
     cmd: &str,
     args: &A,
 ) -> Result<T, ApiError> {
@@ -27,7 +28,7 @@ pub(crate) async fn invoke_with<T: DeserializeOwned, A: serde::Serialize>(
 /// A command that streams events through a Tauri channel while it runs: `args` as for
 /// [`invoke_with`], plus the channel under `channel_arg` (its camelCase parameter). `on_event` sees
 /// each event that decodes as `E`, in order; the answer comes when the command has finished.
-pub(crate) async fn invoke_streaming<E, T, A>(
+async fn invoke_streaming<E, T, A>(
     cmd: &str,
     args: &A,
     channel_arg: &str,
@@ -327,6 +328,55 @@ pub async fn memory_revision() -> Result<i64, ApiError> {
     invoke("memory_revision").await
 }
 
+/// Counts by layer and source, sessions, turns and the size on disk.
+pub async fn memory_overview() -> Result<memory::Overview, ApiError> {
+    invoke("memory_overview").await
+}
+
+/// Live entries, newest first, of one layer (`L1`, `L2`, `L3`, `skill`) or all.
+pub async fn memory_items(
+    layer: Option<&str>,
+    offset: usize,
+    limit: usize,
+) -> Result<Vec<memory::MemoryRecord>, ApiError> {
+    let args = serde_json::json!({ "layer": layer, "offset": offset, "limit": limit });
+    invoke_with("memory_items", &args).await
+}
+
+/// A search with every candidate explained.
+pub async fn memory_search(
+    query: &str,
+    layer: Option<&str>,
+    limit: usize,
+) -> Result<memory::SearchResult, ApiError> {
+    let args = serde_json::json!({ "query": query, "layer": layer, "limit": limit });
+    invoke_with("memory_search", &args).await
+}
+
+/// One live entry.
+pub async fn memory_get(id: i64) -> Result<memory::MemoryRecord, ApiError> {
+    invoke_with("memory_get", &serde_json::json!({ "id": id })).await
+}
+
+/// A memory's new text, re-indexed; the entry as it is now.
+pub async fn memory_edit(id: i64, text: &str) -> Result<memory::MemoryRecord, ApiError> {
+    invoke_with(
+        "memory_edit",
+        &serde_json::json!({ "id": id, "text": text }),
+    )
+    .await
+}
+
+/// Deletes a memory (its text leaves the database).
+pub async fn memory_delete(id: i64) -> Result<bool, ApiError> {
+    invoke_with("memory_delete", &serde_json::json!({ "id": id })).await
+}
+
+/// Memories per day by source, and the search log's statistics.
+pub async fn memory_analysis() -> Result<memory::Analysis, ApiError> {
+    invoke("memory_analysis").await
+}
+
 pub async fn models_list() -> Result<Vec<cairn_protocol::LocalModelInfo>, ApiError> {
     invoke("models_list").await
 }
@@ -348,4 +398,116 @@ pub async fn models_install(
 /// Deletes an installed model of Cairn's.
 pub async fn models_remove(name: &str) -> Result<Vec<cairn_protocol::LocalModelInfo>, ApiError> {
     invoke_with("models_remove", &serde_json::json!({"name": name})).await
+}
+
+/// Runs a scan; `on_event` sees its progress. Returns the reports, one per source scanned.
+pub async fn scan_sources(
+    only: Option<&str>,
+    full: bool,
+    on_event: impl FnMut(cairn_protocol::ScanProgress) + 'static,
+) -> Result<Vec<cairn_protocol::SourceReport>, ApiError> {
+    invoke_streaming(
+        "sources_scan",
+        &serde_json::json!({ "only": only, "full": full }),
+        "onProgress",
+        on_event,
+    )
+    .await
+}
+
+pub async fn list_sources() -> Result<Vec<cairn_protocol::SourceInfo>, ApiError> {
+    invoke_with("sources_list", &serde_json::json!({})).await
+}
+
+pub async fn scan_control(action: &str) -> Result<bool, ApiError> {
+    invoke_with(
+        "sources_scan_control",
+        &serde_json::json!({ "action": action }),
+    )
+    .await
+}
+
+pub async fn hooks_status() -> Result<Vec<cairn_protocol::HookStatus>, ApiError> {
+    invoke_with("hooks_status", &serde_json::json!({})).await
+}
+
+/// Where the `cairn` command the hooks run should be, and whether it is there.
+pub async fn hooks_cli() -> Result<(String, bool), ApiError> {
+    invoke_with("hooks_cli", &serde_json::json!({})).await
+}
+
+pub async fn hook_change(
+    agent: &str,
+    install: bool,
+) -> Result<cairn_protocol::HookStatus, ApiError> {
+    let command = if install {
+        "hook_install"
+    } else {
+        "hook_remove"
+    };
+    invoke_with(command, &serde_json::json!({ "agent": agent })).await
+}
+
+/// Everything the Settings page shows.
+pub async fn settings_get() -> Result<Settings, ApiError> {
+    invoke("settings_get").await
+}
+
+/// A change the Settings page (or the first run) makes; each answers the settings as they are
+/// afterwards.
+#[derive(Debug, Clone)]
+pub enum SettingsChange {
+    SaveProvider(ProviderInput),
+    RemoveProvider(String),
+    DefaultModel { provider: String, model: String },
+    Voice(VoiceInput),
+    Appearance(AppearanceInput),
+    StartAtLogin(bool),
+}
+
+/// Makes `change`, written into the config file by the backend.
+pub async fn change_settings(change: SettingsChange) -> Result<Settings, ApiError> {
+    use serde_json::json;
+    match change {
+        SettingsChange::SaveProvider(provider) => {
+            invoke_with("settings_save_provider", &json!({ "provider": provider })).await
+        }
+        SettingsChange::RemoveProvider(name) => {
+            invoke_with("settings_remove_provider", &json!({ "name": name })).await
+        }
+        SettingsChange::DefaultModel { provider, model } => {
+            let args = json!({ "provider": provider, "model": model });
+            invoke_with("settings_set_default_model", &args).await
+        }
+        SettingsChange::Voice(voice) => {
+            invoke_with("settings_save_voice", &json!({ "voice": voice })).await
+        }
+        SettingsChange::Appearance(appearance) => {
+            let args = json!({ "appearance": appearance });
+            invoke_with("settings_save_appearance", &args).await
+        }
+        SettingsChange::StartAtLogin(on) => {
+            invoke_with("settings_start_at_login", &json!({ "on": on })).await
+        }
+    }
+}
+
+/// Writes the redacted diagnostic report; its path.
+pub async fn export_diagnostics() -> Result<String, ApiError> {
+    invoke("settings_export_diagnostics").await
+}
+
+/// Loads both windows again (after a change of language).
+pub async fn reload_windows() -> Result<(), ApiError> {
+    invoke("reload_windows").await
+}
+
+/// Shows or hides the pet; whether it shows now.
+pub async fn toggle_pet() -> Result<bool, ApiError> {
+    invoke("toggle_pet").await
+}
+
+/// The stored tasks whose words match `query`, best first (their session ids).
+pub async fn tasks_search(query: &str) -> Result<Vec<String>, ApiError> {
+    invoke_with("tasks_search", &serde_json::json!({ "query": query })).await
 }

@@ -1,6 +1,7 @@
 //! The UI entry point: mounts the workbench or the pet, depending on which page loaded the module.
 
 mod composer;
+mod format;
 mod forms;
 mod i18n;
 mod ipc;
@@ -16,11 +17,9 @@ mod workbench;
 fn main() {
     // The language and theme chosen in Settings apply from the first paint, in both windows.
     wasm_bindgen_futures::spawn_local(async {
-        if let Ok(settings) =
-            ipc::invoke_with::<serde_json::Value, _>("settings_get", &serde_json::json!({})).await
-        {
-            i18n::set_language(settings["language"].as_str().unwrap_or("en"));
-            settings_page::apply_theme(settings["theme"].as_str().unwrap_or("system"));
+        if let Ok(settings) = ipc::settings_get().await {
+            i18n::set_language(&settings.language);
+            settings_page::apply_theme(&settings.theme);
         }
         if let Some(root) = web_sys::window()
             .and_then(|w| w.document())

@@ -5,11 +5,9 @@
 use cairn_protocol::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
-use serde_json::json;
 
 use crate::i18n::{t, tf};
-use crate::ipc::invoke_with;
+use crate::ipc;
 use cairn_protocol::calendar::{civil_from_days, day_name, days_from_civil};
 
 /// Entries per page of the list.
@@ -19,88 +17,11 @@ const SEARCH_LIMIT: usize = 10;
 /// Searches the analytics table shows.
 const RECENT_SEARCHES: usize = 15;
 
-// ---------------------------------------------------------------------------------------------
-// What the commands answer (the memory crate's types, read back as plain data).
-
-/// Counts for the panel (`memory_overview`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Overview {
-    total: i64,
-    by_layer: Vec<(String, i64)>,
-    by_source: Vec<(String, i64)>,
-    sessions: i64,
-    turns: i64,
-    skipped_turns: i64,
-    storage_bytes: i64,
-}
-
-/// One stored memory.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Memory {
-    id: i64,
-    layer: String,
-    status: String,
-    text: String,
-    source: String,
-    external_id: Option<String>,
-    session: Option<String>,
-    episode_id: Option<i64>,
-    turn_id: Option<i64>,
-    created_at: i64,
-    updated_at: i64,
-    #[serde(default)]
-    metadata: serde_json::Value,
-    #[serde(default)]
-    summary: String,
-    #[serde(default)]
-    summary_source: String,
-}
-
-/// One channel's view of a candidate.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Channel {
-    channel: String,
-    /// 0-based.
-    rank: usize,
-    score: f64,
-}
-
-/// A candidate of a search and why it was kept or dropped.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Hit {
-    memory: Memory,
-    score: f64,
-    channels: Vec<Channel>,
-    kept: bool,
-    reason: String,
-}
-
-/// `memory_search`: the kept hits, the dropped candidates, and how long it took.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct SearchAnswer {
-    hits: Vec<Hit>,
-    #[serde(default)]
-    dropped: Vec<Hit>,
-    took_ms: f64,
-}
-
-/// `memory_analysis`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Analysis {
-    memories_per_day: Vec<(String, String, i64)>,
-    searches: i64,
-    hit_rate: f64,
-    mean_search_ms: f64,
-    recent_searches: Vec<LoggedSearch>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct LoggedSearch {
-    at: i64,
-    query: String,
-    hits: i64,
-    took_ms: f64,
-}
+// What the commands answer: the memory's own types, from the protocol crate.
+use cairn_protocol::memory::{
+    Analysis, MemoryRecord as Memory, Overview, SearchHit as Hit, SearchResult as SearchAnswer,
+    Status, Trace as Channel,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The page's state and operations.
@@ -183,7 +104,7 @@ impl Panel {
     fn load_overview(self) {
         let request = next(self.overview_request);
         spawn_local(async move {
-            let answer = invoke_with::<Overview, _>("memory_overview", &json!({})).await;
+            let answer = ipc::memory_overview().await;
             if self.overview_request.get_value() == request {
                 self.overview.set(Some(answer));
             }
@@ -194,7 +115,7 @@ impl Panel {
     /// a scan, the local API or the CLI may have written to it.
     fn follow_changes(self) {
         spawn_local(async move {
-            let Ok(now) = crate::ipc::memory_revision().await else {
+            let Ok(now) = ipc::memory_revision().await else {
                 return;
             };
             let seen = self.revision.get_value();
@@ -210,8 +131,7 @@ impl Panel {
         let layer = self.layer.get_untracked();
         let offset = self.offset.get_untracked();
         spawn_local(async move {
-            let args = json!({ "layer": layer, "offset": offset, "limit": PAGE });
-            let answer = invoke_with::<Vec<Memory>, _>("memory_items", &args).await;
+            let answer = ipc::memory_items(layer.as_deref(), offset, PAGE).await;
             if self.items_request.get_value() == request {
                 self.items.set(Some(answer));
             }
@@ -237,8 +157,7 @@ impl Panel {
         let request = next(self.search_request);
         let layer = self.layer.get_untracked();
         spawn_local(async move {
-            let args = json!({ "query": query, "layer": layer, "limit": SEARCH_LIMIT });
-            let answer = invoke_with::<SearchAnswer, _>("memory_search", &args).await;
+            let answer = ipc::memory_search(&query, layer.as_deref(), SEARCH_LIMIT).await;
             if self.search_request.get_value() == request {
                 self.answer.set(Some(answer));
             }
@@ -286,7 +205,7 @@ impl Panel {
         };
         let request = next(self.detail_request);
         spawn_local(async move {
-            let answer = invoke_with::<Memory, _>("memory_get", &json!({ "id": id })).await;
+            let answer = ipc::memory_get(id).await;
             if self.detail_request.get_value() == request {
                 self.detail.set(Some(answer));
             }
@@ -315,8 +234,7 @@ impl Panel {
         }
         self.busy.set(true);
         spawn_local(async move {
-            let args = json!({ "id": id, "text": text });
-            match invoke_with::<Memory, _>("memory_edit", &args).await {
+            match ipc::memory_edit(id, &text).await {
                 Ok(memory) => {
                     self.detail.set(Some(Ok(memory)));
                     self.editing.set(None);
@@ -345,7 +263,7 @@ impl Panel {
         };
         self.busy.set(true);
         spawn_local(async move {
-            match invoke_with::<bool, _>("memory_delete", &json!({ "id": id })).await {
+            match ipc::memory_delete(id).await {
                 Ok(_) => {
                     self.close();
                     self.notice.set(Some(Notice {
@@ -373,7 +291,7 @@ impl Panel {
 
     fn load_analysis(self) {
         spawn_local(async move {
-            let answer = invoke_with::<Analysis, _>("memory_analysis", &json!({})).await;
+            let answer = ipc::memory_analysis().await;
             self.analysis.set(Some(answer));
         });
     }
@@ -555,7 +473,7 @@ fn overview_view(panel: Panel, o: Overview) -> impl IntoView {
             <Stat id="mem-stat-total" label=t("Memories") value=o.total.to_string() />
             <Stat id="mem-stat-sessions" label=t("Sessions") value=o.sessions.to_string() />
             <Stat id="mem-stat-turns" label=t("Turns captured") value=o.turns.to_string() note=turns_note />
-            <Stat id="mem-stat-size" label=t("On disk") value=format_bytes(o.storage_bytes) />
+            <Stat id="mem-stat-size" label=t("On disk") value=crate::format::bytes(o.storage_bytes.max(0) as u64) />
         </div>
     };
     if o.total == 0 {
@@ -760,7 +678,7 @@ fn entry_button(panel: Panel, memory: &Memory, score: Option<f64>) -> impl IntoV
                 on:click=move |_| panel.open(id)
             >
                 <span class="mem-item-head">
-                    <LayerBadge layer=memory.layer.clone() />
+                    <LayerBadge layer=memory.layer.as_str().to_owned() />
                     <span class="mem-item-source">{memory.source.clone()}</span>
                     <span class="mem-item-id">"#"{id}</span>
                     {score.map(|s| view! { <span class="mem-item-score" title=t("Fused relevance")>{format!("{s:.3}")}</span> })}
@@ -932,7 +850,7 @@ fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView {
                     <td class="num">{i + 1}</td>
                     <td class="mem-explain-memory">
                         <button class="mem-link" on:click=move |_| panel.open(id) title=t("Open this memory")>
-                            <LayerBadge layer=hit.memory.layer.clone() />
+                            <LayerBadge layer=hit.memory.layer.as_str().to_owned() />
                             <span class="mem-item-id">"#"{id}</span>
                             <span class="mem-explain-text">{preview(&hit.memory)}</span>
                         </button>
@@ -1013,8 +931,8 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
         panel.editing.set(Some(text.clone()));
         focus_soon("mem-edit-text");
     };
-    let layer_name =
-        layer_info(&m.layer).map_or_else(|| m.layer.clone(), |l| l.singular.to_owned());
+    let layer_name = layer_info(m.layer.as_str())
+        .map_or_else(|| m.layer.as_str().to_owned(), |l| l.singular.to_owned());
     let field = |label: &'static str, value: Option<String>| {
         value.map(|value| view! { <dt>{label}</dt><dd>{value}</dd> })
     };
@@ -1035,9 +953,9 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
     };
     view! {
         <div class="mem-detail-head">
-            <LayerBadge layer=m.layer.clone() />
+            <LayerBadge layer=m.layer.as_str().to_owned() />
             <h2 id="mem-detail-title">{tf("Memory #{id}", &[("id", &id.to_string())])}</h2>
-            {(m.status != "activated").then(|| view! { <span class="mem-status">{m.status.clone()}</span> })}
+            {(m.status != Status::Activated).then(|| view! { <span class="mem-status">{m.status.as_str()}</span> })}
             <CloseButton panel />
         </div>
         <Show
@@ -1116,7 +1034,7 @@ fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
             {field(t("Session"), Some(m.session.clone().unwrap_or_else(|| t("none").to_owned())))}
             {field(t("Created"), Some(long_date(m.created_at)))}
             {field(t("Edited"), updated)}
-            {field(t("Status"), Some(m.status.clone()))}
+            {field(t("Status"), Some(m.status.as_str().to_owned()))}
             {field(t("Turn"), m.turn_id.map(|t| format!("#{t}")))}
             {field(t("Episode"), m.episode_id.map(|e| format!("#{e}")))}
             {field(t("External id"), m.external_id.clone())}
@@ -1159,7 +1077,7 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
         (
             format!("{:.0}%", a.hit_rate),
             Some(t("of searches found something").to_owned()),
-            format_ms(a.mean_search_ms),
+            crate::format::duration_ms(a.mean_search_ms),
         )
     };
     let chart = match chart(&a.memories_per_day) {
@@ -1194,7 +1112,7 @@ fn analytics_view(panel: Panel, a: Analysis) -> impl IntoView {
                             </button>
                         </td>
                         <td class="num">{s.hits}</td>
-                        <td class="num">{format_ms(s.took_ms)}</td>
+                        <td class="num">{crate::format::duration_ms(s.took_ms)}</td>
                     </tr>
                 }
             })
@@ -1409,35 +1327,6 @@ fn share(n: i64, max: i64) -> f64 {
     }
 }
 
-fn format_bytes(bytes: i64) -> String {
-    let bytes = bytes.max(0) as f64;
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if bytes < 1024.0 {
-        return format!("{bytes:.0} B");
-    }
-    let mut value = bytes / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if value < 10.0 {
-        format!("{value:.1} {}", UNITS[unit])
-    } else {
-        format!("{value:.0} {}", UNITS[unit])
-    }
-}
-
-fn format_ms(ms: f64) -> String {
-    if ms < 10.0 {
-        format!("{ms:.1} ms")
-    } else if ms < 1000.0 {
-        format!("{ms:.0} ms")
-    } else {
-        format!("{:.1} s", ms / 1000.0)
-    }
-}
-
 /// "1–20 of 57", or "21–25" when the total is unknown.
 fn page_range(offset: usize, shown: usize, total: Option<i64>) -> String {
     if shown == 0 {
@@ -1506,7 +1395,7 @@ fn search_summary(query: &str, answer: &SearchAnswer) -> String {
         &[
             ("found", &found),
             ("dropped", &dropped),
-            ("took", &format_ms(answer.took_ms)),
+            ("took", &crate::format::duration_ms(answer.took_ms)),
             ("query", query),
         ],
     )
@@ -1793,8 +1682,8 @@ mod tests {
     fn memory(text: &str, summary: &str) -> Memory {
         Memory {
             id: 1,
-            layer: "L1".into(),
-            status: "activated".into(),
+            layer: cairn_protocol::memory::Layer::Trace,
+            status: Status::Activated,
             text: text.into(),
             source: "cairn".into(),
             external_id: None,
@@ -1848,7 +1737,7 @@ mod tests {
             "injection": "..."
         }))
         .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(answer.hits[0].memory.layer, "L3");
+        assert_eq!(answer.hits[0].memory.layer.as_str(), "L3");
         assert!(answer.dropped.is_empty());
         let overview: Overview = serde_json::from_value(serde_json::json!({
             "total": 3, "by_layer": [["L1", 2], ["L3", 1]], "by_source": [["codex", 3]],
@@ -1861,14 +1750,9 @@ mod tests {
 
     #[test]
     fn sizes_times_and_ranges_read_well() {
-        assert_eq!(format_bytes(0), "0 B");
-        assert_eq!(format_bytes(900), "900 B");
-        assert_eq!(format_bytes(4096), "4.0 KB");
-        assert_eq!(format_bytes(180 * 1024), "180 KB");
-        assert_eq!(format_bytes(3 * 1024 * 1024 + 300_000), "3.3 MB");
-        assert_eq!(format_ms(0.42), "0.4 ms");
-        assert_eq!(format_ms(42.0), "42 ms");
-        assert_eq!(format_ms(1500.0), "1.5 s");
+        assert_eq!(crate::format::duration_ms(0.42), "0.4 ms");
+        assert_eq!(crate::format::duration_ms(42.0), "42 ms");
+        assert_eq!(crate::format::duration_ms(1500.0), "1.5 s");
         assert_eq!(page_range(0, 20, Some(57)), "1–20 of 57");
         assert_eq!(page_range(40, 17, Some(57)), "41–57 of 57");
         assert_eq!(page_range(20, 5, None), "21–25");

@@ -69,17 +69,6 @@ pub fn setup_snippet(config_path: &str) -> String {
 pub const MAX_ATTACHMENTS: usize = 4;
 pub const MAX_ATTACHMENT_BYTES: f64 = 10.0 * 1024.0 * 1024.0;
 
-/// A file size for people: "312 B", "4.2 KB", "3.1 MB".
-pub fn size_label(bytes: f64) -> String {
-    if bytes >= 1024.0 * 1024.0 {
-        format!("{:.1} MB", bytes / 1024.0 / 1024.0)
-    } else if bytes >= 1024.0 {
-        format!("{:.1} KB", bytes / 1024.0)
-    } else {
-        format!("{bytes:.0} B")
-    }
-}
-
 /// A task's title from its first message: the first line, at most 48 characters.
 pub fn task_title(message: &str) -> String {
     let first = message.trim().lines().next().unwrap_or_default().trim();
@@ -637,12 +626,5 @@ mod tests {
             diff_line_class("Edited settings.ini: 2 edits applied"),
             "diff-line"
         );
-    }
-
-    #[test]
-    fn sizes_read_like_a_file_manager() {
-        assert_eq!(size_label(312.0), "312 B");
-        assert_eq!(size_label(4300.0), "4.2 KB");
-        assert_eq!(size_label(3.25 * 1024.0 * 1024.0), "3.2 MB");
     }
 }

@@ -82,7 +82,7 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                     <div class="set-provider-id">
                         <span class="set-provider-name">{name.clone()}</span>
                         <span class="set-muted">
-                            {format!("{} · {:.0} MB · {}", m.label, m.bytes as f64 / 1e6, m.licence)}
+                            {format!("{} · {} · {}", m.label, crate::format::bytes(m.bytes), m.licence)}
                         </span>
                     </div>
                     <span class="pill local-model-state">{state_label(&m)}</span>
@@ -109,7 +109,7 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                                 move |_| install(name.clone())
                             }
                         >
-                            {tf("Install ({size} MB)", &[("size", &format!("{:.0}", m.bytes as f64 / 1e6))])}
+                            {tf("Install ({size})", &[("size", &crate::format::bytes(m.bytes))])}
                         </button>
                     </Show>
                     <Show when=move || m.whole && m.kind == ModelKind::Language>

@@ -8,11 +8,9 @@ use std::collections::BTreeMap;
 use cairn_protocol::{ApiError, ConnectionTest};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
-use serde_json::json;
 
 use crate::i18n::{t, tf};
-use crate::ipc::invoke_with;
+use crate::ipc::{self, SettingsChange};
 
 /// Languages offered for speech (whisper's codes, and the names shown); `auto` detects it.
 fn languages() -> [(&'static str, &'static str); 10] {
@@ -35,41 +33,9 @@ const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
 // ---------------------------------------------------------------------------------------------
 // What the commands answer.
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Provider {
-    name: String,
-    kind: String,
-    base_url: String,
-    api_key_set: bool,
-    models: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct VoiceModel {
-    name: String,
-    multilingual: bool,
-    bytes: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Settings {
-    config_file: String,
-    config_error: Option<String>,
-    providers: Vec<Provider>,
-    default_model: Option<String>,
-    voice_model: String,
-    voice_language: String,
-    voice_input: String,
-    voice_models: Vec<VoiceModel>,
-    theme: String,
-    pet_shortcut: String,
-    log_level: String,
-    language: String,
-    launch: String,
-    start_at_login: bool,
-    embedding_model: String,
-    embedding_installed: bool,
-}
+use cairn_protocol::settings::{
+    AppearanceInput, ProviderInput, ProviderSettings as Provider, Settings, VoiceInput,
+};
 
 /// A section's last outcome: a confirmation, or an error to show.
 #[derive(Debug, Clone, PartialEq)]
@@ -155,14 +121,6 @@ pub fn placeholder_url(kind: &str) -> &'static str {
     }
 }
 
-fn size_label(bytes: u64) -> String {
-    if bytes >= 1 << 30 {
-        format!("{:.1} GB", bytes as f64 / f64::from(1u32 << 30))
-    } else {
-        format!("{} MB", bytes / (1 << 20))
-    }
-}
-
 #[component]
 pub fn SettingsPage() -> impl IntoView {
     let settings: RwSignal<Option<Result<Settings, ApiError>>> = RwSignal::new(None);
@@ -208,20 +166,17 @@ pub fn SettingsPage() -> impl IntoView {
     };
 
     spawn_local(async move {
-        match invoke_with::<Settings, _>("settings_get", &json!({})).await {
+        match ipc::settings_get().await {
             Ok(loaded) => adopt(loaded),
             Err(e) => settings.set(Some(Err(e))),
         }
     });
 
-    // Runs a command answering the new settings; reports to `notice`.
-    let save = move |cmd: &'static str,
-                     args: serde_json::Value,
-                     notice: RwSignal<Option<Notice>>,
-                     done: String| {
+    // Makes a change answering the new settings; reports to `notice`.
+    let save = move |change: SettingsChange, notice: RwSignal<Option<Notice>>, done: String| {
         notice.set(None);
         spawn_local(async move {
-            match invoke_with::<Settings, _>(cmd, &args).await {
+            match ipc::change_settings(change).await {
                 Ok(loaded) => {
                     adopt(loaded);
                     notice.set(Some(Notice::Done(done)));
@@ -240,14 +195,14 @@ pub fn SettingsPage() -> impl IntoView {
             .filter(|m| !m.is_empty())
             .collect();
         let name = form.name.get_untracked().trim().to_owned();
-        let args = json!({ "provider": {
-            "name": name,
-            "kind": form.kind.get_untracked(),
-            "base_url": form.base_url.get_untracked(),
-            "api_key": form.api_key.get_untracked(),
-            "clear_key": form.clear_key.get_untracked(),
-            "models": models,
-        }});
+        let input = ProviderInput {
+            name: name.clone(),
+            kind: form.kind.get_untracked(),
+            base_url: form.base_url.get_untracked(),
+            api_key: form.api_key.get_untracked(),
+            clear_key: form.clear_key.get_untracked(),
+            models,
+        };
         provider_notice.set(None);
         form.error.set(None);
         // A bad address is said next to its field, before anything is written.
@@ -256,7 +211,7 @@ pub fn SettingsPage() -> impl IntoView {
             return;
         }
         spawn_local(async move {
-            match invoke_with::<Settings, _>("settings_save_provider", &args).await {
+            match ipc::change_settings(SettingsChange::SaveProvider(input)).await {
                 Ok(loaded) => {
                     adopt(loaded);
                     form.open.set(false);
@@ -297,27 +252,23 @@ pub fn SettingsPage() -> impl IntoView {
     let set_default = move |provider: String, model: String| {
         let label = format!("{provider}/{model}");
         save(
-            "settings_set_default_model",
-            json!({ "provider": provider, "model": model }),
+            SettingsChange::DefaultModel { provider, model },
             provider_notice,
             tf("The chat now uses {model}.", &[("model", &label)]),
         );
     };
 
     // The appearance section as the command takes it.
-    let appearance = move || {
-        json!({ "appearance": {
-            "theme": theme.get_untracked(),
-            "pet_shortcut": shortcut.get_untracked(),
-            "log_level": log_level.get_untracked(),
-            "language": language.get_untracked(),
-            "launch": launch.get_untracked(),
-        }})
+    let appearance = move || AppearanceInput {
+        theme: theme.get_untracked(),
+        pet_shortcut: shortcut.get_untracked(),
+        log_level: log_level.get_untracked(),
+        language: Some(language.get_untracked()),
+        launch: Some(launch.get_untracked()),
     };
     let save_appearance = move |done: String| {
         save(
-            "settings_save_appearance",
-            appearance(),
+            SettingsChange::Appearance(appearance()),
             appearance_notice,
             done,
         );
@@ -325,11 +276,11 @@ pub fn SettingsPage() -> impl IntoView {
     // A new language: saved, then both windows load again in it.
     let change_language = move |code: String| {
         language.set(code);
-        let args = appearance();
+        let change = SettingsChange::Appearance(appearance());
         spawn_local(async move {
-            match invoke_with::<Settings, _>("settings_save_appearance", &args).await {
+            match ipc::change_settings(change).await {
                 Ok(_) => {
-                    let _ = invoke_with::<(), _>("reload_windows", &json!({})).await;
+                    let _ = ipc::reload_windows().await;
                 }
                 Err(e) => appearance_notice.set(Some(Notice::Failed(e.message))),
             }
@@ -405,8 +356,7 @@ pub fn SettingsPage() -> impl IntoView {
                                     on:click=move |_| {
                                         let name = remove_name.clone();
                                         save(
-                                            "settings_remove_provider",
-                                            json!({ "name": name.clone() }),
+                                            SettingsChange::RemoveProvider(name.clone()),
                                             provider_notice,
                                             tf("Removed provider {name}.", &[("name", &name)]),
                                         )
@@ -725,7 +675,7 @@ pub fn SettingsPage() -> impl IntoView {
                                     {models
                                         .into_iter()
                                         .map(|m| {
-                                            let size = size_label(m.bytes);
+                                            let size = crate::format::bytes(m.bytes);
                                             let args = [("name", m.name.as_str()), ("size", size.as_str())];
                                             let label = if m.multilingual {
                                                 tf("{name} — {size}, multilingual", &args)
@@ -797,12 +747,11 @@ pub fn SettingsPage() -> impl IntoView {
                                 "microphone".to_owned()
                             };
                             save(
-                                "settings_save_voice",
-                                json!({ "voice": {
-                                    "model": voice_model.get_untracked(),
-                                    "language": voice_language.get_untracked(),
-                                    "input": input,
-                                }}),
+                                SettingsChange::Voice(VoiceInput {
+                                    model: voice_model.get_untracked(),
+                                    language: voice_language.get_untracked(),
+                                    input,
+                                }),
                                 voice_notice,
                                 t("Voice settings saved.").into(),
                             )
@@ -889,8 +838,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 on:change=move |ev| {
                                     let on = event_target_checked(&ev);
                                     save(
-                                        "settings_start_at_login",
-                                        json!({ "on": on }),
+                                        SettingsChange::StartAtLogin(on),
                                         appearance_notice,
                                         if on {
                                             t("Cairn starts when you log in.").to_owned()
@@ -953,7 +901,7 @@ pub fn SettingsPage() -> impl IntoView {
                         on:click=move |_| {
                             diagnostics_notice.set(Some(Notice::Done(t("Writing the report…").into())));
                             spawn_local(async move {
-                                let answer = invoke_with::<String, _>("settings_export_diagnostics", &json!({})).await;
+                                let answer = ipc::export_diagnostics().await;
                                 diagnostics_notice.set(Some(match answer {
                                     Ok(path) => Notice::Done(tf("Report written to {path}", &[("path", &path)])),
                                     Err(e) => Notice::Failed(e.message),

@@ -6,24 +6,15 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
-use serde_json::json;
 
 use cairn_protocol::{ConnectionTest, InstallPhase, InstallProgress, LocalModelInfo, ModelKind};
 
 use crate::i18n::{t, tf};
-use crate::ipc::invoke_with;
+use crate::ipc::{self, SettingsChange};
+use cairn_protocol::settings::ProviderInput;
 
 /// The kind of provider that runs Cairn's own model on this device.
 pub const LOCAL_KIND: &str = "local";
-
-/// The part of `sources_list`'s answer the setup shows.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Source {
-    label: String,
-    detected: bool,
-    conversations: usize,
-}
 
 /// Where the test stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +55,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
     let check = RwSignal::new(Check::NotYet);
     let saving = RwSignal::new(false);
     let failure = RwSignal::new(None::<String>);
-    let sources = RwSignal::new(Vec::<Source>::new());
+    let sources = RwSignal::new(Vec::<cairn_protocol::SourceInfo>::new());
     // Cairn's own models, and an install under way.
     let local = RwSignal::new(Vec::<LocalModelInfo>::new());
     let installing = RwSignal::new(None::<InstallProgress>);
@@ -114,7 +105,7 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
         });
     };
     spawn_local(async move {
-        if let Ok(found) = invoke_with::<Vec<Source>, _>("sources_list", &json!({})).await {
+        if let Ok(found) = crate::ipc::list_sources().await {
             sources.set(
                 found
                     .into_iter()
@@ -127,14 +118,18 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
     let provider = move || provider_name(&kind.get_untracked(), &base_url.get_untracked());
     let save_provider = move || {
         let typed = model.get_untracked();
-        json!({ "provider": {
-            "name": provider(),
-            "kind": kind.get_untracked(),
-            "base_url": base_url.get_untracked().trim(),
-            "api_key": api_key.get_untracked().trim(),
-            "clear_key": false,
-            "models": if typed.trim().is_empty() { vec![] } else { vec![typed.trim().to_owned()] },
-        }})
+        SettingsChange::SaveProvider(ProviderInput {
+            name: provider(),
+            kind: kind.get_untracked(),
+            base_url: base_url.get_untracked().trim().to_owned(),
+            api_key: api_key.get_untracked().trim().to_owned(),
+            clear_key: false,
+            models: if typed.trim().is_empty() {
+                vec![]
+            } else {
+                vec![typed.trim().to_owned()]
+            },
+        })
     };
     // Saves what was typed, then calls the server for real.
     let test = move || {
@@ -148,11 +143,9 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
         }
         check.set(Check::Testing);
         failure.set(None);
-        let args = save_provider();
+        let change = save_provider();
         spawn_local(async move {
-            if let Err(e) =
-                invoke_with::<serde_json::Value, _>("settings_save_provider", &args).await
-            {
+            if let Err(e) = ipc::change_settings(change).await {
                 check.set(Check::Failed(e.message));
                 return;
             }
@@ -175,17 +168,17 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
             return;
         }
         saving.set(true);
-        let args = save_provider();
+        let change = save_provider();
         let on_device = kind.get_untracked() == LOCAL_KIND;
         spawn_local(async move {
             let saved = async {
                 if !on_device {
-                    invoke_with::<serde_json::Value, _>("settings_save_provider", &args).await?;
+                    ipc::change_settings(change).await?;
                 }
-                invoke_with::<serde_json::Value, _>(
-                    "settings_set_default_model",
-                    &json!({ "provider": provider(), "model": chosen }),
-                )
+                ipc::change_settings(SettingsChange::DefaultModel {
+                    provider: provider(),
+                    model: chosen,
+                })
                 .await
             }
             .await;
@@ -353,17 +346,17 @@ fn missing_helpers(models: &[LocalModelInfo]) -> Vec<LocalModelInfo> {
         .collect()
 }
 
-/// How far an install is, for people: "Downloading… 120 of 491 MB (24 %)".
+/// How far an install is, for people: "Downloading… 120 MB of 469 MB (24 %)".
 pub fn install_label(p: &InstallProgress) -> String {
-    let mb = |b: u64| format!("{:.0}", b as f64 / 1e6);
+    let size = crate::format::bytes;
     let percent = (p.done * 100).checked_div(p.total).unwrap_or(0);
     match p.phase {
         InstallPhase::Download if p.total == 0 => t("Looking the model up…").to_owned(),
         InstallPhase::Download => tf(
-            "Downloading… {done} of {total} MB ({percent} %)",
+            "Downloading… {done} of {total} ({percent} %)",
             &[
-                ("done", &mb(p.done)),
-                ("total", &mb(p.total)),
+                ("done", &size(p.done)),
+                ("total", &size(p.total)),
                 ("percent", &percent.to_string()),
             ],
         ),
@@ -385,7 +378,7 @@ fn DeviceModel(
     view! {
         <div id="first-run-device" class="device-model">
             {move || local.with(|models| default_local(models).cloned()).map(|m| {
-                let size = format!("{:.0} MB", m.bytes as f64 / 1e6);
+                let size = crate::format::bytes(m.bytes);
                 let state = if m.whole { t("installed") } else { t("not installed yet") };
                 view! {
                     <p class="device-model-name">
@@ -456,7 +449,7 @@ fn HelperModels(local: RwSignal<Vec<LocalModelInfo>>) -> impl IntoView {
             let missing = local.with(|m| missing_helpers(m));
             (!missing.is_empty() || installing.get().is_some()).then(|| {
                 let bytes: u64 = missing.iter().map(|m| m.bytes).sum();
-                let size = format!("{:.0} MB", bytes as f64 / 1e6);
+                let size = crate::format::bytes(bytes);
                 view! {
                     <div id="first-run-helpers" class="device-model">
                         <p class="hint">

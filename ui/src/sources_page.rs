@@ -5,33 +5,12 @@
 use cairn_protocol::{ApiError, ScanProgress, SourceReport};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde::Deserialize;
 
 use crate::i18n::{t, tf};
-use crate::ipc::{invoke_streaming, invoke_with};
+use crate::ipc::{hook_change, hooks_cli, hooks_status, list_sources, scan_control, scan_sources};
 use cairn_protocol::calendar::day_name;
 
-/// A source as `sources_list` answers (cairn-api's `SourceInfo`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Source {
-    name: String,
-    label: String,
-    detected: bool,
-    enabled: bool,
-    path: String,
-    files: usize,
-    conversations: usize,
-    turns: usize,
-    last_sync: Option<i64>,
-}
-
-/// An agent's hook state (cairn-api's `HookStatus`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Hook {
-    agent: String,
-    path: String,
-    installed: bool,
-}
+use cairn_protocol::{HookStatus as Hook, SourceInfo as Source};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
@@ -254,51 +233,6 @@ fn hook_agent(agent: &str) -> (&'static str, &'static str) {
     }
 }
 
-/// Runs a scan; `on_event` sees its progress. Returns the reports, one per source scanned.
-async fn scan_sources(
-    only: Option<&str>,
-    full: bool,
-    on_event: impl FnMut(ScanProgress) + 'static,
-) -> Result<Vec<SourceReport>, ApiError> {
-    invoke_streaming(
-        "sources_scan",
-        &serde_json::json!({ "only": only, "full": full }),
-        "onProgress",
-        on_event,
-    )
-    .await
-}
-
-async fn list_sources() -> Result<Vec<Source>, ApiError> {
-    invoke_with("sources_list", &serde_json::json!({})).await
-}
-
-async fn scan_control(action: &str) -> Result<bool, ApiError> {
-    invoke_with(
-        "sources_scan_control",
-        &serde_json::json!({ "action": action }),
-    )
-    .await
-}
-
-async fn hooks_status() -> Result<Vec<Hook>, ApiError> {
-    invoke_with("hooks_status", &serde_json::json!({})).await
-}
-
-/// Where the `cairn` command the hooks run should be, and whether it is there.
-async fn hooks_cli() -> Result<(String, bool), ApiError> {
-    invoke_with("hooks_cli", &serde_json::json!({})).await
-}
-
-async fn hook_change(agent: &str, install: bool) -> Result<Hook, ApiError> {
-    let command = if install {
-        "hook_install"
-    } else {
-        "hook_remove"
-    };
-    invoke_with(command, &serde_json::json!({ "agent": agent })).await
-}
-
 thread_local! {
     /// The scan outlives the page: leaving and coming back shows it still running.
     static SCAN: ArcRwSignal<Option<Scan>> = ArcRwSignal::new(None);
@@ -416,15 +350,16 @@ impl Ctx {
             let (label, _) = hook_agent(&agent);
             let note = match hook_change(&agent, install).await {
                 Ok(hook) => {
+                    let path = hook.path.display().to_string();
                     let text = if install {
                         tf(
                             "Installed in {path}. Restart {name} or open a new session to load it.",
-                            &[("name", label), ("path", &hook.path)],
+                            &[("name", label), ("path", &path)],
                         )
                     } else {
                         tf(
                             "Removed from {path}. Other hooks there were kept, and imported memories stay.",
-                            &[("path", &hook.path)],
+                            &[("path", &path)],
                         )
                     };
                     self.hooks.update(|h| {
@@ -919,7 +854,7 @@ fn hook_row(ctx: Ctx, hook: Hook, no_cli: bool) -> impl IntoView {
                     </span>
                 </div>
                 <p class="hook-what">{what}</p>
-                <p class="source-path" title={hook.path.clone()}>{hook.path.clone()}</p>
+                <p class="source-path" title={hook.path.display().to_string()}>{hook.path.display().to_string()}</p>
                 {note}
             </div>
             <div class="hook-actions">{button}</div>

@@ -938,7 +938,7 @@ pub fn Workbench() -> impl IntoView {
                     title=t("Show or hide the pet (Ctrl+Shift+Space)")
                     on:click=move |_| {
                         spawn_local(async {
-                            let _ = ipc::invoke_with::<bool, _>("toggle_pet", &serde_json::json!({})).await;
+                            let _ = ipc::toggle_pet().await;
                         });
                     }
                 >
@@ -1046,12 +1046,7 @@ fn TaskList(
             if query.get_untracked() != q {
                 return;
             }
-            if let Ok(sessions) = ipc::invoke_with::<Vec<String>, _>(
-                "tasks_search",
-                &serde_json::json!({ "query": q }),
-            )
-            .await
-            {
+            if let Ok(sessions) = ipc::tasks_search(&q).await {
                 if query.get_untracked() == q {
                     found.set(sessions);
                 }
@@ -1555,13 +1550,7 @@ fn ToolCard(message: RwSignal<Message>, id: String) -> impl IntoView {
             };
             let time = line
                 .took_ms
-                .map(|ms| {
-                    if ms >= 1000.0 {
-                        format!("{:.1} s", ms / 1000.0)
-                    } else {
-                        format!("{ms:.0} ms")
-                    }
-                })
+                .map(crate::format::duration_ms)
                 .unwrap_or_default();
             format!("{label} {time}")
         })

@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use cairn_importers::SourceEnv;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::Error;
@@ -13,15 +12,7 @@ use crate::Error;
 /// The agents Cairn can hook into, by source name.
 pub const HOOK_AGENTS: [&str; 3] = ["claude-code", "codex", "cursor"];
 
-/// Whether Cairn's hooks are in an agent's hook file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HookStatus {
-    pub agent: String,
-    /// The hook file (it may not exist yet).
-    pub path: PathBuf,
-    /// Every event Cairn hooks into has Cairn's entry.
-    pub installed: bool,
-}
+pub use cairn_protocol::HookStatus;
 
 /// Adds Cairn's hooks (running `cairn_exe`) to `agent`'s hook file; returns the file.
 pub fn install_hooks(agent: &str, cairn_exe: &Path) -> Result<PathBuf, Error> {
@@ -177,19 +168,10 @@ fn edit(agent: &str, install: Option<&Path>) -> Result<PathBuf, Error> {
 
 /// Writes JSON through a temporary file, keeping the file's permissions.
 fn write_json(path: &Path, doc: &Value) -> Result<(), Error> {
-    let fail = |e: &dyn std::fmt::Display| hook_error(path, format!("cannot write it: {e}"));
-    let dir = path
-        .parent()
-        .ok_or_else(|| hook_error(path, "the hook file has no folder"))?;
-    std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let temp = dir.join(format!(".cairn-hooks-{}.tmp", std::process::id()));
-    let bytes = serde_json::to_vec_pretty(doc).map_err(|e| fail(&e))?;
-    std::fs::write(&temp, bytes).map_err(|e| fail(&e))?;
-    if let Some(p) = permissions {
-        std::fs::set_permissions(&temp, p).map_err(|e| fail(&e))?;
-    }
-    std::fs::rename(&temp, path).map_err(|e| fail(&e))
+    let bytes = serde_json::to_vec_pretty(doc)
+        .map_err(|e| hook_error(path, format!("cannot write it: {e}")))?;
+    cairn_config::write_atomically(path, &bytes, cairn_config::Access::AsBefore)
+        .map_err(|e| hook_error(path, format!("cannot write it: {e}")))
 }
 
 /// Current Codex runs hooks only with `[features] codex_hooks = true`.
@@ -212,11 +194,8 @@ fn enable_codex_hooks(config: &Path) -> Result<(), Error> {
             }
         )
     };
-    let fail = |e: std::io::Error| hook_error(config, format!("cannot write it: {e}"));
-    let temp = config.with_extension("toml.cairn-tmp");
-    std::fs::write(&temp, updated).map_err(fail)?;
-    std::fs::rename(&temp, config).map_err(fail)?;
-    Ok(())
+    cairn_config::write_atomically(config, updated.as_bytes(), cairn_config::Access::AsBefore)
+        .map_err(|e| hook_error(config, format!("cannot write it: {e}")))
 }
 
 #[cfg(test)]

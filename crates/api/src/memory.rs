@@ -3,7 +3,7 @@
 
 use cairn_memory::{
     render_injection, Analysis, CaptureOutcome, Layer, MemoryError, MemoryRecord, NewMemory,
-    Overview, SearchQuery, SearchResult, TurnCompletion, TurnStart,
+    Overview, SearchQuery, TurnCompletion, TurnStart,
 };
 use serde::{Deserialize, Serialize};
 
@@ -31,13 +31,7 @@ pub struct TurnStarted {
     pub turn_id: i64,
 }
 
-/// A search's hits plus the Markdown block an agent injects before its request.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SearchAnswer {
-    #[serde(flatten)]
-    pub result: SearchResult,
-    pub injection: String,
-}
+pub use cairn_protocol::memory::SearchAnswer;
 
 /// `cairn memory health`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

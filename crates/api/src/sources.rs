@@ -7,26 +7,10 @@ use std::path::PathBuf;
 use cairn_importers::{
     HistorySource, Progress, ScanControl, ScanMode, SourceEnv, SourceReport, SyncState,
 };
-use serde::{Deserialize, Serialize};
 
 use crate::{Cairn, Error};
 
-/// A source as `cairn sources list` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SourceInfo {
-    pub name: String,
-    pub label: String,
-    pub detected: bool,
-    pub enabled: bool,
-    /// Where it reads.
-    pub path: String,
-    pub files: usize,
-    /// From the last scans' checkpoints.
-    pub conversations: usize,
-    pub turns: usize,
-    pub last_sync: Option<i64>,
-    pub watermark: Option<i64>,
-}
+pub use cairn_protocol::SourceInfo;
 
 impl Cairn {
     /// Every known source, with the config's folder overrides; disabled ones marked.

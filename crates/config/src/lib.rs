@@ -10,7 +10,7 @@ mod file;
 mod home;
 mod runtime;
 
-pub use atomic::write_private_atomically;
+pub use atomic::{write_atomically, write_private_atomically, Access};
 pub use edit::{edit_config_text, redact_config_text, update_config_file, ConfigEdit, EditValue};
 pub use error::ConfigError;
 pub use file::{

@@ -56,8 +56,14 @@ pub trait HistorySource: Send + Sync {
     fn detected(&self) -> bool {
         self.roots().iter().any(|r| r.exists())
     }
-    /// The files to read (each read whole; a database file holds many conversations).
-    fn files(&self) -> Vec<PathBuf>;
+    /// The files to read (each read whole; a database file holds many conversations): by
+    /// default, every JSONL transcript under its roots.
+    fn files(&self) -> Vec<PathBuf> {
+        self.roots()
+            .iter()
+            .flat_map(|root| files_under(root, &|p| has_extension(p, "jsonl")))
+            .collect()
+    }
     /// Reads one file as conversations; bad lines and records are skipped and counted.
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError>;
 }

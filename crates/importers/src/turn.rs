@@ -305,6 +305,76 @@ pub fn git_root(dir: &str) -> Option<String> {
     None
 }
 
+/// Unix milliseconds of a time: an ISO 8601 string, or a number (or numeric string) in seconds,
+/// milliseconds, microseconds or nanoseconds, told apart by size.
+pub fn unix_ms(value: &serde_json::Value) -> Option<i64> {
+    let number = match value {
+        serde_json::Value::Number(n) => n.as_f64()?,
+        serde_json::Value::String(s) => match s.trim().parse::<f64>() {
+            Ok(n) => n,
+            Err(_) => return parse_time(s),
+        },
+        _ => return None,
+    };
+    if !number.is_finite() || number <= 0.0 {
+        return None;
+    }
+    let ms = if number < 1e11 {
+        number * 1000.0
+    } else if number < 1e14 {
+        number
+    } else if number < 1e17 {
+        number / 1000.0
+    } else {
+        number / 1_000_000.0
+    };
+    Some(ms as i64)
+}
+
+/// A JSON time (a number in any unit, or an ISO string) as unix ms; 0 when unknown.
+pub fn json_time(value: &serde_json::Value) -> i64 {
+    unix_ms(value).unwrap_or(0)
+}
+
+/// `text` without its `<tag …>…</tag>` blocks (tags matched case-insensitively; an unclosed block
+/// runs to the end), trimmed.
+pub fn strip_tag_blocks(text: &str, tags: &[&str]) -> String {
+    let mut out = text.to_owned();
+    for tag in tags {
+        let open = format!("<{}", tag.to_ascii_lowercase());
+        let close = format!("</{}>", tag.to_ascii_lowercase());
+        let mut from = 0;
+        loop {
+            // ASCII lowering keeps byte offsets, so positions found in `lower` index `out`.
+            let lower = out.to_ascii_lowercase();
+            let Some(start) = lower
+                .get(from..)
+                .and_then(|s| s.find(&open))
+                .map(|i| i + from)
+            else {
+                break;
+            };
+            let name_ends = matches!(
+                lower.as_bytes().get(start + open.len()),
+                Some(b'>' | b' ' | b'\n' | b'\t' | b'\r' | b'/')
+            );
+            if !name_ends {
+                from = start + open.len();
+                continue;
+            }
+            match lower.get(start..).and_then(|s| s.find(&close)) {
+                Some(end) => out.replace_range(start..start + end + close.len(), ""),
+                None => {
+                    out.truncate(start);
+                    break;
+                }
+            }
+            from = start;
+        }
+    }
+    out.trim().to_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 pub mod calendar;
+pub mod memory;
+pub mod settings;
 
 /// The answer of `GET /api/v1/health`, the only route that needs no token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -477,6 +479,33 @@ pub enum ScanProgress {
     },
     /// The scan was stopped before the end (checkpoints keep what was done).
     Stopped,
+}
+
+/// A source as `cairn sources list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceInfo {
+    pub name: String,
+    pub label: String,
+    pub detected: bool,
+    pub enabled: bool,
+    /// Where it reads.
+    pub path: String,
+    pub files: usize,
+    /// From the last scans' checkpoints.
+    pub conversations: usize,
+    pub turns: usize,
+    pub last_sync: Option<i64>,
+    pub watermark: Option<i64>,
+}
+
+/// Whether Cairn's hooks are in an agent's hook file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookStatus {
+    pub agent: String,
+    /// The hook file (it may not exist yet).
+    pub path: std::path::PathBuf,
+    /// Every event Cairn hooks into has Cairn's entry.
+    pub installed: bool,
 }
 
 /// What one of Cairn's own models is for.

@@ -158,27 +158,16 @@ fn read_window(input: &ReadInput, absolute: &Path, bytes: &[u8], ctx: &ToolConte
     }
 }
 
-/// Writes `content` to `path` through a temporary file in the same directory, keeping the
-/// permissions of the file it replaces.
+/// Writes `content` to `path` through a temporary file in the same directory (flushed, then
+/// renamed), keeping the permissions of the file it replaces.
 async fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    tokio::fs::create_dir_all(parent).await?;
-    let permissions = tokio::fs::metadata(path)
-        .await
-        .ok()
-        .map(|m| m.permissions());
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = parent.join(format!(".{name}.cairn-{}.tmp", std::process::id()));
-    tokio::fs::write(&temp, content).await?;
-    if let Some(permissions) = permissions {
-        tokio::fs::set_permissions(&temp, permissions).await?;
-    }
-    tokio::fs::rename(&temp, path).await.inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
+    let (path, content) = (path.to_path_buf(), content.to_vec());
+    tokio::task::spawn_blocking(move || {
+        cairn_config::write_atomically(&path, &content, cairn_config::Access::AsBefore)
+            .map_err(|e| std::io::Error::other(e.to_string()))
     })
+    .await
+    .map_err(std::io::Error::other)?
 }
 
 pub struct WriteFile;

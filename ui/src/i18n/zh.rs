@@ -261,7 +261,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("Cairn starts when you log in.", "Cairn 将在你登录时启动。"),
     ("Cairn no longer starts when you log in.", "Cairn 不再在你登录时启动。"),
     ("Memory search", "记忆搜索"),
-    ("Install ({size} MB)", "安装（{size} MB）"),
+    ("Install ({size})", "安装（{size}）"),
     ("Models on this device", "本机模型"),
     ("Cairn's own models run inside the app: private, offline, no account. One is in memory at a time, loaded when first needed and unloaded after five idle minutes.", "Cairn 自带的模型在应用内运行：私密、离线、无需账号。同一时间只有一个模型在内存中，首次需要时加载，空闲五分钟后卸载。"),
     ("Removed provider {name}.", "已移除服务商 {name}。"),

@@ -10,7 +10,7 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("The model file {path} is damaged: install it again.", "模型文件 {path} 已损坏：请重新安装。"),
     ("Ready: the model runs on this device.", "就绪：模型在本机运行。"),
     ("Looking the model up…", "正在查找模型…"),
-    ("Downloading… {done} of {total} MB ({percent} %)", "正在下载… {done} / {total} MB（{percent} %）"),
+    ("Downloading… {done} of {total} ({percent} %)", "正在下载… {done} / {total}（{percent} %）"),
     ("Checking the model… {percent} %", "正在校验模型… {percent} %"),
     ("Installed.", "已安装。"),
     ("installed", "已安装"),

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::source::{files_under, has_extension, read_transcript};
+use crate::source::read_transcript;
 use crate::turn::{content_text, git_root, parse_time, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
@@ -333,10 +333,6 @@ impl HistorySource for ClaudeCode {
 
     fn roots(&self) -> Vec<PathBuf> {
         vec![self.root.clone()]
-    }
-
-    fn files(&self) -> Vec<PathBuf> {
-        files_under(&self.root, &|p| has_extension(p, "jsonl"))
     }
 
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {

@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::source::{files_under, has_extension, json_lines, parse_json_lines};
-use crate::turn::{content_text, git_root, parse_time, stable_id, Piece, TurnBuilder};
+use crate::turn::{
+    content_text, git_root, parse_time, stable_id, strip_tag_blocks, Piece, TurnBuilder,
+};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// Codex CLI rollouts.
@@ -385,45 +387,6 @@ fn strip_injected(text: &str) -> String {
 fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
     text.get(..prefix.len())
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
-}
-
-/// `text` without its `<tag …>…</tag>` blocks (tags matched case-insensitively; an unclosed block
-/// runs to the end), trimmed. Shared by the sources whose agents wrap injected text in tags.
-pub(super) fn strip_tag_blocks(text: &str, tags: &[&str]) -> String {
-    let mut out = text.to_owned();
-    for tag in tags {
-        let open = format!("<{}", tag.to_ascii_lowercase());
-        let close = format!("</{}>", tag.to_ascii_lowercase());
-        let mut from = 0;
-        loop {
-            // ASCII lowering keeps byte offsets, so positions found in `lower` index `out`.
-            let lower = out.to_ascii_lowercase();
-            let Some(start) = lower
-                .get(from..)
-                .and_then(|s| s.find(&open))
-                .map(|i| i + from)
-            else {
-                break;
-            };
-            let name_ends = matches!(
-                lower.as_bytes().get(start + open.len()),
-                Some(b'>' | b' ' | b'\n' | b'\t' | b'\r' | b'/')
-            );
-            if !name_ends {
-                from = start + open.len();
-                continue;
-            }
-            match lower.get(start..).and_then(|s| s.find(&close)) {
-                Some(end) => out.replace_range(start..start + end + close.len(), ""),
-                None => {
-                    out.truncate(start);
-                    break;
-                }
-            }
-            from = start;
-        }
-    }
-    out.trim().to_owned()
 }
 
 /// The `<cwd>` of an `<environment_context>` block (old files have no `cwd` elsewhere).

@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::opencode::{columns, json_time, open_read_only, value_json, value_text};
+use super::sqlite::{columns, open_read_only, value_json, value_text};
 use crate::source::{files_under, has_extension, read_transcript};
-use crate::turn::{content_text, git_root, stable_id, Piece, TurnBuilder};
+use crate::turn::{content_text, git_root, json_time, stable_id, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// The Cursor IDE's chats (composers), from its global `state.vscdb`.

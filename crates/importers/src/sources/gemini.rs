@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use super::workbuddy::unix_ms;
 use crate::source::{files_under, has_extension, parse_json_lines};
-use crate::turn::{git_root, Piece, TurnBuilder};
+use crate::turn::{git_root, strip_tag_blocks, unix_ms, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// Gemini CLI chat recordings.
@@ -223,7 +222,7 @@ fn person_words(text: &str) -> String {
         .find("--- Content from referenced files ---")
         .and_then(|at| t.get(..at))
         .unwrap_or(t);
-    super::codex::strip_tag_blocks(t, &["state_snapshot", "session_context"])
+    strip_tag_blocks(t, &["state_snapshot", "session_context"])
 }
 
 /// A thought: `{subject, description}` (or a plain string).

@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, OptionalExtension};
 use serde_json::Value;
 
-use super::opencode::{columns, json_time, open_read_only, value_json, value_text, value_time};
+use super::sqlite::{columns, open_read_only, value_json, value_text, value_time};
 use crate::source::{files_under, has_extension, json_lines};
-use crate::turn::{content_text, git_root, Piece, TurnBuilder};
+use crate::turn::{content_text, git_root, json_time, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// Hermes Agent's history: `state.db` and the gateway's JSONL transcripts.

@@ -8,6 +8,7 @@ mod hermes;
 mod openclaw;
 mod opencode;
 mod pi;
+mod sqlite;
 mod workbuddy;
 
 use crate::{HistorySource, SourceEnv};

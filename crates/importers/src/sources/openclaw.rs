@@ -19,9 +19,9 @@ use rusqlite::types::ValueRef;
 use rusqlite::Connection;
 use serde_json::Value;
 
-use super::opencode::{columns, json_time, open_read_only, value_text, value_time};
+use super::sqlite::{columns, open_read_only, value_text, value_time};
 use crate::source::has_extension;
-use crate::turn::{content_text, git_root, Piece, TurnBuilder};
+use crate::turn::{content_text, git_root, json_time, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// OpenClaw's SQLite conversation and memory stores.

@@ -5,18 +5,15 @@
 //! with call and result in one part; `file`, `step-*`, `patch`, `compaction`… are skipped).
 //! Synthetic text parts are injected by OpenCode, not anyone's words. A session found in both the
 //! database and `storage/` is read from the database only.
-//!
-//! This module also holds the small SQLite helpers the other database sources of this folder
-//! (Cursor, Hermes, OpenClaw) share.
 
 use std::path::{Path, PathBuf};
 
-use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::OptionalExtension;
 use serde_json::Value;
 
+use super::sqlite::{columns, open_read_only, value_json, value_text, value_time};
 use crate::source::has_extension;
-use crate::turn::{git_root, parse_time, Piece, TurnBuilder};
+use crate::turn::{git_root, json_time, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// OpenCode's history: its database and, for older versions, its `storage/` folder.
@@ -441,86 +438,5 @@ impl HistorySource for OpenCode {
         } else {
             self.read_storage(file)
         }
-    }
-}
-
-// ---- SQLite helpers shared by the database sources of this folder ----
-
-/// Opens a database read-only (the agent may be writing it, in WAL mode); a file that cannot be
-/// opened or is not a database is an error.
-pub(super) fn open_read_only(path: &Path) -> Result<Connection, ImportError> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| ImportError::io(path, e))?;
-    // Opening is lazy: a file that is not a database fails here.
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()))
-        .map_err(|e| ImportError::io(path, e))?;
-    Ok(conn)
-}
-
-/// The columns of a table, lower-cased (empty when the table does not exist).
-pub(super) fn columns(conn: &Connection, table: &str) -> Vec<String> {
-    let Ok(mut stmt) = conn.prepare("SELECT name FROM pragma_table_info(?1)") else {
-        return Vec::new();
-    };
-    stmt.query_map([table], |row| row.get::<_, String>(0))
-        .map(|rows| rows.flatten().map(|c| c.to_lowercase()).collect())
-        .unwrap_or_default()
-}
-
-/// A column's value as text (numbers written out; blobs read as UTF-8).
-pub(super) fn value_text(v: ValueRef<'_>) -> Option<String> {
-    match v {
-        ValueRef::Text(b) | ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).into_owned()),
-        ValueRef::Integer(i) => Some(i.to_string()),
-        ValueRef::Real(f) => Some(f.to_string()),
-        ValueRef::Null => None,
-    }
-}
-
-/// A column holding JSON (as TEXT or BLOB), or `None` when it does not parse.
-pub(super) fn value_json(v: ValueRef<'_>) -> Option<Value> {
-    match v {
-        ValueRef::Text(b) | ValueRef::Blob(b) => serde_json::from_slice(b).ok(),
-        _ => None,
-    }
-}
-
-/// A column holding a time (seconds, milliseconds or an ISO string) as unix ms; 0 when unknown.
-pub(super) fn value_time(v: ValueRef<'_>) -> i64 {
-    match v {
-        ValueRef::Integer(i) => unix_ms(i as f64),
-        ValueRef::Real(f) => unix_ms(f),
-        ValueRef::Text(b) => time_text(&String::from_utf8_lossy(b)),
-        _ => 0,
-    }
-}
-
-/// A JSON time (seconds, milliseconds or an ISO string) as unix ms; 0 when unknown.
-pub(super) fn json_time(v: &Value) -> i64 {
-    match v {
-        Value::Number(n) => n.as_f64().map(unix_ms).unwrap_or(0),
-        Value::String(s) => time_text(s),
-        _ => 0,
-    }
-}
-
-fn time_text(s: &str) -> i64 {
-    match s.trim().parse::<f64>() {
-        Ok(n) => unix_ms(n),
-        Err(_) => parse_time(s).unwrap_or(0),
-    }
-}
-
-/// Seconds or milliseconds (values below 1e11 are seconds) as unix ms.
-fn unix_ms(n: f64) -> i64 {
-    if !n.is_finite() || n <= 0.0 {
-        0
-    } else if n < 1e11 {
-        (n * 1000.0) as i64
-    } else {
-        n as i64
     }
 }

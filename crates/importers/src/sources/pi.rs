@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::workbuddy::unix_ms;
-use crate::source::{files_under, has_extension, read_transcript};
-use crate::turn::{content_text, git_root, Piece, TurnBuilder};
+use crate::source::read_transcript;
+use crate::turn::{content_text, git_root, strip_tag_blocks, unix_ms, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// Pi coding agent sessions.
@@ -170,7 +169,7 @@ fn live_branch(records: &[Value]) -> Option<HashSet<&str>> {
 
 /// The person's words: expanded skill blocks are the agent's, not the person's.
 fn person_words(text: &str) -> String {
-    super::codex::strip_tag_blocks(text, &["skill", "system-reminder"])
+    strip_tag_blocks(text, &["skill", "system-reminder"])
 }
 
 impl HistorySource for Pi {
@@ -184,10 +183,6 @@ impl HistorySource for Pi {
 
     fn roots(&self) -> Vec<PathBuf> {
         vec![self.root.clone()]
-    }
-
-    fn files(&self) -> Vec<PathBuf> {
-        files_under(&self.root, &|p| has_extension(p, "jsonl"))
     }
 
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {

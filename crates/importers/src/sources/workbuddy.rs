@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::source::{files_under, has_extension, read_transcript};
-use crate::turn::{git_root, parse_time, Piece, TurnBuilder};
+use crate::source::read_transcript;
+use crate::turn::{git_root, strip_tag_blocks, unix_ms, Piece, TurnBuilder};
 use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
 
 /// WorkBuddy projects' transcripts.
@@ -483,34 +483,7 @@ fn person_words(text: &str) -> String {
             .collect::<Vec<_>>()
             .join("\n\n");
     }
-    super::codex::strip_tag_blocks(text, REMINDER_TAGS)
-}
-
-/// Unix milliseconds of a time: an ISO 8601 string, or a number (or numeric string) in seconds,
-/// milliseconds, microseconds or nanoseconds, told apart by size. Shared by the sources whose
-/// times come in several units.
-pub(super) fn unix_ms(value: &Value) -> Option<i64> {
-    let number = match value {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => match s.trim().parse::<f64>() {
-            Ok(n) => n,
-            Err(_) => return parse_time(s),
-        },
-        _ => return None,
-    };
-    if !number.is_finite() || number <= 0.0 {
-        return None;
-    }
-    let ms = if number < 1e11 {
-        number * 1000.0
-    } else if number < 1e14 {
-        number
-    } else if number < 1e17 {
-        number / 1000.0
-    } else {
-        number / 1_000_000.0
-    };
-    Some(ms as i64)
+    strip_tag_blocks(text, REMINDER_TAGS)
 }
 
 impl HistorySource for WorkBuddy {
@@ -524,10 +497,6 @@ impl HistorySource for WorkBuddy {
 
     fn roots(&self) -> Vec<PathBuf> {
         vec![self.root.clone()]
-    }
-
-    fn files(&self) -> Vec<PathBuf> {
-        files_under(&self.root, &|p| has_extension(p, "jsonl"))
     }
 
     fn read(&self, file: &Path) -> Result<Vec<ImportedConversation>, ImportError> {

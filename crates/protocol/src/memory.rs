@@ -1,0 +1,245 @@
+//! The memory's data as every side sees it: layers, statuses, records, queries, explained hits,
+//! the panel's overview and analysis (the memory crate stores and computes them).
+
+use serde::{Deserialize, Serialize};
+
+/// The four memory layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Layer {
+    /// L1: what happened in a turn (request, answer, tool calls, results).
+    #[serde(rename = "L1")]
+    Trace,
+    /// L2: guidance induced from valuable traces.
+    #[serde(rename = "L2")]
+    Policy,
+    /// L3: stable knowledge about a project or environment.
+    #[serde(rename = "L3")]
+    WorldModel,
+    /// A callable procedure.
+    #[serde(rename = "skill")]
+    Skill,
+}
+
+impl Layer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Trace => "L1",
+            Self::Policy => "L2",
+            Self::WorldModel => "L3",
+            Self::Skill => "skill",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "l1" | "trace" => Some(Self::Trace),
+            "l2" | "policy" => Some(Self::Policy),
+            "l3" | "world_model" | "world-model" => Some(Self::WorldModel),
+            "skill" => Some(Self::Skill),
+            _ => None,
+        }
+    }
+
+    pub const ALL: [Layer; 4] = [Self::Trace, Self::Policy, Self::WorldModel, Self::Skill];
+}
+
+/// Where a memory is in its life. Only `activated` and `resolving` memories are recalled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Activated,
+    Resolving,
+    Archived,
+    Deleted,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Activated => "activated",
+            Self::Resolving => "resolving",
+            Self::Archived => "archived",
+            Self::Deleted => "deleted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "activated" => Some(Self::Activated),
+            "resolving" => Some(Self::Resolving),
+            "archived" => Some(Self::Archived),
+            "deleted" => Some(Self::Deleted),
+            _ => None,
+        }
+    }
+}
+
+/// A memory to write (`memory.add`, capture, imports).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct NewMemory {
+    pub text: String,
+    #[serde(default)]
+    pub layer: Option<Layer>,
+    /// Which agent it came from (`cairn`, `claude-code`, `codex`…).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// The caller's own id; with `source` it makes the write idempotent.
+    #[serde(default)]
+    pub external_id: Option<String>,
+    /// The conversation it belongs to (the caller's session id).
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Unix milliseconds; now when absent.
+    #[serde(default)]
+    pub created_at: Option<i64>,
+    #[serde(default)]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// A stored memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemoryRecord {
+    pub id: i64,
+    pub layer: Layer,
+    pub status: Status,
+    pub text: String,
+    pub source: String,
+    pub external_id: Option<String>,
+    pub session: Option<String>,
+    pub episode_id: Option<i64>,
+    pub turn_id: Option<i64>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub metadata: serde_json::Value,
+    /// One or two sentences about the memory: a heuristic at first, rewritten by the summary model
+    /// in the background when one is configured.
+    pub summary: String,
+    /// `heuristic` or `model`.
+    pub summary_source: String,
+}
+
+/// A recall request.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SearchQuery {
+    pub query: String,
+    #[serde(default = "default_limit")]
+    pub limit: usize,
+    /// Layers to search; all when empty.
+    #[serde(default)]
+    pub layers: Vec<Layer>,
+    /// Only memories from these sources; all when empty.
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// Only this conversation.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// Leave out this conversation (the one asking, so a turn does not echo back).
+    #[serde(default)]
+    pub exclude_session: Option<String>,
+    /// Unix ms bounds on `created_at`.
+    #[serde(default)]
+    pub after: Option<i64>,
+    #[serde(default)]
+    pub before: Option<i64>,
+    /// Return every candidate with its channels, scores and why it was kept or dropped.
+    #[serde(default)]
+    pub verbose: bool,
+}
+
+fn default_limit() -> usize {
+    10
+}
+
+impl SearchQuery {
+    pub fn new(query: impl Into<String>) -> Self {
+        Self {
+            query: query.into(),
+            limit: default_limit(),
+            layers: Vec::new(),
+            sources: Vec::new(),
+            session: None,
+            exclude_session: None,
+            after: None,
+            before: None,
+            verbose: false,
+        }
+    }
+
+    pub fn limit(mut self, limit: usize) -> Self {
+        self.limit = limit;
+        self
+    }
+}
+
+/// One recalled memory and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchHit {
+    pub memory: MemoryRecord,
+    /// The fused relevance the hit was ranked by.
+    pub score: f64,
+    /// Channel name → (rank in that channel, 0-based; raw channel score).
+    pub channels: Vec<Trace>,
+    pub kept: bool,
+    /// Why it was kept or dropped, in words.
+    pub reason: String,
+}
+
+/// One channel's view of a hit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trace {
+    pub channel: String,
+    pub rank: usize,
+    pub score: f64,
+}
+
+/// The answer to a search: kept hits (and, when verbose, the dropped candidates too).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    pub hits: Vec<SearchHit>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<SearchHit>,
+    pub took_ms: f64,
+}
+
+/// Counts for the memory panel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Overview {
+    pub total: i64,
+    pub by_layer: Vec<(String, i64)>,
+    pub by_source: Vec<(String, i64)>,
+    pub sessions: i64,
+    pub turns: i64,
+    pub skipped_turns: i64,
+    pub storage_bytes: i64,
+}
+
+/// Analytics for the memory panel: memories over time by source, and how recall has been doing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// (day `YYYY-MM-DD`, source, memories created that day), oldest first, last 90 days with data.
+    pub memories_per_day: Vec<(String, String, i64)>,
+    pub searches: i64,
+    /// Searches that returned at least one hit, in percent of all searches.
+    pub hit_rate: f64,
+    pub mean_search_ms: f64,
+    /// The latest searches, newest first.
+    pub recent_searches: Vec<LoggedSearch>,
+}
+
+/// One entry of the search log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggedSearch {
+    pub at: i64,
+    pub query: String,
+    pub hits: i64,
+    pub took_ms: f64,
+}
+
+/// A search's hits plus the Markdown block an agent injects before its request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchAnswer {
+    #[serde(flatten)]
+    pub result: SearchResult,
+    #[serde(default)]
+    pub injection: String,
+}

@@ -1,0 +1,85 @@
+//! The settings as the Settings page shows them (never a key's value) and the changes it sends.
+
+use serde::{Deserialize, Serialize};
+
+/// A provider as the settings page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderSettings {
+    pub name: String,
+    pub kind: String,
+    pub base_url: String,
+    pub api_key_set: bool,
+    pub models: Vec<String>,
+}
+
+/// An installed whisper model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoiceModelInfo {
+    pub name: String,
+    pub multilingual: bool,
+    pub bytes: u64,
+}
+
+/// Everything the settings page edits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub config_file: String,
+    /// The config file's error, when it does not load (the other fields are then the defaults).
+    pub config_error: Option<String>,
+    pub providers: Vec<ProviderSettings>,
+    /// `provider/model`.
+    pub default_model: Option<String>,
+    pub voice_model: String,
+    pub voice_language: String,
+    pub voice_input: String,
+    pub voice_models: Vec<VoiceModelInfo>,
+    pub theme: String,
+    pub pet_shortcut: String,
+    pub log_level: String,
+    /// `en` or `zh-CN`.
+    pub language: String,
+    /// The local embedding model recall uses, and whether it is installed.
+    pub embedding_model: String,
+    pub embedding_installed: bool,
+    /// `pet`, `full` or `last`.
+    pub launch: String,
+    /// Whether the desktop session starts Cairn at login.
+    pub start_at_login: bool,
+}
+
+/// A provider as the form sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderInput {
+    pub name: String,
+    pub kind: String,
+    /// Empty: the kind's default address.
+    pub base_url: String,
+    /// Written as given (`${ENV_VAR}` recommended); empty keeps the key already configured.
+    pub api_key: String,
+    /// Removes the configured key.
+    #[serde(default)]
+    pub clear_key: bool,
+    pub models: Vec<String>,
+}
+
+/// Appearance and behaviour.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppearanceInput {
+    pub theme: String,
+    pub pet_shortcut: String,
+    pub log_level: String,
+    /// Unchanged when absent.
+    #[serde(default)]
+    pub language: Option<String>,
+    /// Unchanged when absent.
+    #[serde(default)]
+    pub launch: Option<String>,
+}
+
+/// Speech input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VoiceInput {
+    pub model: String,
+    pub language: String,
+    pub input: String,
+}
