@@ -1,11 +1,8 @@
 //! Typed Tauri commands: thin adapters from the webviews to `cairn-api` and the window helpers.
 
-use cairn_agent::{Event, Op};
+use cairn_agent::Op;
 use cairn_api::{AttachmentInput, TaskChange};
-use cairn_protocol::{
-    ApiError, AskQuestion, ChatEvent, PetState, StatusReport, TaskSummary, TranscriptMessage,
-};
-use cairn_tools::{Answer, QuestionKind};
+use cairn_protocol::{ApiError, ChatEvent, PetState, StatusReport, TaskSummary, TranscriptMessage};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};
 
@@ -100,95 +97,19 @@ pub async fn resume_search(desktop: State<'_, Desktop>, words: String) -> Result
     .await
 }
 
-/// Submits `op` (a message or a restart) and streams the turn's events to the page.
+/// Submits `op` (a message or a restart) and streams the turn's events to the page; a page that
+/// stops listening stops the turn.
 async fn stream_turn(
     desktop: &Desktop,
     session: String,
     op: Op,
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
-    let runtime = desktop.runtime()?;
-    if let Ok(mut running) = desktop.running.lock() {
-        running.insert(session.clone());
-    }
-    let _running = RunningTurn { desktop, session };
-    let mut events = runtime.submit(op);
-    while let Some(event) = events.recv().await {
-        let event = match event {
-            Event::Recalled { hits, items, .. } => ChatEvent::Recalled { hits, items },
-            Event::Text(text) => ChatEvent::Text { text },
-            Event::Reasoning(_) => continue,
-            Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },
-            Event::Nudged { reason } => ChatEvent::Notice {
-                text: format!("The reply was {reason}; Cairn asked the model again."),
-            },
-            Event::WrappedUp { limit } => ChatEvent::Notice {
-                text: format!("The {limit} was reached; the model was asked for a final answer."),
-            },
-            Event::ToolCall {
-                call_id,
-                name,
-                display,
-                ..
-            } => ChatEvent::Tool {
-                call_id,
-                name,
-                display,
-            },
-            Event::ToolResult {
-                call_id,
-                output,
-                failed,
-                ..
-            } => ChatEvent::ToolDone {
-                call_id,
-                output,
-                failed,
-            },
-            Event::ApprovalRequest {
-                request,
-                tool,
-                display,
-                ..
-            } => ChatEvent::Approval {
-                request,
-                tool,
-                display,
-            },
-            Event::Question {
-                request, questions, ..
-            } => ChatEvent::Question {
-                request,
-                questions: questions
-                    .into_iter()
-                    .map(|q| AskQuestion {
-                        question: q.question,
-                        kind: match q.kind {
-                            QuestionKind::Choice => "choice",
-                            QuestionKind::Multi => "multi",
-                            QuestionKind::Text => "text",
-                            QuestionKind::Confirm => "confirm",
-                        }
-                        .to_owned(),
-                        options: q.options,
-                        default: q.default,
-                    })
-                    .collect(),
-            },
-            Event::Compacted { .. } => ChatEvent::Notice {
-                text: "The earlier conversation was summarised to fit the model's context.".into(),
-            },
-            Event::Stopped { .. } => ChatEvent::Stopped,
-            Event::TurnComplete { usage, steps, .. } => ChatEvent::Done {
-                steps,
-                input_tokens: usage.input_tokens,
-                output_tokens: usage.output_tokens,
-            },
-            Event::Error { message, kind } => ChatEvent::Failed {
-                message,
-                class: kind,
-            },
-        };
+    let mut turn = desktop
+        .chat
+        .submit(&session, op)
+        .map_err(|e| e.to_api_error())?;
+    while let Some(event) = turn.next().await {
         if on_event.send(event).is_err() {
             break;
         }
@@ -249,8 +170,10 @@ pub async fn voice_stop(desktop: State<'_, Desktop>) -> Result<String, ApiError>
 /// The person's decision on an approval request.
 #[tauri::command]
 pub fn approve(desktop: State<'_, Desktop>, request: u64, allow: bool) -> Result<(), ApiError> {
-    desktop.runtime()?.submit(Op::Approve { request, allow });
-    Ok(())
+    desktop
+        .chat
+        .approve(request, allow)
+        .map_err(|e| e.to_api_error())
 }
 
 /// The person's answers to ask_user (one per question), or `None` to decline.
@@ -260,19 +183,16 @@ pub fn answer_question(
     request: u64,
     answers: Option<Vec<String>>,
 ) -> Result<(), ApiError> {
-    let answer = match answers {
-        Some(answers) => Answer::Answered(answers),
-        None => Answer::Declined,
-    };
-    desktop.runtime()?.submit(Op::Answer { request, answer });
-    Ok(())
+    desktop
+        .chat
+        .answer(request, answers)
+        .map_err(|e| e.to_api_error())
 }
 
 /// Stops the turn running in `session`: its commands are killed, its question cancelled.
 #[tauri::command]
 pub fn stop_turn(desktop: State<'_, Desktop>, session: String) -> Result<(), ApiError> {
-    desktop.runtime()?.submit(Op::Stop { session });
-    Ok(())
+    desktop.chat.stop(&session).map_err(|e| e.to_api_error())
 }
 
 fn task_error(e: cairn_api::Error) -> ApiError {
@@ -326,7 +246,7 @@ pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool,
 #[tauri::command]
 pub async fn set_model(desktop: State<'_, Desktop>, model: String) -> Result<String, ApiError> {
     let chosen = blocking(&desktop, move |cairn| cairn.choose_model(&model)).await?;
-    desktop.reset_runtime();
+    desktop.chat.reset();
     Ok(chosen)
 }
 
@@ -336,38 +256,18 @@ pub async fn compact_task(
     desktop: State<'_, Desktop>,
     session: String,
 ) -> Result<String, ApiError> {
-    let mut events = desktop.runtime()?.submit(Op::Compact { session });
-    match events.recv().await {
-        Some(Event::Compacted { summary }) => Ok(summary),
-        Some(Event::Error { message, .. }) => Err(ApiError::new("compact", message)),
-        _ => Err(ApiError::new("compact", "the compaction did not finish")),
-    }
-}
-
-/// Marks a session as running for as long as its turn streams.
-struct RunningTurn<'a> {
-    desktop: &'a Desktop,
-    session: String,
-}
-
-impl Drop for RunningTurn<'_> {
-    fn drop(&mut self) {
-        if let Ok(mut running) = self.desktop.running.lock() {
-            running.remove(&self.session);
-        }
-    }
+    desktop
+        .chat
+        .compact(&session)
+        .await
+        .map_err(|e| e.to_api_error())
 }
 
 /// What the pet shows: the tasks running now and those finished in the last five minutes (the
 /// badge counts them), and which task a message typed into the pet continues.
 #[tauri::command]
 pub fn pet_state(desktop: State<'_, Desktop>) -> PetState {
-    let running = desktop
-        .running
-        .lock()
-        .map(|r| r.clone())
-        .unwrap_or_default();
-    desktop.cairn.pet_state(&running, cairn_memory::now_ms())
+    desktop.chat.pet_state()
 }
 
 /// The pet's window grows (up and to the left, the stones staying put) while its bubble or task

@@ -27,44 +27,12 @@ pub struct Desktop {
     /// The running API's address, when it started.
     pub serving: Option<RuntimeInfo>,
     api: Mutex<Option<RunningApi>>,
-    /// Built on the first message that finds a model configured; kept for the session history.
-    runtime: Mutex<Option<cairn_agent::Runtime>>,
+    /// The conversations: the agent runtime and the turns running now.
+    pub chat: cairn_api::chat::Chat,
     /// The voice capture in progress (the mic button is on).
     pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
-    /// Sessions with a turn running now (for the pet's badge).
-    pub running: Mutex<std::collections::HashSet<String>>,
     /// A task the pet asked the workbench to show, until the workbench takes it.
     pub task_to_open: Mutex<Option<String>>,
-}
-
-impl Desktop {
-    /// The agent runtime, built from the config file on first use. Until a model is configured
-    /// every call explains how to configure one, and the next call reads the config again.
-    pub fn runtime(&self) -> Result<cairn_agent::Runtime, cairn_protocol::ApiError> {
-        let mut slot = self.runtime.lock().map_err(|_| {
-            cairn_protocol::ApiError::new("internal", "the runtime lock was poisoned")
-        })?;
-        if let Some(runtime) = slot.as_ref() {
-            return Ok(runtime.clone());
-        }
-        let runtime = self.build_runtime()?;
-        *slot = Some(runtime.clone());
-        Ok(runtime)
-    }
-
-    fn build_runtime(&self) -> Result<cairn_agent::Runtime, cairn_protocol::ApiError> {
-        let root = std::env::current_dir().unwrap_or_else(|_| self.cairn.home().root().to_owned());
-        self.cairn
-            .agent_runtime(cairn_api::ModelChoice::default(), root)
-            .map_err(|e| e.to_api_error())
-    }
-
-    /// Drops the runtime so the next message builds it from the (changed) config file.
-    pub fn reset_runtime(&self) {
-        if let Ok(mut slot) = self.runtime.lock() {
-            *slot = None;
-        }
-    }
 }
 
 /// A background task that died, as the page sees it.
@@ -160,12 +128,14 @@ fn run() -> anyhow::Result<()> {
                 .build(),
         )
         .manage(Desktop {
+            chat: cairn_api::chat::Chat::new(
+                cairn.clone(),
+                std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned()),
+            ),
             cairn,
             serving,
             api: Mutex::new(api),
-            runtime: Mutex::new(None),
             voice: Mutex::new(None),
-            running: Mutex::default(),
             task_to_open: Mutex::default(),
         })
         .manage(sources_commands::Scanning::default())

@@ -44,6 +44,6 @@ pub async fn models_remove(
         .remove_local_model(&name)
         .await
         .map_err(|e| e.to_api_error())?;
-    desktop.reset_runtime();
+    desktop.chat.reset();
     blocking(&desktop, |cairn| Ok(cairn.local_models())).await
 }

@@ -20,7 +20,7 @@ async fn change_chat_config(
         Ok(cairn.settings())
     })
     .await?;
-    desktop.reset_runtime();
+    desktop.chat.reset();
     Ok(settings)
 }
 

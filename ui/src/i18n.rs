@@ -139,11 +139,21 @@ mod tests {
     fn every_text_the_ui_shows_is_translated() -> std::io::Result<()> {
         let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let mut missing = Vec::new();
-        for entry in std::fs::read_dir(&src)? {
-            let path = entry?.path();
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
+        // Every source file, in the folders of the page modules too.
+        let mut files = Vec::new();
+        let mut folders = vec![src];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder)? {
+                let path = entry?.path();
+                if path.is_dir() && path.file_name().is_some_and(|n| n != "i18n") {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    files.push(path);
+                }
             }
+        }
+        assert!(files.len() > 10, "only {} source files found", files.len());
+        for path in files {
             let code = std::fs::read_to_string(&path)?;
             if path.file_name().is_some_and(|n| n == "i18n.rs") {
                 continue;

@@ -11,6 +11,7 @@ use leptos::task::spawn_local;
 
 use crate::i18n::{t, tf};
 use crate::ipc::{self, SettingsChange};
+use crate::segmented::Segmented;
 
 /// Languages offered for speech (whisper's codes, and the names shown); `auto` detects it.
 fn languages() -> [(&'static str, &'static str); 10] {
@@ -767,33 +768,17 @@ pub fn SettingsPage() -> impl IntoView {
                 <h2 id="set-appearance-title">{t("Appearance and behaviour")}</h2>
                 <div class="set-grid">
                     <span class="set-label" id="theme-label">{t("Theme")}</span>
-                    <div class="set-segmented" role="radiogroup" aria-labelledby="theme-label">
-                        {["system", "light", "dark"]
-                            .into_iter()
-                            .map(|option| {
-                                let label = match option {
-                                    "light" => t("Light"),
-                                    "dark" => t("Dark"),
-                                    _ => t("System"),
-                                };
-                                view! {
-                                    <button
-                                        type="button"
-                                        role="radio"
-                                        id=format!("theme-{option}")
-                                        aria-checked=move || (theme.get() == option).to_string()
-                                        on:click=move |_| {
-                                            theme.set(option.to_owned());
-                                            apply_theme(option);
-                                            save_appearance(tf("Theme: {name}.", &[("name", label)]));
-                                        }
-                                    >
-                                        {label}
-                                    </button>
-                                }
-                            })
-                            .collect_view()}
-                    </div>
+                    <Segmented
+                        prefix="theme"
+                        labelled_by="theme-label"
+                        options=vec![("system", t("System")), ("light", t("Light")), ("dark", t("Dark"))]
+                        chosen=theme
+                        on_pick=move |option, label| {
+                            theme.set(option.to_owned());
+                            apply_theme(option);
+                            save_appearance(tf("Theme: {name}.", &[("name", label)]));
+                        }
+                    />
                     <label for="ui-language">{t("Language")}</label>
                     <div class="set-field">
                         <select
@@ -809,25 +794,16 @@ pub fn SettingsPage() -> impl IntoView {
                         <span class="set-hint">{t("Both windows reload in the new language.")}</span>
                     </div>
                     <span class="set-label" id="launch-label">{t("At start, open")}</span>
-                    <div class="set-segmented" role="radiogroup" aria-labelledby="launch-label">
-                        {[("full", t("The workbench")), ("pet", t("The pet only")), ("last", t("What I used last"))]
-                            .into_iter()
-                            .map(|(option, label)| view! {
-                                <button
-                                    type="button"
-                                    role="radio"
-                                    id=format!("launch-{option}")
-                                    aria-checked=move || (launch.get() == option).to_string()
-                                    on:click=move |_| {
-                                        launch.set(option.to_owned());
-                                        save_appearance(tf("At start, open: {choice}.", &[("choice", label)]));
-                                    }
-                                >
-                                    {label}
-                                </button>
-                            })
-                            .collect_view()}
-                    </div>
+                    <Segmented
+                        prefix="launch"
+                        labelled_by="launch-label"
+                        options=vec![("full", t("The workbench")), ("pet", t("The pet only")), ("last", t("What I used last"))]
+                        chosen=launch
+                        on_pick=move |option, label| {
+                            launch.set(option.to_owned());
+                            save_appearance(tf("At start, open: {choice}.", &[("choice", label)]));
+                        }
+                    />
                     <span class="set-label">{t("At login")}</span>
                     <div class="set-field">
                         <label class="set-check">

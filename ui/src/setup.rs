@@ -11,6 +11,7 @@ use cairn_protocol::{ConnectionTest, InstallPhase, InstallProgress, LocalModelIn
 
 use crate::i18n::{t, tf};
 use crate::ipc::{self, SettingsChange};
+use crate::segmented::Segmented;
 use cairn_protocol::settings::ProviderInput;
 
 /// The kind of provider that runs Cairn's own model on this device.
@@ -203,28 +204,19 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
         >
             <h3 id="first-run-title">{t("Connect a model to start")}</h3>
             <p class="hint">{t("Cairn works with the model you choose: its own, on this device, or a model server. A key stays in your config file or in an environment variable.")}</p>
-            <div class="set-segmented" role="radiogroup" aria-label=t("Kind of provider")>
-                {[(LOCAL_KIND, t("On this device")), ("openai", t("OpenAI-compatible")), ("anthropic", "Anthropic"), ("ollama", "Ollama")]
-                    .into_iter()
-                    .map(|(value, label)| view! {
-                        <button
-                            type="button"
-                            role="radio"
-                            id=format!("first-run-kind-{value}")
-                            aria-checked=move || (kind.get() == value).to_string()
-                            on:click=move |_| {
-                                kind.set(value.to_owned());
-                                check.set(Check::NotYet);
-                                if value == LOCAL_KIND {
-                                    local.with_untracked(|m| local_check(m));
-                                }
-                            }
-                        >
-                            {label}
-                        </button>
-                    })
-                    .collect_view()}
-            </div>
+            <Segmented
+                prefix="first-run-kind"
+                label=t("Kind of provider")
+                options=vec![(LOCAL_KIND, t("On this device")), ("openai", t("OpenAI-compatible")), ("anthropic", "Anthropic"), ("ollama", "Ollama")]
+                chosen=kind
+                on_pick=move |value, _| {
+                    kind.set(value.to_owned());
+                    check.set(Check::NotYet);
+                    if value == LOCAL_KIND {
+                        local.with_untracked(|m| local_check(m));
+                    }
+                }
+            />
             <Show when=move || kind.get() == LOCAL_KIND>
                 <DeviceModel local installing install />
             </Show>

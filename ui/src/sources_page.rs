@@ -6,9 +6,9 @@ use cairn_protocol::{ApiError, ScanProgress, SourceReport};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::format::{ago, date};
 use crate::i18n::{t, tf};
 use crate::ipc::{hook_change, hooks_cli, hooks_status, list_sources, scan_control, scan_sources};
-use cairn_protocol::calendar::day_name;
 
 use cairn_protocol::{HookStatus as Hook, SourceInfo as Source};
 
@@ -192,29 +192,6 @@ impl Scan {
 /// "3 turns", "1 turn".
 fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// A past moment as people say it: "just now", "5 minutes ago", "yesterday", or the date.
-fn ago(then_ms: i64, now_ms: i64) -> String {
-    let seconds = (now_ms - then_ms).max(0) / 1000;
-    let minutes = seconds / 60;
-    let hours = minutes / 60;
-    let days = hours / 24;
-    match () {
-        _ if seconds < 45 => t("just now").to_owned(),
-        _ if minutes < 2 => t("a minute ago").to_owned(),
-        _ if hours < 1 => tf("{n} minutes ago", &[("n", &minutes.to_string())]),
-        _ if hours < 2 => t("an hour ago").to_owned(),
-        _ if days < 1 => tf("{n} hours ago", &[("n", &hours.to_string())]),
-        _ if days < 2 => t("yesterday").to_owned(),
-        _ if days < 14 => tf("{n} days ago", &[("n", &days.to_string())]),
-        _ => tf("on {date}", &[("date", &date(then_ms))]),
-    }
-}
-
-/// `2026-03-01` (UTC) from milliseconds since the epoch.
-fn date(ms: i64) -> String {
-    day_name(ms.div_euclid(86_400_000))
 }
 
 /// The agents with hooks, as people know them, and what the hooks do.

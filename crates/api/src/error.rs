@@ -47,6 +47,12 @@ pub enum Error {
     /// words): the message says what to ask instead.
     #[error("{0}")]
     Invalid(String),
+    /// The model could not summarise the conversation: the history stays as it was.
+    #[error("{0}")]
+    Compact(String),
+    /// Something inside the app broke (a poisoned lock): not the caller's fault.
+    #[error("{0}")]
+    Internal(String),
 }
 
 /// The class of failure, which front ends map to their own signals (HTTP status, exit code).

@@ -4,6 +4,7 @@
 
 mod agent;
 mod attachments;
+pub mod chat;
 mod error;
 mod hooks;
 mod memory;

@@ -131,16 +131,10 @@ async fn converse(
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// `/compact`: the session's history replaced by the model's summary of it.
+/// `/compact`: the session's history summarised for the model; the summary's length.
 async fn compact(runtime: &Runtime, session: &str) -> anyhow::Result<usize> {
-    let mut events = runtime.submit(Op::Compact {
-        session: session.to_owned(),
-    });
-    match events.recv().await {
-        Some(Event::Compacted { summary }) => Ok(summary.chars().count()),
-        Some(Event::Error { message, .. }) => bail!("{message}"),
-        _ => bail!("the compaction did not finish"),
-    }
+    let summary = cairn_api::chat::compact(runtime, session).await?;
+    Ok(summary.chars().count())
 }
 
 /// Lines of a tool's output shown under its display line (`previewLines`).

@@ -1,0 +1,269 @@
+//! The chat, one home for a conversation turn whoever asks for it (the desktop's commands, the CLI,
+//! next the HTTP tasks API): the agent runtime built from the config on first use and rebuilt
+//! after a change of model, the tasks with a turn running now, the agent's events as the UI's
+//! [`ChatEvent`]s, compaction, and the pet's view of it all. A turn whose listener has gone is
+//! stopped.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use cairn_agent::{Event, Op, Runtime};
+use cairn_protocol::{AskQuestion, ChatEvent, PetState};
+use cairn_tools::{Answer, QuestionKind};
+use tokio::sync::mpsc;
+
+use crate::{Cairn, Error, ModelChoice};
+
+/// The conversations of one app (or one server): its runtime and its running turns.
+pub struct Chat {
+    cairn: Cairn,
+    /// Where the agent's tools start (the folder the app was started in).
+    project_root: PathBuf,
+    /// Built on the first message that finds a model configured; kept for the session history.
+    runtime: Mutex<Option<Runtime>>,
+    /// Sessions with a turn running now.
+    running: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Chat {
+    pub fn new(cairn: Cairn, project_root: PathBuf) -> Self {
+        Self {
+            cairn,
+            project_root,
+            runtime: Mutex::new(None),
+            running: Arc::default(),
+        }
+    }
+
+    /// The agent runtime, built from the config file on first use. Until a model is configured
+    /// every call explains how to configure one, and the next call reads the config again.
+    pub fn runtime(&self) -> Result<Runtime, Error> {
+        let mut slot = self
+            .runtime
+            .lock()
+            .map_err(|_| Error::Internal("the runtime lock was poisoned".into()))?;
+        if let Some(runtime) = slot.as_ref() {
+            return Ok(runtime.clone());
+        }
+        let runtime = self
+            .cairn
+            .agent_runtime(ModelChoice::default(), self.project_root.clone())?;
+        *slot = Some(runtime.clone());
+        Ok(runtime)
+    }
+
+    /// Drops the runtime, so the next message builds it from the (changed) config file.
+    pub fn reset(&self) {
+        if let Ok(mut slot) = self.runtime.lock() {
+            *slot = None;
+        }
+    }
+
+    /// Starts `op` (a message or a restart) in `session`; its events come from the turn.
+    pub fn submit(&self, session: &str, op: Op) -> Result<ChatTurn, Error> {
+        let runtime = self.runtime()?;
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(session.to_owned());
+        }
+        let events = runtime.submit(op);
+        Ok(ChatTurn {
+            events,
+            session: session.to_owned(),
+            runtime,
+            running: self.running.clone(),
+            finished: false,
+        })
+    }
+
+    /// `/compact`: the task's history summarised for the model; the summary.
+    pub async fn compact(&self, session: &str) -> Result<String, Error> {
+        compact(&self.runtime()?, session).await
+    }
+
+    /// Stops the turn running in `session`: its commands are killed, its question cancelled.
+    pub fn stop(&self, session: &str) -> Result<(), Error> {
+        self.runtime()?.submit(Op::Stop {
+            session: session.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// The person's decision on an approval request.
+    pub fn approve(&self, request: u64, allow: bool) -> Result<(), Error> {
+        self.runtime()?.submit(Op::Approve { request, allow });
+        Ok(())
+    }
+
+    /// The person's answers to `ask_user` (one per question), or `None` to decline.
+    pub fn answer(&self, request: u64, answers: Option<Vec<String>>) -> Result<(), Error> {
+        let answer = match answers {
+            Some(answers) => Answer::Answered(answers),
+            None => Answer::Declined,
+        };
+        self.runtime()?.submit(Op::Answer { request, answer });
+        Ok(())
+    }
+
+    /// The sessions with a turn running now.
+    pub fn running(&self) -> HashSet<String> {
+        self.running.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// What the pet shows now.
+    pub fn pet_state(&self) -> PetState {
+        self.cairn
+            .pet_state(&self.running(), cairn_memory::now_ms())
+    }
+}
+
+/// `/compact` on `runtime`: the session's history summarised for the model; the summary.
+pub async fn compact(runtime: &Runtime, session: &str) -> Result<String, Error> {
+    let mut events = runtime.submit(Op::Compact {
+        session: session.to_owned(),
+    });
+    match events.recv().await {
+        Some(Event::Compacted { summary }) => Ok(summary),
+        Some(Event::Error { message, .. }) => Err(Error::Compact(message)),
+        _ => Err(Error::Compact("the compaction did not finish".into())),
+    }
+}
+
+/// One running turn: its events as the UI shows them. Dropped before it ends (nobody listens any
+/// more), it stops the turn.
+pub struct ChatTurn {
+    events: mpsc::Receiver<Event>,
+    session: String,
+    runtime: Runtime,
+    running: Arc<Mutex<HashSet<String>>>,
+    finished: bool,
+}
+
+impl ChatTurn {
+    /// The next event worth showing; `None` once the turn has ended.
+    pub async fn next(&mut self) -> Option<ChatEvent> {
+        loop {
+            let Some(event) = self.events.recv().await else {
+                self.finished = true;
+                return None;
+            };
+            if matches!(
+                event,
+                Event::TurnComplete { .. } | Event::Stopped { .. } | Event::Error { .. }
+            ) {
+                self.finished = true;
+            }
+            if let Some(shown) = chat_event(event) {
+                return Some(shown);
+            }
+        }
+    }
+}
+
+impl Drop for ChatTurn {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.runtime.submit(Op::Stop {
+                session: self.session.clone(),
+            });
+        }
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(&self.session);
+        }
+    }
+}
+
+/// An agent event as the UI shows it; `None` for what it does not show (the model's reasoning).
+pub fn chat_event(event: Event) -> Option<ChatEvent> {
+    Some(match event {
+        Event::Recalled { hits, items, .. } => ChatEvent::Recalled { hits, items },
+        Event::Text(text) => ChatEvent::Text { text },
+        Event::Reasoning(_) => return None,
+        Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },
+        Event::Nudged { reason } => ChatEvent::Notice {
+            text: format!("The reply was {reason}; Cairn asked the model again."),
+        },
+        Event::WrappedUp { limit } => ChatEvent::Notice {
+            text: format!("The {limit} was reached; the model was asked for a final answer."),
+        },
+        Event::ToolCall {
+            call_id,
+            name,
+            display,
+            ..
+        } => ChatEvent::Tool {
+            call_id,
+            name,
+            display,
+        },
+        Event::ToolResult {
+            call_id,
+            output,
+            failed,
+            ..
+        } => ChatEvent::ToolDone {
+            call_id,
+            output,
+            failed,
+        },
+        Event::ApprovalRequest {
+            request,
+            tool,
+            display,
+            ..
+        } => ChatEvent::Approval {
+            request,
+            tool,
+            display,
+        },
+        Event::Question {
+            request, questions, ..
+        } => ChatEvent::Question {
+            request,
+            questions: questions
+                .into_iter()
+                .map(|q| AskQuestion {
+                    question: q.question,
+                    kind: match q.kind {
+                        QuestionKind::Choice => "choice",
+                        QuestionKind::Multi => "multi",
+                        QuestionKind::Text => "text",
+                        QuestionKind::Confirm => "confirm",
+                    }
+                    .to_owned(),
+                    options: q.options,
+                    default: q.default,
+                })
+                .collect(),
+        },
+        Event::Compacted { .. } => ChatEvent::Notice {
+            text: "The earlier conversation was summarised to fit the model's context.".into(),
+        },
+        Event::Stopped { .. } => ChatEvent::Stopped,
+        Event::TurnComplete { usage, steps, .. } => ChatEvent::Done {
+            steps,
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+        },
+        Event::Error { message, kind } => ChatEvent::Failed {
+            message,
+            class: kind,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasoning_is_not_shown_and_text_is() {
+        assert_eq!(chat_event(Event::Reasoning("thinking".into())), None);
+        assert_eq!(
+            chat_event(Event::Text("Hello".into())),
+            Some(ChatEvent::Text {
+                text: "Hello".into()
+            })
+        );
+    }
+}

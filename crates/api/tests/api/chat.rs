@@ -1,0 +1,72 @@
+//! The chat's turns: a turn whose listener goes away is stopped (its command killed, the reply
+//! stored as stopped), and the task is no longer counted as running.
+
+use std::time::{Duration, Instant};
+
+use cairn_agent::Op;
+use cairn_api::chat::Chat;
+use cairn_api::Cairn;
+use cairn_config::Home;
+use cairn_protocol::ChatEvent;
+use cairn_test_support::{text_reply, tool_call_reply, MockServer};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_turn_nobody_listens_to_any_more_is_stopped() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![
+        tool_call_reply("call-1", "bash", json!({ "command": "sleep 30" })),
+        text_reply("Done."),
+    ])
+    .await?;
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/m\"\n\n[providers.mock]\nbase_url = \"{}\"\n",
+            server.base_url
+        ),
+    )?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let chat = Chat::new(cairn.clone(), dir.path().to_path_buf());
+    let mut turn = chat.submit(
+        "desktop-1",
+        Op::UserMessage {
+            session: "desktop-1".into(),
+            text: "Wait for half a minute".into(),
+            images: Vec::new(),
+        },
+    )?;
+    assert!(chat.running().contains("desktop-1"));
+    // The command starts; then the listener goes away.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let event = tokio::time::timeout_at(deadline.into(), turn.next())
+            .await?
+            .ok_or("the turn ended before its command started")?;
+        if matches!(event, ChatEvent::Tool { .. }) {
+            break;
+        }
+    }
+    let dropped = Instant::now();
+    drop(turn);
+    assert!(
+        chat.running().is_empty(),
+        "the task still counts as running"
+    );
+
+    // The turn was stopped, not left running: the stored reply says so, long before the
+    // command's 30 seconds.
+    loop {
+        let stored = cairn.task_transcript("desktop-1").unwrap_or_default();
+        if stored.iter().any(|m| m.stopped) {
+            break;
+        }
+        assert!(
+            dropped.elapsed() < Duration::from_secs(15),
+            "the turn went on without a listener: {stored:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(server.requests().len(), 1, "the model was asked again");
+    Ok(())
+}
