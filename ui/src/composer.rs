@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::i18n::{t, tf};
+use crate::slash::{self, SlashCommand};
 use crate::workbench::{focus_composer, gloo_sleep};
 use crate::{ipc, present};
 
@@ -41,7 +42,7 @@ pub(crate) fn Composer(
     on_send: impl Fn(String, Vec<ipc::Attachment>) + Copy + Send + Sync + 'static,
     running: Signal<bool>,
     on_stop: impl Fn() + Copy + Send + Sync + 'static,
-    on_command: impl Fn(&'static str, String) + Copy + Send + Sync + 'static,
+    on_command: impl Fn(SlashCommand, String) + Copy + Send + Sync + 'static,
 ) -> impl IntoView {
     // The palette: commands matching the typed word; ↑/↓ pick one, Tab or Enter completes it,
     // Esc closes the palette until the text changes.
@@ -51,7 +52,7 @@ pub(crate) fn Composer(
         if dismissed.get().as_deref() == Some(typed.as_str()) {
             Vec::new()
         } else {
-            present::slash_palette(&typed)
+            slash::palette(&typed)
         }
     });
     let picked = RwSignal::new(0usize);
@@ -61,8 +62,8 @@ pub(crate) fn Composer(
     });
     let complete = move || {
         let choices = palette.get_untracked();
-        if let Some((name, _, _)) = choices.get(picked.get_untracked()).or(choices.first()) {
-            draft.set(format!("{name} "));
+        if let Some(command) = choices.get(picked.get_untracked()).or(choices.first()) {
+            draft.set(format!("{} ", command.name()));
         }
     };
     let attached = RwSignal::new(Vec::<ipc::Attachment>::new());
@@ -154,9 +155,9 @@ pub(crate) fn Composer(
         if text.trim().is_empty() && attached.with_untracked(Vec::is_empty) {
             return;
         }
-        match present::parse_slash(&text) {
+        match slash::parse(&text) {
             Some(Ok((name, arg))) => on_command(name, arg),
-            Some(Err(unknown)) => on_command("/help", unknown),
+            Some(Err(unknown)) => on_command(SlashCommand::Help, unknown),
             None => on_send(text, attached.get_untracked()),
         }
         draft.set(String::new());
@@ -202,19 +203,19 @@ pub(crate) fn Composer(
             </Show>
             <Show when=move || !palette.get().is_empty()>
                 <ul id="slash-palette" class="slash-palette" role="listbox">
-                    {move || palette.get().into_iter().enumerate().map(|(i, (name, args, help))| view! {
+                    {move || palette.get().into_iter().enumerate().map(|(i, command)| view! {
                         <li
                             role="option"
                             aria-selected=move || (picked.get() == i).to_string()
                             class=move || if picked.get() == i { "picked" } else { "" }
                         >
                             <button type="button" tabindex="-1" on:click=move |_| {
-                                draft.set(format!("{name} "));
+                                draft.set(format!("{} ", command.name()));
                                 focus_composer();
                             }>
-                                <span class="slash-name">{name}</span>
-                                <span class="slash-args">{present::slash_args(args)}</span>
-                                <span class="slash-help">{present::slash_help(help)}</span>
+                                <span class="slash-name">{command.name()}</span>
+                                <span class="slash-args">{command.args()}</span>
+                                <span class="slash-help">{command.help()}</span>
                             </button>
                         </li>
                     }).collect_view()}
@@ -228,7 +229,7 @@ pub(crate) fn Composer(
                 on:input=move |ev| draft.set(event_target_value(&ev))
                 on:keydown=move |ev: web_sys::KeyboardEvent| {
                     let choices = palette.get_untracked().len();
-                    let exact = present::parse_slash(&draft.get_untracked()).is_some_and(|p| p.is_ok());
+                    let exact = slash::parse(&draft.get_untracked()).is_some_and(|p| p.is_ok());
                     if choices > 0 && (ev.key() == "ArrowDown" || ev.key() == "ArrowUp") {
                         ev.prevent_default();
                         let step = if ev.key() == "ArrowDown" { 1 } else { choices - 1 };

@@ -12,6 +12,7 @@ mod segmented;
 mod settings_models;
 mod settings_page;
 mod setup;
+mod slash;
 mod sources_page;
 mod workbench;
 

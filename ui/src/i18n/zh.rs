@@ -330,7 +330,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("What I used last", "上次使用的窗口"),
     ("At start, open: {choice}.", "启动时打开：{choice}。"),
     ("Memory search: {model} on this device (loaded when first needed).", "记忆检索：{model}，在本机运行（首次需要时加载）。"),
-    ("Memory search: {model} is not installed, so recall matches words only. ./run setup installs it.", "记忆检索：{model} 尚未安装，召回只按关键词匹配。运行 ./run setup 即可安装。"),
+    ("Memory search: {model} is not installed, so recall matches words only. Install it under Models on this device, below.", "记忆检索：{model} 尚未安装，召回只按关键词匹配。请在下方“本机模型”中安装。"),
     // pet.rs
     ("Cairn — click to talk, drag to move, double-click to open the workbench", "Cairn — 单击对话，拖动移动，双击打开工作台"),
     ("Tasks running or just finished", "正在运行或刚完成的任务"),

@@ -122,7 +122,16 @@ impl Panel {
         spawn_local(async move {
             let answer = ipc::memory_overview().await;
             if self.overview_request.get_value() == request {
-                self.overview.set(Some(answer));
+                show_if_new(self.overview, answer);
+            }
+        });
+    }
+
+    /// Takes the memory's revision as seen, after a change the page made and has shown itself.
+    fn note_revision(self) {
+        spawn_local(async move {
+            if let Ok(now) = ipc::memory_revision().await {
+                self.revision.set_value(Some(now));
             }
         });
     }
@@ -149,7 +158,7 @@ impl Panel {
         spawn_local(async move {
             let answer = ipc::memory_items(layer.as_deref(), offset, PAGE).await;
             if self.items_request.get_value() == request {
-                self.items.set(Some(answer));
+                show_if_new(self.items, answer);
             }
         });
     }
@@ -175,7 +184,7 @@ impl Panel {
         spawn_local(async move {
             let answer = ipc::memory_search(&query, layer.as_deref(), SEARCH_LIMIT).await;
             if self.search_request.get_value() == request {
-                self.answer.set(Some(answer));
+                show_if_new(self.answer, answer);
             }
         });
     }
@@ -223,7 +232,7 @@ impl Panel {
         spawn_local(async move {
             let answer = ipc::memory_get(id).await;
             if self.detail_request.get_value() == request {
-                self.detail.set(Some(answer));
+                show_if_new(self.detail, answer);
             }
         });
     }
@@ -263,6 +272,7 @@ impl Panel {
                     }));
                     self.load_items();
                     self.rerun_search();
+                    self.note_revision();
                 }
                 Err(e) => self.notice.set(Some(Notice {
                     text: tf("Not saved: {error}", &[("error", &e.message)]),
@@ -292,6 +302,7 @@ impl Panel {
                     self.load_overview();
                     self.load_items();
                     self.rerun_search();
+                    self.note_revision();
                 }
                 Err(e) => {
                     self.confirming.set(false);
@@ -308,7 +319,7 @@ impl Panel {
     fn load_analysis(self) {
         spawn_local(async move {
             let answer = ipc::memory_analysis().await;
-            self.analysis.set(Some(answer));
+            show_if_new(self.analysis, answer);
         });
     }
 
@@ -344,6 +355,17 @@ impl Panel {
         if self.tab.get_untracked() == Tab::Analytics {
             self.load_analysis();
         }
+    }
+}
+
+/// Puts an answer on the page only when it differs from what is shown, so a refresh that finds
+/// nothing new leaves the rows (and the focus and whatever is being clicked) alone.
+fn show_if_new<T: PartialEq + Send + Sync + 'static>(
+    shown: RwSignal<Loaded<T>>,
+    answer: Result<T, ApiError>,
+) {
+    if shown.with_untracked(|now| now.as_ref() != Some(&answer)) {
+        shown.set(Some(answer));
     }
 }
 

@@ -10,6 +10,7 @@ use leptos::task::spawn_local;
 use crate::composer::Composer;
 use crate::forms::{ApprovalCard, QuestionForm};
 use crate::i18n::{t, tf};
+use crate::slash::{self, SlashCommand};
 use crate::{ipc, present};
 
 mod messages;
@@ -66,7 +67,9 @@ pub fn Workbench() -> impl IntoView {
             .with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
             .unwrap_or_default();
         spawn_local(async move {
-            let on_event = move |event| update_reply(tasks, id, |reply| reply.apply(event));
+            let on_event = move |event| {
+                update_reply(tasks, id, |reply| reply.apply(event, js_sys::Date::now()))
+            };
             let outcome = match turn {
                 Turn::Send { text, attachments } => {
                     ipc::send_message(&session, &text, &attachments, on_event).await
@@ -80,10 +83,13 @@ pub fn Workbench() -> impl IntoView {
                     }
                 }),
                 Err(e) => update_reply(tasks, id, |reply| {
-                    reply.apply(ChatEvent::Failed {
-                        message: e.message,
-                        class: FailureKind::Other,
-                    })
+                    reply.apply(
+                        ChatEvent::Failed {
+                            message: e.message,
+                            class: FailureKind::Other,
+                        },
+                        js_sys::Date::now(),
+                    )
                 }),
             }
             // A reply that finished while another task was open is unread; the task moves up.
@@ -289,10 +295,13 @@ pub fn Workbench() -> impl IntoView {
                     Err(e) => tasks.update(|all| {
                         if let Some(task) = all.iter_mut().find(|t| t.id == id) {
                             let mut failed = Message::reply();
-                            failed.apply(ChatEvent::Failed {
-                                message: e.message,
-                                class: FailureKind::Other,
-                            });
+                            failed.apply(
+                                ChatEvent::Failed {
+                                    message: e.message,
+                                    class: FailureKind::Other,
+                                },
+                                js_sys::Date::now(),
+                            );
                             task.messages.push(Entry::new(failed));
                         }
                     }),
@@ -388,14 +397,14 @@ pub fn Workbench() -> impl IntoView {
         }
     });
 
-    let command = move |name: &'static str, arg: String| {
+    let command = move |command: SlashCommand, arg: String| {
         notice.set(None);
-        match name {
-            "/new" => {
+        match command {
+            SlashCommand::New => {
                 current.set(None);
                 page.set(Page::Tasks);
             }
-            "/restart" => match current.get_untracked() {
+            SlashCommand::Restart => match current.get_untracked() {
                 None => notice.set(Some(t("Open a task to run its last message again.").into())),
                 Some(id) => {
                     if let Err(why) = restart(id) {
@@ -403,7 +412,7 @@ pub fn Workbench() -> impl IntoView {
                     }
                 }
             },
-            "/goal" => {
+            SlashCommand::Goal => {
                 // In a new task, a goal makes the task (empty, titled by its first message).
                 let (session, made) = match current_session() {
                     Some(session) => (session, None),
@@ -433,7 +442,7 @@ pub fn Workbench() -> impl IntoView {
                     sync_tasks();
                 });
             }
-            "/resume" => spawn_local(async move {
+            SlashCommand::Resume => spawn_local(async move {
                 let words = arg.trim().to_owned();
                 match ipc::resume_search(&words).await {
                     // A number: the episode's context starts a new task.
@@ -459,14 +468,14 @@ pub fn Workbench() -> impl IntoView {
                     Err(e) => notice.set(Some(e.message)),
                 }
             }),
-            "/stop" => {
+            SlashCommand::Stop => {
                 if running.get_untracked() {
                     stop();
                 } else {
                     notice.set(Some(t("Nothing is running.").into()));
                 }
             }
-            "/compact" => match current_session() {
+            SlashCommand::Compact => match current_session() {
                 None => notice.set(Some(t("Open a task to compact it.").into())),
                 Some(session) => {
                     notice.set(Some(t("Summarising this task's history…").into()));
@@ -490,12 +499,12 @@ pub fn Workbench() -> impl IntoView {
                     });
                 }
             },
-            "/status" => notice.set(Some(match status.get_untracked() {
+            SlashCommand::Status => notice.set(Some(match status.get_untracked() {
                 Some(Ok(report)) => present::status_text(&report),
                 Some(Err(e)) => e.message,
                 None => t("Checking…").into(),
             })),
-            "/model" if arg.is_empty() => {
+            SlashCommand::Model if arg.is_empty() => {
                 let Some(Ok(report)) = status.get_untracked() else {
                     notice.set(Some(t("The status is not known yet.").into()));
                     return;
@@ -516,7 +525,7 @@ pub fn Workbench() -> impl IntoView {
                     }
                 });
             }
-            "/model" => spawn_local(async move {
+            SlashCommand::Model => spawn_local(async move {
                 notice.set(Some(match ipc::set_model(&arg).await {
                     Ok(model) => {
                         // The chip, /status and Settings read the config, which now names it.
@@ -529,8 +538,8 @@ pub fn Workbench() -> impl IntoView {
                     Err(e) => e.message,
                 }));
             }),
-            _ if arg.is_empty() => notice.set(Some(present::help_text())),
-            _ => notice.set(Some(format!("{arg}\n\n{}", present::help_text()))),
+            SlashCommand::Help if arg.is_empty() => notice.set(Some(slash::help_text())),
+            SlashCommand::Help => notice.set(Some(format!("{arg}\n\n{}", slash::help_text()))),
         }
     };
 

@@ -146,8 +146,9 @@ impl Message {
         })
     }
 
-    /// Applies one streamed event to this reply.
-    pub(super) fn apply(&mut self, event: ChatEvent) {
+    /// Applies one streamed event to this reply, arrived at `now_ms` (the clock is the caller's,
+    /// so the reducer runs on the host in tests).
+    pub(super) fn apply(&mut self, event: ChatEvent, now_ms: f64) {
         // A retry is news only until the next thing arrives.
         self.retrying = None;
         match event {
@@ -174,7 +175,7 @@ impl Message {
                 display,
                 failed: None,
                 output: String::new(),
-                started_at: js_sys::Date::now(),
+                started_at: now_ms,
                 took_ms: None,
             })),
             ChatEvent::ToolDone {
@@ -185,7 +186,7 @@ impl Message {
                 if let Some(line) = self.tool_mut(&call_id) {
                     line.failed = Some(failed);
                     line.output = output;
-                    line.took_ms = Some(js_sys::Date::now() - line.started_at);
+                    line.took_ms = Some(now_ms - line.started_at);
                 }
                 self.pending = None;
             }
@@ -329,5 +330,116 @@ pub(super) fn update_reply(tasks: RwSignal<Vec<Task>>, id: usize, f: impl FnOnce
     });
     if let Some(message) = last {
         message.update(f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(call_id: &str) -> ChatEvent {
+        ChatEvent::Tool {
+            call_id: call_id.into(),
+            name: "bash".into(),
+            display: "🛠️ df -h".into(),
+        }
+    }
+
+    #[test]
+    fn text_and_tool_calls_keep_the_order_they_happened_in() {
+        let mut reply = Message::reply();
+        reply.apply(
+            ChatEvent::Text {
+                text: "First I will check ".into(),
+            },
+            1_000.0,
+        );
+        reply.apply(
+            ChatEvent::Text {
+                text: "the disk.".into(),
+            },
+            1_010.0,
+        );
+        reply.apply(tool("c1"), 1_100.0);
+        reply.apply(
+            ChatEvent::ToolDone {
+                call_id: "c1".into(),
+                output: "/dev/sda1 40G".into(),
+                failed: false,
+            },
+            1_350.0,
+        );
+        reply.apply(
+            ChatEvent::Text {
+                text: "The disk has enough space.".into(),
+            },
+            1_400.0,
+        );
+        assert_eq!(reply.parts.len(), 3, "{:?}", reply.parts);
+        assert!(matches!(&reply.parts[0], Part::Text(t) if t == "First I will check the disk."));
+        assert!(matches!(&reply.parts[1], Part::Tool(_)));
+        assert!(matches!(&reply.parts[2], Part::Text(t) if t == "The disk has enough space."));
+        let line = reply.tool("c1").map(|l| (l.failed, l.took_ms));
+        assert_eq!(
+            line,
+            Some((Some(false), Some(250.0))),
+            "timed by the given clock"
+        );
+        assert_eq!(
+            reply.text(),
+            "First I will check the disk.\n\nThe disk has enough space."
+        );
+        assert_eq!(reply.progress, Progress::Streaming);
+    }
+
+    #[test]
+    fn a_failure_keeps_what_was_said_and_a_retry_shows_until_the_next_event() {
+        let mut reply = Message::reply();
+        reply.apply(
+            ChatEvent::Text {
+                text: "Partial answer".into(),
+            },
+            0.0,
+        );
+        reply.apply(
+            ChatEvent::Retrying {
+                reason: "the server is busy".into(),
+                after_ms: 2_000,
+            },
+            1.0,
+        );
+        assert!(reply.retrying.is_some());
+        reply.apply(
+            ChatEvent::Failed {
+                message: "connection refused".into(),
+                class: FailureKind::Connection,
+            },
+            2.0,
+        );
+        assert_eq!(reply.retrying, None);
+        assert_eq!(reply.text(), "Partial answer");
+        assert_eq!(reply.progress, Progress::Failed);
+        assert_eq!(
+            reply.failure,
+            Some(("connection refused".to_owned(), FailureKind::Connection))
+        );
+    }
+
+    #[test]
+    fn a_stop_ends_the_reply_and_drops_what_it_waited_for() {
+        let mut reply = Message::reply();
+        reply.apply(
+            ChatEvent::Approval {
+                request: 7,
+                tool: "bash".into(),
+                display: "🛠️ rm -rf build".into(),
+            },
+            0.0,
+        );
+        assert!(reply.pending.is_some());
+        reply.apply(ChatEvent::Stopped, 1.0);
+        assert!(reply.stopped);
+        assert_eq!(reply.pending, None);
+        assert_eq!(reply.progress, Progress::Done);
     }
 }

@@ -16,31 +16,18 @@ use cairn_tools::{Answer, Toolbox, ToolboxOptions};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
+use crate::support::{run, Setup};
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+/// The conformance tests' agent: every built-in tool `save_answer` included.
 fn settings(server: &MockServer, root: &Path) -> AgentSettings {
-    let provider = Arc::new(OpenAiCompatible::new(&server.base_url, None));
-    let mut settings = AgentSettings::new(provider, "mock-model", root.to_path_buf());
-    settings.today = Arc::new(|| "2026-11-29".to_owned());
-    settings.tools = Toolbox::new(&ToolboxOptions {
-        save_answer: true,
-        ..ToolboxOptions::default()
-    });
-    settings
-}
-
-/// Runs one message to the end, answering nothing.
-async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
-    let mut events = runtime.submit(Op::UserMessage {
-        session: session.into(),
-        text: text.into(),
-        images: Vec::new(),
-    });
-    let mut out = Vec::new();
-    while let Some(event) = events.recv().await {
-        out.push(event);
-    }
-    out
+    Setup::new(server, root)
+        .tools(ToolboxOptions {
+            save_answer: true,
+            ..ToolboxOptions::default()
+        })
+        .settings()
 }
 
 fn results(events: &[Event]) -> Vec<String> {

@@ -1,4 +1,5 @@
 //! The runtime against the scripted mock model server: events out, requests in, memory around.
 
 mod conformance;
+mod support;
 mod turns;

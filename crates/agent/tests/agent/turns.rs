@@ -12,31 +12,15 @@ use cairn_memory::{MemoryStore, NewMemory, SearchQuery};
 use cairn_test_support::{delta, finish, text_reply, MockServer, Reply};
 use serde_json::json;
 
+use crate::support::{run, Setup};
+
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
+/// The turn tests' agent: started in a folder of its project.
 fn settings(server: &MockServer) -> AgentSettings {
-    let provider = Arc::new(OpenAiCompatible::new(&server.base_url, None));
-    let mut settings = AgentSettings::new(
-        provider,
-        "mock-model",
-        PathBuf::from("/home/ada/src/garden"),
-    );
-    settings.started_in = PathBuf::from("/home/ada/src/garden/app");
-    settings.today = Arc::new(|| "2026-11-29".to_owned());
-    settings
-}
-
-async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
-    let mut events = runtime.submit(Op::UserMessage {
-        session: session.into(),
-        text: text.into(),
-        images: Vec::new(),
-    });
-    let mut out = Vec::new();
-    while let Some(event) = events.recv().await {
-        out.push(event);
-    }
-    out
+    Setup::new(server, "/home/ada/src/garden")
+        .started_in("/home/ada/src/garden/app")
+        .settings()
 }
 
 #[tokio::test]
@@ -269,8 +253,7 @@ async fn a_refused_key_ends_the_turn_as_an_auth_failure_the_front_ends_can_act_o
         body: r#"{"error": {"message": "Incorrect API key provided"}}"#.into(),
     }])
     .await?;
-    let provider = Arc::new(OpenAiCompatible::new(server.base_url.clone(), None));
-    let runtime = Runtime::new(AgentSettings::new(provider, "m", PathBuf::from("/p")), None);
+    let runtime = Runtime::new(Setup::new(&server, "/p").settings(), None);
     let events = run(&runtime, "s", "hi").await;
     assert!(
         matches!(events.last(), Some(Event::Error { message, kind: cairn_agent::FailureKind::Auth }) if message.contains("Incorrect API key provided")),

@@ -1,0 +1,52 @@
+//! The setup the agent tests share: settings for the scripted model server (a fixed date, a
+//! project root), built up with what a test needs, and one turn run to its end.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cairn_agent::{AgentSettings, Event, Op, Runtime};
+use cairn_llm::OpenAiCompatible;
+use cairn_test_support::MockServer;
+use cairn_tools::{Toolbox, ToolboxOptions};
+
+/// Agent settings against `server`, in `root`, on 2026-11-29.
+pub struct Setup(AgentSettings);
+
+impl Setup {
+    pub fn new(server: &MockServer, root: impl Into<PathBuf>) -> Self {
+        let provider = Arc::new(OpenAiCompatible::new(&server.base_url, None));
+        let mut settings = AgentSettings::new(provider, "mock-model", root.into());
+        settings.today = Arc::new(|| "2026-11-29".to_owned());
+        Self(settings)
+    }
+
+    /// The built-in tools as `options` choose them.
+    pub fn tools(mut self, options: ToolboxOptions) -> Self {
+        self.0.tools = Toolbox::new(&options);
+        self
+    }
+
+    /// The folder the person started in, inside the project.
+    pub fn started_in(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.0.started_in = dir.into();
+        self
+    }
+
+    pub fn settings(self) -> AgentSettings {
+        self.0
+    }
+}
+
+/// Runs one message to the end, answering nothing; every event.
+pub async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
+    let mut events = runtime.submit(Op::UserMessage {
+        session: session.into(),
+        text: text.into(),
+        images: Vec::new(),
+    });
+    let mut out = Vec::new();
+    while let Some(event) = events.recv().await {
+        out.push(event);
+    }
+    out
+}
