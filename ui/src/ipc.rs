@@ -235,7 +235,10 @@ pub async fn send_message(
 ) -> Result<(), ApiError> {
     let attachments: Vec<_> = attachments
         .iter()
-        .map(|a| serde_json::json!({"name": a.name, "data_url": a.data_url}))
+        .map(|a| cairn_protocol::AttachmentInput {
+            name: a.name.clone(),
+            data_url: a.data_url.clone(),
+        })
         .collect();
     invoke_streaming(
         "send_message",

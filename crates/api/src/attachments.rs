@@ -7,7 +7,6 @@ use std::path::Path;
 
 use base64::Engine;
 use cairn_llm::Image;
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::{Cairn, Error};
@@ -18,12 +17,7 @@ pub const MAX_ATTACHMENT_BYTES: usize = 10 * 1024 * 1024;
 /// The header a text document starts with inside a message.
 const DOCUMENT_HEADER: &str = "\n\n--- Attached file: ";
 
-/// An attachment as the composer sends it: the file's name and its bytes as a data URL.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AttachmentInput {
-    pub name: String,
-    pub data_url: String,
-}
+pub use cairn_protocol::AttachmentInput;
 
 /// A message ready for the runtime: the text with its documents, and the images.
 #[derive(Debug, Clone, PartialEq)]

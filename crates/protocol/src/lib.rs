@@ -508,6 +508,14 @@ pub struct HookStatus {
     pub installed: bool,
 }
 
+/// An attachment as the composer sends it with a message: the file's name and its bytes as a data
+/// URL.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AttachmentInput {
+    pub name: String,
+    pub data_url: String,
+}
+
 /// What one of Cairn's own models is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_agent::{AgentSettings, Budgets, Event, Op, Runtime, SessionStore, WRAP_UP};
-use cairn_llm::OpenAiCompatible;
+
 use cairn_test_support::{
     delta, finish, text_reply, tool_call_reply, tool_calls_reply, MockServer, Reply,
 };
-use cairn_tools::{Answer, Toolbox, ToolboxOptions};
+use cairn_tools::{Answer, ToolboxOptions};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 

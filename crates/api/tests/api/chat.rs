@@ -19,13 +19,7 @@ async fn a_turn_nobody_listens_to_any_more_is_stopped() -> Result<(), Box<dyn st
         text_reply("Done."),
     ])
     .await?;
-    std::fs::write(
-        dir.path().join("config.toml"),
-        format!(
-            "[agent]\nmodel = \"mock/m\"\n\n[providers.mock]\nbase_url = \"{}\"\n",
-            server.base_url
-        ),
-    )?;
+    crate::write_config(dir.path(), &server.base_url, "")?;
     let cairn = Cairn::new(Home::at(dir.path()));
     let chat = Chat::new(cairn.clone(), dir.path().to_path_buf());
     let mut turn = chat.submit(

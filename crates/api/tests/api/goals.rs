@@ -13,13 +13,7 @@ async fn a_goal_set_before_the_first_message_holds_for_it() -> Result<(), Box<dy
 {
     let dir = tempfile::tempdir()?;
     let server = MockServer::start(vec![text_reply("On it.")]).await?;
-    std::fs::write(
-        dir.path().join("config.toml"),
-        format!(
-            "[agent]\nmodel = \"mock/m\"\n\n[providers.mock]\nbase_url = \"{}\"\n",
-            server.base_url
-        ),
-    )?;
+    crate::write_config(dir.path(), &server.base_url, "")?;
     let cairn = Cairn::new(Home::at(dir.path()));
 
     let said = cairn.task_goal("desktop-1", "ship the release notes by Friday")?;

@@ -9,11 +9,10 @@ use cairn_memory::{CaptureOutcome, TurnCompletion, TurnStart};
 use cairn_test_support::{text_reply, MockServer};
 
 fn write_config(home: &std::path::Path, base_url: &str, summaries: bool) -> std::io::Result<()> {
-    std::fs::write(
-        home.join("config.toml"),
-        format!(
-            "[agent]\nmodel = \"mock/m\"\n\n[providers.mock]\nbase_url = \"{base_url}\"\n\n[memory]\nsummaries = {summaries}\n"
-        ),
+    crate::write_config(
+        home,
+        base_url,
+        &format!("\n[memory]\nsummaries = {summaries}\n"),
     )
 }
 
