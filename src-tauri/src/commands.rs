@@ -264,10 +264,15 @@ pub async fn compact_task(
 }
 
 /// What the pet shows: the tasks running now and those finished in the last five minutes (the
-/// badge counts them), and which task a message typed into the pet continues.
+/// badge counts them), and which task a message typed into the pet continues. Asked every two
+/// seconds, so the stored tasks are read off the main thread.
 #[tauri::command]
-pub fn pet_state(desktop: State<'_, Desktop>) -> PetState {
-    desktop.chat.pet_state()
+pub async fn pet_state(desktop: State<'_, Desktop>) -> Result<PetState, ApiError> {
+    let running = desktop.chat.running();
+    blocking(&desktop, move |cairn| {
+        Ok(cairn.pet_state(&running, cairn_memory::now_ms()))
+    })
+    .await
 }
 
 /// The pet's window grows (up and to the left, the stones staying put) while its bubble or task

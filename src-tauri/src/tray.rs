@@ -46,19 +46,46 @@ impl Action {
 #[derive(Default, Clone)]
 pub struct HistorySync(pub Arc<ScanControl>);
 
+/// The menu's words in the UI's language (`[ui] language`): show the workbench, show the pet,
+/// pause importing, quit.
+fn labels(language: &str) -> [&'static str; 4] {
+    if language.eq_ignore_ascii_case("zh-CN") {
+        [
+            "显示工作台",
+            "显示宠物",
+            "暂停导入其他智能体的历史",
+            "退出 Cairn",
+        ]
+    } else {
+        [
+            "Show the workbench",
+            "Show the pet",
+            "Pause importing other agents' history",
+            "Quit Cairn",
+        ]
+    }
+}
+
 /// Puts Cairn's icon in the tray; where the desktop has no tray, Cairn runs without one.
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
+    let language = app
+        .state::<crate::Desktop>()
+        .cairn
+        .load_config()
+        .map(|c| c.language)
+        .unwrap_or_default();
+    let [show_label, pet_label, pause_label, quit_label] = labels(&language);
     let show = MenuItem::with_id(
         app,
         Action::ShowWorkbench.id(),
-        "Show the workbench",
+        show_label,
         true,
         None::<&str>,
     )?;
     let pet = CheckMenuItem::with_id(
         app,
         Action::TogglePet.id(),
-        "Show the pet",
+        pet_label,
         true,
         windows::pet_showing(app),
         None::<&str>,
@@ -66,12 +93,12 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let pause = CheckMenuItem::with_id(
         app,
         Action::PauseSync.id(),
-        "Pause importing other agents' history",
+        pause_label,
         true,
         false,
         None::<&str>,
     )?;
-    let quit = MenuItem::with_id(app, Action::Quit.id(), "Quit Cairn", true, None::<&str>)?;
+    let quit = MenuItem::with_id(app, Action::Quit.id(), quit_label, true, None::<&str>)?;
     let menu = Menu::with_items(
         app,
         &[
@@ -149,6 +176,13 @@ pub fn act<R: Runtime>(app: &AppHandle<R>, action: Action) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_menu_speaks_the_ui_language() {
+        assert_eq!(labels("en")[3], "Quit Cairn");
+        assert_eq!(labels("zh-CN")[3], "退出 Cairn");
+        assert_eq!(labels("something else")[0], "Show the workbench");
+    }
 
     #[test]
     fn every_entry_is_found_by_its_id() {

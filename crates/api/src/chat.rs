@@ -1,7 +1,7 @@
 //! The chat, one home for a conversation turn whoever asks for it (the desktop's commands, the CLI,
 //! next the HTTP tasks API): the agent runtime built from the config on first use and rebuilt
-//! after a change of model, the tasks with a turn running now, the agent's events as the UI's
-//! [`ChatEvent`]s, compaction, and the pet's view of it all. A turn whose listener has gone is
+//! after a change of model, the tasks with a turn running now (which the pet's view counts), the
+//! agent's events as the UI's [`ChatEvent`]s, and compaction. A turn whose listener has gone is
 //! stopped.
 
 use std::collections::HashSet;
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_protocol::{AskQuestion, ChatEvent, PetState};
+use cairn_protocol::{AskQuestion, ChatEvent};
 use cairn_tools::{Answer, QuestionKind};
 use tokio::sync::mpsc;
 
@@ -105,15 +105,10 @@ impl Chat {
         Ok(())
     }
 
-    /// The sessions with a turn running now.
+    /// The sessions with a turn running now (what the pet's badge counts, with the tasks finished
+    /// lately: `Cairn::pet_state`).
     pub fn running(&self) -> HashSet<String> {
         self.running.lock().map(|r| r.clone()).unwrap_or_default()
-    }
-
-    /// What the pet shows now.
-    pub fn pet_state(&self) -> PetState {
-        self.cairn
-            .pet_state(&self.running(), cairn_memory::now_ms())
     }
 }
 
