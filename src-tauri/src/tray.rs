@@ -68,8 +68,8 @@ fn labels(language: &str) -> [&'static str; 4] {
 
 /// Puts Cairn's icon in the tray; where the desktop has no tray, Cairn runs without one.
 pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
-    let language = app
-        .state::<crate::Desktop>()
+    let desktop = app.state::<crate::Desktop>();
+    let language = desktop
         .cairn
         .load_config()
         .map(|c| c.language)
@@ -112,12 +112,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     )?;
     // The icon is written to a file for the desktop's tray: into Cairn's own cache, not a folder
     // of /tmp that another user of this machine may own.
-    let icon_dir = app
-        .state::<crate::Desktop>()
-        .cairn
-        .home()
-        .cache_dir()
-        .join("tray");
+    let icon_dir = desktop.cairn.home().cache_dir().join("tray");
     let mut tray = TrayIconBuilder::with_id("cairn")
         .tooltip("Cairn")
         .temp_dir_path(icon_dir)

@@ -27,7 +27,7 @@ impl Cairn {
         catalog::CATALOG
             .iter()
             .map(|m| {
-                let path = models_dir.join(m.folder).join(m.main_file().name);
+                let path = m.main_path(&models_dir);
                 let installed = path.is_file();
                 LocalModelInfo {
                     name: m.name.to_owned(),
@@ -81,7 +81,7 @@ impl Cairn {
     pub async fn remove_local_model(&self, name: &str) -> Result<bool, Error> {
         let model = find(name)?;
         let models_dir = self.home().models_dir();
-        let path = models_dir.join(model.folder).join(model.main_file().name);
+        let path = model.main_path(&models_dir);
         if cairn_llm::local::loaded_model().is_some_and(|l| l == path) {
             cairn_llm::local::unload_model();
         }
@@ -114,7 +114,7 @@ impl Cairn {
     /// Whether Cairn's default model's file is there, so it answers with nothing configured.
     pub(crate) fn default_local_model_installed(&self) -> bool {
         catalog::find(DEFAULT_MODEL)
-            .is_some_and(|m| self.llm_dir().join(m.main_file().name).exists())
+            .is_some_and(|m| m.main_path(&self.home().models_dir()).exists())
     }
 }
 

@@ -1,5 +1,5 @@
-//! Start at login: the XDG autostart entry (`$XDG_CONFIG_HOME/autostart/cairn.desktop`, else
-//! `~/.config/autostart/…`) that desktop sessions run when the person logs in.
+//! Start at login: the XDG autostart entry (`$XDG_CONFIG_HOME/autostart/cairn-desktop.desktop`,
+//! else under `~/.config/autostart/`) that desktop sessions run when the person logs in.
 
 use std::path::{Path, PathBuf};
 

