@@ -83,16 +83,14 @@ impl Cairn {
         let store = Arc::new(MemoryStore::open(&self.memory_path())?);
         let embedder = self.load_embedder();
         let summarizer = self.summarizer();
-        let background = embedder.is_some() || summarizer.is_some();
         if let Some(embedder) = embedder {
             store.set_embedder(embedder);
         }
         if let Some(summarizer) = summarizer {
             store.set_summarizer(summarizer);
         }
-        if background {
-            store.spawn_embedding_worker();
-        }
+        // Embeddings, summaries and the reading of facts that change all run in the background.
+        store.spawn_background_queue();
         Ok(self.memory.get_or_init(|| store).clone())
     }
 

@@ -74,7 +74,7 @@ impl Cairn {
             return;
         };
         store.set_embedder(embedder);
-        let _ = store.spawn_embedding_worker();
+        let _ = store.spawn_background_queue();
     }
 
     /// Removes an installed model (unloading it first if it runs); `false` when it was not there.

@@ -1,4 +1,4 @@
-//! `cairn eval locomo` and `cairn bench recall`: the memory's quality and speed, measured by the
+//! `cairn eval locomo`, `cairn eval knowledge-update` and `cairn bench recall`: the memory's quality and speed, measured by the
 //! product itself.
 
 use std::fmt::Write;
@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use cairn_api::Cairn;
+use cairn_memory::knowledge_update::KnowledgeUpdateReport;
 use cairn_memory::locomo::{evaluate, LocomoReport};
 use cairn_memory::{Embedder, MemoryStore, NewMemory, SearchQuery};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,6 +34,89 @@ pub fn locomo(
     Ok(())
 }
 
+/// Runs the knowledge-update evaluation and prints it.
+pub fn knowledge_update(
+    cairn: &Cairn,
+    file: &Path,
+    lexical: bool,
+    json: bool,
+    run: Option<&Path>,
+) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let embedder = if lexical { None } else { cairn.load_embedder() };
+    let report = cairn_memory::knowledge_update::evaluate(&text, embedder)
+        .with_context(|| format!("{} is not a knowledge-update file", file.display()))?;
+    if let Some(path) = run {
+        let ranking = report.runs.get("cairn").cloned().unwrap_or_default();
+        std::fs::write(path, serde_json::to_string_pretty(&ranking)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if json {
+        let mut value = serde_json::to_value(&report)?;
+        if let Some(map) = value.as_object_mut() {
+            map.remove("runs");
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    } else {
+        print!("{}", render_knowledge_update(&report));
+    }
+    Ok(())
+}
+
+fn render_knowledge_update(report: &KnowledgeUpdateReport) -> String {
+    const METRICS: [(&str, &str); 7] = [
+        ("latest@1", "latest@1"),
+        ("latest_recall@5", "recall@5"),
+        ("latest_recall@10", "recall@10"),
+        ("superseded_above_latest@5", "stale>@5"),
+        ("superseded_in_top5", "stale@5"),
+        ("distractor_above_latest@5", "passing>@5"),
+        ("latest_mrr", "mrr"),
+    ];
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Knowledge updates: {} questions (6: what holds now, 7: what held before a change)",
+        report.questions
+    );
+    let _ = writeln!(out, "{}", channels_line(report.embedding_model.as_deref()));
+    let mut header = format!("{:<8}{:<15}{:>4}", "system", "category", "n");
+    for (_, label) in METRICS {
+        let _ = write!(header, "{label:>11}");
+    }
+    let _ = writeln!(out, "{header}");
+    for system in ["cairn", "bm25"] {
+        for category in ["current_value", "past_value"] {
+            let Some(metrics) = report.systems.get(system).and_then(|s| s.get(category)) else {
+                continue;
+            };
+            let n = report.counts.get(category).copied().unwrap_or(0);
+            let mut line = format!("{system:<8}{category:<15}{n:>4}");
+            for (metric, _) in METRICS {
+                let _ = write!(line, "{:>11.1}", metrics.get(metric).unwrap_or(&0.0));
+            }
+            let _ = writeln!(out, "{line}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "stale>@5: an older statement of the fact in the top 5 above the answer (lower is better); \
+         passing>@5: a passing mention of an old value there."
+    );
+    out
+}
+
+/// Which channels Cairn's recall ran with.
+fn channels_line(embedding_model: Option<&str>) -> String {
+    format!(
+        "Cairn's channels: lexical{}",
+        embedding_model
+            .map(|m| format!(" + vectors ({m})"))
+            .unwrap_or_else(|| " only (no embedding model installed)".into())
+    )
+}
+
 fn render_locomo(report: &LocomoReport, ks: &[usize]) -> String {
     let mut out = String::new();
     let _ = writeln!(
@@ -40,15 +124,7 @@ fn render_locomo(report: &LocomoReport, ks: &[usize]) -> String {
         "LoCoMo retrieval: {} questions (categories 1–4), {} evidence ids dropped as unresolvable",
         report.questions, report.dropped_evidence
     );
-    let _ = writeln!(
-        out,
-        "Cairn's channels: lexical{}",
-        report
-            .embedding_model
-            .as_deref()
-            .map(|m| format!(" + vectors ({m})"))
-            .unwrap_or_else(|| " only (no embedding model installed)".into())
-    );
+    let _ = writeln!(out, "{}", channels_line(report.embedding_model.as_deref()));
     let mut header = format!("{:<8}{:<13}{:>6}", "system", "category", "n");
     for k in ks {
         let _ = write!(header, "{:>10}", format!("turn@{k}"));

@@ -102,6 +102,23 @@ enum EvalCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Ingest a knowledge-update file (LoCoMo format with facts that change), ask every question
+    /// through Cairn's recall and a plain BM25 baseline, and print per category (6 current value,
+    /// 7 past value) latest@1, latest_recall@5/@10, superseded_above_latest@5 and the diagnostics.
+    KnowledgeUpdate {
+        /// The knowledge-update JSON file.
+        file: PathBuf,
+        /// Leave out the vector channel (compare lexical recall alone).
+        #[arg(long)]
+        lexical: bool,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also write Cairn's ranking of every question here, in the run format of the set's
+        /// reference scorer (`score_ku.py`).
+        #[arg(long, value_name = "FILE")]
+        run: Option<PathBuf>,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -203,6 +220,13 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 lexical,
                 json,
             }) => eval::locomo(&cairn, &file, &k, lexical, json)
+                .map(|()| std::process::ExitCode::SUCCESS),
+            Command::Eval(EvalCommand::KnowledgeUpdate {
+                file,
+                lexical,
+                json,
+                run,
+            }) => eval::knowledge_update(&cairn, &file, lexical, json, run.as_deref())
                 .map(|()| std::process::ExitCode::SUCCESS),
             Command::Bench(BenchCommand::Recall {
                 memories,

@@ -20,8 +20,25 @@ pub fn render_injection(hits: &[SearchHit]) -> String {
     );
     for (i, hit) in hits.iter().enumerate() {
         let m = &hit.memory;
+        let superseded = m
+            .metadata
+            .get("superseded_by")
+            .and_then(serde_json::Value::as_i64)
+            .map(|by| {
+                let on = m
+                    .metadata
+                    .get("superseded_on")
+                    .and_then(serde_json::Value::as_i64)
+                    .map_or_else(String::new, |at| format!(" on {}", date(at)));
+                let newer = hits.iter().position(|h| h.memory.id == by).map_or_else(
+                    || "a later memory".to_owned(),
+                    |at| format!("no. {}", at + 1),
+                );
+                format!(" · outdated: superseded{on} by {newer}")
+            })
+            .unwrap_or_default();
         out.push_str(&format!(
-            "\n{}. [{} · {} · {}]\n{}\n",
+            "\n{}. [{} · {} · {}{superseded}]\n{}\n",
             i + 1,
             date(m.created_at),
             m.source,

@@ -5,6 +5,7 @@
 
 mod capture;
 mod error;
+mod facts;
 mod inject;
 mod model;
 mod recall;
@@ -15,6 +16,7 @@ mod summaries;
 mod text;
 mod vectors;
 
+pub mod knowledge_update;
 pub mod locomo;
 
 pub use capture::{

@@ -33,11 +33,69 @@ pub struct LocomoReport {
     pub embedding_model: Option<String>,
 }
 
-struct Turn {
-    dia_id: String,
-    session: String,
-    text: String,
-    at: i64,
+pub(crate) struct Turn {
+    pub dia_id: String,
+    pub session: String,
+    pub text: String,
+    pub at: i64,
+}
+
+/// One conversation of a LoCoMo-format file in a fresh store, every turn a memory (embedded, and
+/// read for facts that change, as the background queue would), beside the BM25 baseline.
+pub(crate) struct Conversation {
+    pub store: MemoryStore,
+    pub baseline: Baseline,
+    pub turns: Vec<Turn>,
+    /// Memory id → its turn.
+    pub by_id: HashMap<i64, usize>,
+}
+
+impl Conversation {
+    pub(crate) fn ingest(
+        sample: &Value,
+        embedder: Option<&Arc<dyn Embedder>>,
+    ) -> Result<Self, MemoryError> {
+        let id = sample["sample_id"].as_str().unwrap_or("sample");
+        let turns = turns(id, &sample["conversation"]);
+        let store = MemoryStore::open_in_memory()?;
+        let mut baseline = Baseline::new()?;
+        let ids = store.add_batch(
+            turns
+                .iter()
+                .map(|t| NewMemory {
+                    text: t.text.clone(),
+                    source: Some("locomo".into()),
+                    external_id: Some(t.dia_id.clone()),
+                    session: Some(t.session.clone()),
+                    created_at: Some(t.at),
+                    ..NewMemory::default()
+                })
+                .collect(),
+        )?;
+        if let Some(embedder) = embedder {
+            store.set_embedder(embedder.clone());
+            store.embed_all_pending()?;
+        }
+        store.relate_all_pending()?;
+        let mut by_id = HashMap::new();
+        for (index, (id, turn)) in ids.iter().zip(&turns).enumerate() {
+            baseline.add(*id, &turn.text)?;
+            by_id.insert(*id, index);
+        }
+        Ok(Self {
+            store,
+            baseline,
+            turns,
+            by_id,
+        })
+    }
+
+    /// The turns of recalled memory ids, in order.
+    pub(crate) fn turns_of(&self, ids: &[i64]) -> Vec<&Turn> {
+        ids.iter()
+            .filter_map(|id| self.by_id.get(id).map(|i| &self.turns[*i]))
+            .collect()
+    }
 }
 
 struct Question {
@@ -86,32 +144,8 @@ pub fn evaluate(
     let mut dropped_evidence = 0;
 
     for sample in &samples {
-        let id = sample["sample_id"].as_str().unwrap_or("sample");
-        let turns = turns(id, &sample["conversation"]);
-        let store = MemoryStore::open_in_memory()?;
-        let mut baseline = Baseline::new()?;
-        let ids = store.add_batch(
-            turns
-                .iter()
-                .map(|t| NewMemory {
-                    text: t.text.clone(),
-                    source: Some("locomo".into()),
-                    external_id: Some(t.dia_id.clone()),
-                    session: Some(t.session.clone()),
-                    created_at: Some(t.at),
-                    ..NewMemory::default()
-                })
-                .collect(),
-        )?;
-        if let Some(embedder) = &embedder {
-            store.set_embedder(embedder.clone());
-            store.embed_all_pending()?;
-        }
-        let mut by_id: HashMap<i64, &Turn> = HashMap::new();
-        for (id, turn) in ids.iter().zip(&turns) {
-            baseline.add(*id, &turn.text)?;
-            by_id.insert(*id, turn);
-        }
+        let conversation = Conversation::ingest(sample, embedder.as_ref())?;
+        let turns = &conversation.turns;
         let known: HashSet<&str> = turns.iter().map(|t| t.dia_id.as_str()).collect();
         let session_of: HashMap<&str, &str> = turns
             .iter()
@@ -131,18 +165,16 @@ pub fn evaluate(
             *counts.entry("overall".into()).or_default() += 1;
             *counts.entry(q.category.into()).or_default() += 1;
 
-            let cairn: Vec<i64> = store
+            let cairn: Vec<i64> = conversation
+                .store
                 .search(&SearchQuery::new(q.text.clone()).limit(max_k))?
                 .hits
                 .into_iter()
                 .map(|h| h.memory.id)
                 .collect();
-            let bm25 = baseline.search(&q.text, max_k)?;
+            let bm25 = conversation.baseline.search(&q.text, max_k)?;
             for (system, ranked) in [("cairn", cairn), ("bm25", bm25)] {
-                let found: Vec<&Turn> = ranked
-                    .iter()
-                    .filter_map(|id| by_id.get(id).copied())
-                    .collect();
+                let found = conversation.turns_of(&ranked);
                 for &k in ks {
                     let top: Vec<&Turn> = found.iter().take(k).copied().collect();
                     let hit_turns = evidence
@@ -251,7 +283,7 @@ fn questions(qa: &Value) -> Vec<Question> {
 }
 
 /// `D30:05` → `D30:5`.
-fn normalise_dia_id(id: &str) -> String {
+pub(crate) fn normalise_dia_id(id: &str) -> String {
     match id.trim().split_once(':') {
         Some((session, turn)) => {
             let turn = turn.trim_start_matches('0');

@@ -26,6 +26,8 @@ const MAX_QUERY_TERMS: usize = 32;
 /// Steps an episode rollup holds, and how much of each.
 const ROLLUP_STEPS: usize = 6;
 const ROLLUP_STEP_CHARS: usize = 200;
+/// How many hits from before a named change lead the answer to a question about it.
+const EARLIER_HITS: usize = 2;
 /// Vector hits below this cosine similarity are not candidates.
 const MIN_SIMILARITY: f32 = 0.25;
 /// How much a vector channel's normalised score counts against the lexical channels'.
@@ -84,8 +86,68 @@ struct Candidate {
 
 impl MemoryStore {
     /// Recalls the memories most relevant to `query`, with the reasons. Every search is logged for
-    /// the memory panel.
+    /// the memory panel. A question about what held before a change ("what did she use before
+    /// X?") also recalls what its subject was before X was said, and places that first.
     pub fn search(&self, query: &SearchQuery) -> Result<SearchResult, MemoryError> {
+        let started = Instant::now();
+        let mut result = self.ranked(query)?;
+        if let Some((subject, change)) = crate::facts::split_before(&query.query) {
+            let limit = query.limit.clamp(1, 200);
+            let change = self
+                .ranked(&SearchQuery {
+                    query: change,
+                    limit: 1,
+                    ..query.clone()
+                })?
+                .hits
+                .into_iter()
+                .next()
+                .map(|h| h.memory);
+            // Only a statement announcing a change dates one ("before pushing" names none).
+            let change = change.filter(|c| crate::facts::statement(&c.text).announces_change());
+            if let Some(change) = change {
+                // What the same person said about the subject before the change.
+                let when = change.created_at;
+                let owner = crate::facts::statement(&change.text).owner;
+                let before = query.before.map_or(when, |b| b.min(when));
+                let mut earlier = self.ranked(&SearchQuery {
+                    query: subject,
+                    limit: limit.max(10),
+                    before: Some(before),
+                    ..query.clone()
+                })?;
+                earlier.hits.retain(|h| {
+                    let said = crate::facts::statement(&h.memory.text);
+                    said.owner == owner && said.asserts()
+                });
+                earlier.hits.truncate(EARLIER_HITS);
+                let mut hits: Vec<SearchHit> = earlier
+                    .hits
+                    .into_iter()
+                    .map(|mut hit| {
+                        hit.reason.push_str(&format!(
+                            "; recalled from before {}, when the change the question names was said",
+                            crate::date(when)
+                        ));
+                        hit
+                    })
+                    .collect();
+                for hit in result.hits.drain(..) {
+                    if !hits.iter().any(|h| h.memory.id == hit.memory.id) {
+                        hits.push(hit);
+                    }
+                }
+                hits.truncate(limit);
+                result.hits = hits;
+            }
+        }
+        result.took_ms = started.elapsed().as_secs_f64() * 1000.0;
+        self.log_search(&query.query, &result.hits, result.took_ms)?;
+        Ok(result)
+    }
+
+    /// One recall, unlogged.
+    fn ranked(&self, query: &SearchQuery) -> Result<SearchResult, MemoryError> {
         let started = Instant::now();
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
@@ -175,6 +237,9 @@ impl MemoryStore {
                 Some((score, memory, candidate.channels))
             })
             .collect();
+        let placed =
+            self.follow_versions(&query.query, &mut scored, &filter_sql, &filter_values)?;
+        crate::facts::prefer_changes_now(&query.query, &mut scored);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
 
         let top = scored.first().map_or(0.0, |s| s.0);
@@ -205,10 +270,12 @@ impl MemoryStore {
 
         let (hits, not_selected) = self.select_diverse(eligible, limit);
         dropped.extend(not_selected);
-        let (hits, rolled_up) = self.roll_up_episodes(hits)?;
+        let (mut hits, rolled_up) = self.roll_up_episodes(hits)?;
         dropped.extend(rolled_up);
+        MemoryStore::order_by_time(&query.query, &mut hits);
+        MemoryStore::explain_versions(&mut hits, &placed);
+        MemoryStore::explain_versions(&mut dropped, &placed);
         let took_ms = started.elapsed().as_secs_f64() * 1000.0;
-        self.log_search(&query.query, &hits, took_ms)?;
         Ok(SearchResult {
             hits,
             dropped: if query.verbose { dropped } else { Vec::new() },
@@ -511,7 +578,7 @@ fn gather(
 
 /// The candidates' records that pass the query's filters (the same SQL the lexical channels use, so
 /// vector candidates are held to it too).
-fn fetch(
+pub(crate) fn fetch(
     conn: &rusqlite::Connection,
     ids: &[i64],
     filter_sql: &str,

@@ -102,6 +102,14 @@ ALTER TABLE memories ADD COLUMN summary TEXT NOT NULL DEFAULT '';
 ALTER TABLE memories ADD COLUMN summary_source TEXT NOT NULL DEFAULT 'heuristic';
 CREATE INDEX memories_summary_source ON memories(summary_source);
 "#,
+    r#"
+CREATE TABLE fact_checks (
+    memory_id INTEGER PRIMARY KEY REFERENCES memories(id),
+    owner TEXT NOT NULL,
+    stance TEXT NOT NULL
+);
+CREATE INDEX fact_checks_owner ON fact_checks(owner, memory_id);
+"#,
 ];
 
 /// Switches a connection to WAL. On a new database several connections may switch at once (the

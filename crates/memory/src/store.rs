@@ -265,6 +265,9 @@ impl MemoryStore {
     pub fn delete(&self, id: i64) -> Result<bool, MemoryError> {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
+        if let Some(memory) = get(&tx, id)?.filter(|m| m.status != Status::Deleted) {
+            crate::facts::unlink(&tx, &memory)?;
+        }
         let changed = cached(
             &tx,
             "UPDATE memories SET status = 'deleted', text = '', context = '', metadata = '{}',

@@ -203,11 +203,12 @@ impl MemoryStore {
         }
     }
 
-    /// Starts the background queue that embeds new memories (and rewrites summaries when a summary
-    /// model is set); it stops when the store is dropped.
+    /// Starts the background queue that embeds new memories, rewrites summaries when a summary
+    /// model is set, and reads new memories for facts that change; it stops when the store is
+    /// dropped.
     /// Failures are retried with a growing pause (1 s up to a minute); capture never waits on it.
     /// `None` when the queue already runs.
-    pub fn spawn_embedding_worker(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
+    pub fn spawn_background_queue(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
         if self.worker.swap(true, std::sync::atomic::Ordering::SeqCst) {
             return None;
         }
@@ -218,7 +219,8 @@ impl MemoryStore {
                 let Some(store) = weak.upgrade() else { return };
                 let work = store
                     .embed_pending(32)
-                    .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?));
+                    .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?))
+                    .and_then(|done| Ok(done + store.relate_pending(64)?));
                 match work {
                     Ok(0) => {
                         let (lock, signal) = &*store.pending;
@@ -255,6 +257,29 @@ impl MemoryStore {
         let Some(embedder) = self.embedder() else {
             return Ok(Vec::new());
         };
+        if !self.with_index(&*embedder, |index| index.len() > 0)? {
+            return Ok(Vec::new());
+        }
+        let vector = embedder
+            .embed(query)
+            .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
+        self.with_index(&*embedder, |index| index.top(&vector, k, min_similarity))
+    }
+
+    /// The `k` memories nearest to a vector (another memory's), any similarity.
+    pub(crate) fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<(i64, f32)>, MemoryError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(Vec::new());
+        };
+        self.with_index(&*embedder, |index| index.top(vector, k, f32::MIN))
+    }
+
+    /// Runs `f` on the vector index of `embedder`'s model, loading it on first use.
+    fn with_index<T>(
+        &self,
+        embedder: &dyn Embedder,
+        f: impl FnOnce(&VectorIndex) -> T,
+    ) -> Result<T, MemoryError> {
         let mut index = self
             .vectors
             .lock()
@@ -280,13 +305,10 @@ impl MemoryStore {
             }
             *index = Some(loaded);
         }
-        let Some(index) = index.as_ref().filter(|i| i.len() > 0) else {
-            return Ok(Vec::new());
-        };
-        let vector = embedder
-            .embed(query)
-            .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
-        Ok(index.top(&vector, k, min_similarity))
+        Ok(match index.as_ref() {
+            Some(index) => f(index),
+            None => f(&VectorIndex::default()),
+        })
     }
 
     pub(crate) fn forget_vector(&self, id: i64) {

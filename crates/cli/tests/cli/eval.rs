@@ -146,3 +146,87 @@ fn bench_recall_prints_its_figures() -> Result<(), Box<dyn std::error::Error>> {
     );
     Ok(())
 }
+
+/// A fact stated, then updated; the stale statement shares more of the question's words.
+const CHANGING: &str = r#"[{
+  "sample_id": "ku",
+  "conversation": {
+    "speaker_a": "Ana", "speaker_b": "Ben",
+    "session_1_date_time": "10:00 am on 2 March, 2023",
+    "session_1": [
+      {"speaker": "Ana", "dia_id": "D1:1", "text": "Our team keeps its tickets in Jira."},
+      {"speaker": "Ben", "dia_id": "D1:2", "text": "I went hiking in the hills on Sunday."},
+      {"speaker": "Ana", "dia_id": "D1:3", "text": "I baked bread with my niece this weekend."},
+      {"speaker": "Ben", "dia_id": "D1:4", "text": "My garden finally has tomatoes."}
+    ],
+    "session_2_date_time": "4:00 pm on 9 May, 2023",
+    "session_2": [
+      {"speaker": "Ana", "dia_id": "D2:1", "text": "We moved our team's tickets from Jira to Linear."},
+      {"speaker": "Ben", "dia_id": "D2:2", "text": "My sister bought a red bicycle."}
+    ]
+  },
+  "qa": [
+    {"question": "Where does Ana's team keep its tickets now?", "answer": "Linear", "category": 6,
+     "evidence": ["D2:1"], "evidence_other": ["D1:1"], "evidence_distractor": []},
+    {"question": "Where did Ana's team keep tickets before Linear?", "answer": "Jira", "category": 7,
+     "evidence": ["D1:1"], "evidence_other": ["D2:1"], "evidence_distractor": []}
+  ]
+}]"#;
+
+#[test]
+fn eval_knowledge_update_scores_both_categories_and_writes_the_run(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("ku.json");
+    let run = dir.path().join("run.json");
+    std::fs::write(&file, CHANGING)?;
+    let output = cairn(
+        dir.path(),
+        &[
+            "eval",
+            "knowledge-update",
+            &file.display().to_string(),
+            "--json",
+            "--run",
+            &run.display().to_string(),
+        ],
+    )?;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
+    assert_eq!(report["questions"], 2);
+    let cairn_scores = &report["systems"]["cairn"];
+    assert_eq!(cairn_scores["current_value"]["latest@1"], 100.0, "{report}");
+    assert_eq!(
+        cairn_scores["current_value"]["superseded_above_latest@5"],
+        0.0
+    );
+    assert_eq!(cairn_scores["past_value"]["latest_recall@5"], 100.0);
+    assert_eq!(
+        report["systems"]["bm25"]["current_value"]["latest@1"], 0.0,
+        "the baseline reads the stale statement first"
+    );
+    let ranking: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&run)?)?;
+    assert_eq!(ranking["ku#0"][0], "D2:1");
+
+    let table = cairn(
+        dir.path(),
+        &["eval", "knowledge-update", &file.display().to_string()],
+    )?;
+    let text = stdout(&table);
+    assert!(text.contains("latest@1"), "{text}");
+    assert!(text.contains("current_value"), "{text}");
+
+    let broken = dir.path().join("broken.json");
+    std::fs::write(&broken, "{\"not\": \"a list\"}")?;
+    let output = cairn(
+        dir.path(),
+        &["eval", "knowledge-update", &broken.display().to_string()],
+    )?;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("is not a knowledge-update file"));
+    Ok(())
+}

@@ -3,6 +3,7 @@
 
 mod capture;
 mod crash;
+mod facts;
 mod recall;
 mod store;
 mod vectors;

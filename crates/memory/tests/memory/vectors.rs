@@ -115,7 +115,7 @@ fn deleted_and_filtered_memories_leave_the_vector_channel() -> TestResult {
 #[test]
 fn the_background_queue_embeds_new_memories() -> TestResult {
     let store = Arc::new(store()?);
-    let _worker = store.spawn_embedding_worker();
+    let _worker = store.spawn_background_queue();
     store.add(NewMemory {
         text: "a truck blocked the road".into(),
         ..NewMemory::default()

@@ -1,0 +1,909 @@
+//! Facts that change. A background pass reads each new memory as a statement — who said it (its
+//! owner) and how: asking, looking back, announcing a change, or plainly — and links a change to
+//! the current version of the same owner's fact it updates ("we moved staging to 10.0.3.7" after
+//! "staging is at 10.0.3.5"). The older memory stays, marked `superseded_by` its successor; the
+//! successor lists what it `supersedes`, so a fact's history is a chain. Recall reads the chains:
+//! the current version ranks above the older ones it replaced, and a question about the past ("what
+//! did she use before X?") ranks the version before X above X.
+
+use std::collections::{HashMap, HashSet};
+
+use rusqlite::{params, OptionalExtension};
+use serde_json::Value;
+
+use crate::model::{SearchHit, Status, Trace};
+use crate::store::{cached, get, log_change};
+use crate::{MemoryError, MemoryRecord, MemoryStore};
+
+/// How related two statements must be (their weighted term overlap plus their vector similarity,
+/// each at most 1) for the newer, announcing a change, to supersede the older. Set high: on the
+/// knowledge-update dev set a lower bar linked many unrelated statements of the same person, and
+/// a wrong link misorders a whole chain.
+const RELATED: f64 = 1.0;
+/// Older statements of the same owner considered per memory, from each channel.
+const CANDIDATES: usize = 24;
+/// How relevant (relative to the older statement) a change must be to move above it.
+const RELEVANT_TO_MOVE: f64 = 0.5;
+/// The bonus of a statement announcing a change when the question asks what holds now.
+pub(crate) const CHANGE_PRIOR: f64 = 0.1;
+/// How far above a version its replacement (or, asked about the past, its predecessor) is placed.
+const VERSION_STEP: f64 = 0.001;
+/// A chain longer than this is followed no further (a guard against a cycle in a damaged file).
+const MAX_CHAIN: usize = 32;
+
+/// How a statement is said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stance {
+    /// A question asserts nothing.
+    Question,
+    /// "Remember when…", "I used to…": about the past, not what holds now.
+    LookingBack,
+    /// "… now", "we moved to…", "my new…": announces what holds from now on.
+    Change,
+    /// Anything else.
+    Plain,
+}
+
+impl Stance {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::Question => "question",
+            Self::LookingBack => "looking_back",
+            Self::Change => "change",
+            Self::Plain => "plain",
+        }
+    }
+}
+
+/// A memory read as a statement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Statement {
+    /// Who said it, lower-cased: the speaker of a `Name: …` line, `user` for a captured turn.
+    pub owner: String,
+    /// What the owner said.
+    pub said: String,
+    pub stance: Stance,
+}
+
+impl Statement {
+    /// Whether it says something holds (a plain statement or a change), rather than asking or
+    /// looking back.
+    pub(crate) fn asserts(&self) -> bool {
+        matches!(self.stance, Stance::Plain | Stance::Change)
+    }
+
+    pub(crate) fn announces_change(&self) -> bool {
+        self.stance == Stance::Change
+    }
+}
+
+/// Phrases that place a statement in the past.
+const LOOKING_BACK: &[&[&str]] = &[
+    &["remember"],
+    &["remembered"],
+    &["used", "to"],
+    &["back", "when"],
+    &["back", "in", "the", "day"],
+    &["ago"],
+    &["old"],
+    &["former"],
+    &["formerly"],
+    &["previous"],
+    &["previously"],
+    &["nostalgic"],
+    &["miss"],
+    &["when", "i", "was"],
+    &["when", "we", "were"],
+    &["those", "days"],
+    &["out", "of", "habit"],
+];
+
+/// Words and phrases that announce a change or what holds now.
+const CHANGE: &[&[&str]] = &[
+    &["now"],
+    &["nowadays"],
+    &["currently"],
+    &["these", "days"],
+    &["lately"],
+    &["from", "now", "on"],
+    &["new"],
+    &["newly"],
+    &["anymore"],
+    &["no", "longer"],
+    &["instead"],
+    &["switched"],
+    &["switching"],
+    &["moved"],
+    &["changed"],
+    &["replaced"],
+    &["renamed"],
+    &["upgraded"],
+    &["migrated"],
+    &["became"],
+    &["promoted"],
+    &["joined"],
+    &["started"],
+    &["took", "over"],
+    &["taking", "over"],
+    &["took", "up"],
+    &["gave", "up"],
+    &["broke", "up"],
+    &["quit"],
+    &["finally"],
+    &["first", "week"],
+    &["first", "day"],
+    &["first", "appointment"],
+];
+
+/// Reads `text` as a statement.
+pub(crate) fn statement(text: &str) -> Statement {
+    let (owner, said) = owner_and_words(text);
+    let words = words(&said);
+    let has = |phrases: &[&[&str]]| has_phrase(&words, phrases);
+    let stance = if said.trim_end().ends_with('?') {
+        Stance::Question
+    } else if has(LOOKING_BACK) {
+        Stance::LookingBack
+    } else if has(CHANGE) {
+        Stance::Change
+    } else {
+        Stance::Plain
+    };
+    Statement {
+        owner,
+        said,
+        stance,
+    }
+}
+
+/// `Caroline: text` → (`caroline`, `text`); a captured turn (`User: …` / `Assistant: …` lines) →
+/// (`user`, the person's lines); anything else → (`someone`, the whole text).
+fn owner_and_words(text: &str) -> (String, String) {
+    let text = text.trim();
+    if text.lines().any(|l| l.starts_with("User:")) {
+        let said: Vec<&str> = text
+            .lines()
+            .take_while(|l| !l.starts_with("Assistant:"))
+            .map(|l| l.strip_prefix("User:").unwrap_or(l).trim())
+            .collect();
+        return ("user".to_owned(), said.join("\n"));
+    }
+    if let Some((name, rest)) = text.split_once(": ") {
+        let words: Vec<&str> = name.split_whitespace().collect();
+        let named = !words.is_empty()
+            && words.len() <= 3
+            && name.chars().count() <= 40
+            && words
+                .iter()
+                .all(|w| w.chars().next().is_some_and(char::is_uppercase));
+        if named {
+            return (name.trim().to_lowercase(), rest.trim().to_owned());
+        }
+    }
+    ("someone".to_owned(), text.to_owned())
+}
+
+/// Lower-cased words; apostrophes stay inside them ("i'm").
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// What a question asks about time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// What holds now (the default: a question that does not say otherwise wants the current
+    /// version of a fact).
+    Current,
+    /// What holds now, said in so many words ("now", "currently", "these days"…).
+    Now,
+    /// What held before: "before X", "previously", "used to"…
+    Earlier,
+}
+
+const NOW: &[&[&str]] = &[
+    &["now"],
+    &["currently"],
+    &["current"],
+    &["these", "days"],
+    &["nowadays"],
+    &["at", "the", "moment"],
+    &["at", "present"],
+    &["latest"],
+    &["still"],
+];
+
+fn has_phrase(words: &[String], phrases: &[&[&str]]) -> bool {
+    phrases.iter().any(|p| {
+        words
+            .windows(p.len())
+            .any(|w| w.iter().zip(*p).all(|(a, b)| a == b))
+    })
+}
+
+const EARLIER: &[&[&str]] = &[
+    &["before"],
+    &["previously"],
+    &["previous"],
+    &["prior", "to"],
+    &["used", "to"],
+    &["formerly"],
+    &["former"],
+    &["originally"],
+    &["at", "first"],
+    &["in", "the", "past"],
+    &["old"],
+    &["until"],
+];
+
+/// Whether `query` asks about the past or the present.
+pub(crate) fn asked(query: &str) -> Asked {
+    let words = words(query);
+    if has_phrase(&words, EARLIER) {
+        Asked::Earlier
+    } else if has_phrase(&words, NOW) {
+        Asked::Now
+    } else {
+        Asked::Current
+    }
+}
+
+/// A question about what held before a named change, split into its subject and the change:
+/// "What car did she drive before getting the Corolla?" → ("What car did she drive", "getting
+/// the Corolla").
+pub(crate) fn split_before(query: &str) -> Option<(String, String)> {
+    let lower = query.to_lowercase();
+    let (at, len) = [" before ", " prior to "]
+        .iter()
+        .find_map(|w| lower.find(w).map(|at| (at, w.len())))?;
+    // Byte offsets of the lower-cased text match the original's for ASCII markers only when
+    // lower-casing kept the length; otherwise leave the question whole.
+    if lower.len() != query.len() {
+        return None;
+    }
+    let subject = query[..at].trim();
+    let change = query[at + len..]
+        .trim()
+        .trim_end_matches(['?', '.', '!'])
+        .trim();
+    (words(subject).len() >= 2 && !words(change).is_empty())
+        .then(|| (subject.to_owned(), change.to_owned()))
+}
+
+/// Asked what holds now, statements announcing a change get [`CHANGE_PRIOR`].
+pub(crate) fn prefer_changes_now(query: &str, scored: &mut [(f64, MemoryRecord, Vec<Trace>)]) {
+    if asked(query) != Asked::Now {
+        return;
+    }
+    for (score, memory, channels) in scored.iter_mut() {
+        if statement(&memory.text).stance == Stance::Change {
+            *score += CHANGE_PRIOR;
+            channels.push(Trace {
+                channel: "announces_change".to_owned(),
+                rank: 0,
+                score: CHANGE_PRIOR,
+            });
+        }
+    }
+}
+
+/// A memory's successor, when a later memory superseded it.
+pub(crate) fn successor(memory: &MemoryRecord) -> Option<i64> {
+    memory.metadata.get("superseded_by").and_then(Value::as_i64)
+}
+
+/// The memories a memory superseded.
+pub(crate) fn predecessors(memory: &MemoryRecord) -> Vec<i64> {
+    memory
+        .metadata
+        .get("supersedes")
+        .and_then(Value::as_array)
+        .map(|ids| ids.iter().filter_map(Value::as_i64).collect())
+        .unwrap_or_default()
+}
+
+impl MemoryStore {
+    /// Reads up to `max` memories not yet read as statements (oldest first, each after its vector
+    /// when an embedder is set) and links the changes among them; returns how many it read.
+    pub fn relate_pending(&self, max: usize) -> Result<usize, MemoryError> {
+        let model = self.embedder().map(|e| e.model().to_owned());
+        let pending: Vec<(i64, String, i64)> = {
+            let conn = self.lock()?;
+            let mut stmt = conn.prepare_cached(
+                "SELECT m.id, m.text, m.created_at FROM memories m
+                 LEFT JOIN fact_checks f ON f.memory_id = m.id
+                 WHERE f.memory_id IS NULL AND m.status != 'deleted' AND m.layer = 'L1'
+                   AND (?1 IS NULL OR EXISTS (SELECT 1 FROM memory_vectors v
+                                              WHERE v.memory_id = m.id AND v.model = ?1))
+                 ORDER BY m.created_at, m.id LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![model, max as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })?;
+            rows.collect::<Result<_, _>>()?
+        };
+        for (id, text, created_at) in &pending {
+            self.relate(*id, text, *created_at, model.as_deref())?;
+        }
+        Ok(pending.len())
+    }
+
+    /// Reads everything still pending, now (evaluation, tests).
+    pub fn relate_all_pending(&self) -> Result<usize, MemoryError> {
+        let mut total = 0;
+        loop {
+            let n = self.relate_pending(256)?;
+            total += n;
+            if n == 0 {
+                return Ok(total);
+            }
+        }
+    }
+
+    /// Reads one memory as a statement and, when it announces a change related closely enough to
+    /// the current version of one of its owner's facts, supersedes that version.
+    fn relate(
+        &self,
+        id: i64,
+        text: &str,
+        created_at: i64,
+        model: Option<&str>,
+    ) -> Result<(), MemoryError> {
+        let said = statement(text);
+        let link = if said.stance == Stance::Change {
+            self.superseded_version(id, &said, created_at, model)?
+        } else {
+            None
+        };
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        cached(
+            &tx,
+            "INSERT OR REPLACE INTO fact_checks (memory_id, owner, stance) VALUES (?1, ?2, ?3)",
+            params![id, said.owner, said.stance.as_str()],
+        )?;
+        if let Some((older, relatedness)) = link {
+            let newer = get(&tx, id)?;
+            let old = get(&tx, older)?;
+            if let (Some(mut newer), Some(mut old)) = (newer, old) {
+                set(&mut old.metadata, "superseded_by", Value::from(id));
+                set(&mut old.metadata, "superseded_on", Value::from(created_at));
+                let mut before = predecessors(&newer);
+                if !before.contains(&older) {
+                    before.push(older);
+                }
+                set(&mut newer.metadata, "supersedes", Value::from(before));
+                for memory in [&old, &newer] {
+                    cached(
+                        &tx,
+                        "UPDATE memories SET metadata = ?2 WHERE id = ?1",
+                        params![memory.id, memory.metadata.to_string()],
+                    )?;
+                }
+                log_change(
+                    &tx,
+                    self.now(),
+                    "supersede",
+                    Some(older),
+                    &serde_json::json!({ "by": id, "relatedness": (relatedness * 1000.0).round() / 1000.0 }),
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The current version (at `created_at`) of the owner's fact that `said` updates, with how
+    /// related they are; `None` when no older statement of the owner is related closely enough.
+    fn superseded_version(
+        &self,
+        id: i64,
+        said: &Statement,
+        created_at: i64,
+        model: Option<&str>,
+    ) -> Result<Option<(i64, f64)>, MemoryError> {
+        let terms = self.analyzer.query_terms(&said.said, 32);
+        let mut candidates: HashSet<i64> = HashSet::new();
+        let conn = self.lock()?;
+        if !terms.is_empty() {
+            let mut stmt = conn.prepare_cached(
+                "SELECT m.id FROM memory_terms t
+                 JOIN memories m ON m.id = t.rowid
+                 JOIN fact_checks f ON f.memory_id = m.id
+                 WHERE memory_terms MATCH ?1 AND f.owner = ?2 AND f.stance != 'question'
+                   AND m.created_at < ?3 AND m.status IN ('activated', 'resolving')
+                 ORDER BY bm25(memory_terms, 1.0, 0.0) LIMIT ?4",
+            )?;
+            let query = format!("body : ({})", crate::text::fts_or_query(&terms));
+            let rows = stmt.query_map(
+                params![query, said.owner, created_at, CANDIDATES as i64],
+                |row| row.get(0),
+            )?;
+            candidates.extend(rows.collect::<Result<Vec<i64>, _>>()?);
+        }
+        let own_vector = match model {
+            Some(model) => vector(&conn, id, model)?,
+            None => None,
+        };
+        drop(conn);
+        let mut near: HashMap<i64, f64> = HashMap::new();
+        if let Some(vector) = &own_vector {
+            for (other, similarity) in self.nearest(vector, CANDIDATES * 4)? {
+                near.insert(other, f64::from(similarity));
+            }
+        }
+        let conn = self.lock()?;
+        {
+            let mut stmt = conn.prepare_cached(
+                "SELECT 1 FROM memories m JOIN fact_checks f ON f.memory_id = m.id
+                 WHERE m.id = ?1 AND f.owner = ?2 AND f.stance != 'question'
+                   AND m.created_at < ?3 AND m.status IN ('activated', 'resolving')",
+            )?;
+            for other in near.keys() {
+                if *other != id
+                    && stmt
+                        .query_row(params![other, said.owner, created_at], |_| Ok(()))
+                        .optional()?
+                        .is_some()
+                {
+                    candidates.insert(*other);
+                }
+            }
+        }
+        let mut weights = TermWeights::new(&conn)?;
+        let mine = self.weighted_terms(&conn, &said.said, &mut weights);
+        let mut related = |other: i64| -> Result<Option<f64>, MemoryError> {
+            let Some(record) = get(&conn, other)? else {
+                return Ok(None);
+            };
+            let theirs = self.weighted_terms(&conn, &statement(&record.text).said, &mut weights);
+            let lexical = overlap(&mine, &theirs);
+            let similarity = match (&own_vector, model) {
+                (Some(own), Some(model)) => match near.get(&other) {
+                    Some(s) => *s,
+                    None => vector(&conn, other, model)?.map_or(0.0, |v| cosine(own, &v)),
+                },
+                // Without vectors the overlap stands for both.
+                _ => lexical,
+            };
+            Ok(Some(lexical + similarity))
+        };
+        let mut best: Option<(i64, f64)> = None;
+        for other in candidates {
+            if let Some(r) = related(other)? {
+                if best.is_none_or(|(_, b)| r > b) {
+                    best = Some((other, r));
+                }
+            }
+        }
+        let Some((best, relatedness)) = best.filter(|(_, r)| *r >= RELATED) else {
+            return Ok(None);
+        };
+        // The fact's current version when this memory was said: an update of an older version
+        // that was already replaced updates its replacement, if it is related to that too (a
+        // memory naming only an old value is talking about the past).
+        let mut head = best;
+        for _ in 0..MAX_CHAIN {
+            let Some(next) = get(&conn, head)?.as_ref().and_then(successor) else {
+                break;
+            };
+            match get(&conn, next)? {
+                Some(n) if live(&n) && n.created_at < created_at && n.id != id => head = n.id,
+                _ => break,
+            }
+        }
+        if head == best {
+            return Ok(Some((best, relatedness)));
+        }
+        Ok(related(head)?.filter(|r| *r >= RELATED).map(|r| (head, r)))
+    }
+
+    /// A text's distinct terms, each weighted by its inverse document frequency.
+    fn weighted_terms(
+        &self,
+        conn: &rusqlite::Connection,
+        text: &str,
+        weights: &mut TermWeights,
+    ) -> HashMap<String, f64> {
+        self.analyzer
+            .query_terms(text, 64)
+            .into_iter()
+            .map(|t| {
+                let idf = weights.idf(conn, &t);
+                (t, idf)
+            })
+            .collect()
+    }
+
+    /// Reorders recall candidates by the versions of their facts: for a question about the
+    /// present, the current version of a superseded candidate is placed just above it (fetched if
+    /// it was not a candidate); for a question about the past, the versions a candidate superseded
+    /// are placed just above it.
+    pub(crate) fn follow_versions(
+        &self,
+        query: &str,
+        scored: &mut Vec<(f64, MemoryRecord, Vec<Trace>)>,
+        filter_sql: &str,
+        filter_values: &[rusqlite::types::Value],
+    ) -> Result<HashMap<i64, (i64, Asked)>, MemoryError> {
+        let asked = asked(query);
+        let mut raises: Vec<(i64, f64, i64)> = Vec::new();
+        {
+            let conn = self.lock()?;
+            for (score, memory, _) in scored.iter() {
+                match asked {
+                    Asked::Current | Asked::Now => {
+                        let mut head = memory.id;
+                        let mut cursor = successor(memory);
+                        for _ in 0..MAX_CHAIN {
+                            let Some(next) = cursor else { break };
+                            match get(&conn, next)? {
+                                Some(n) if live(&n) => {
+                                    head = n.id;
+                                    cursor = successor(&n);
+                                }
+                                _ => break,
+                            }
+                        }
+                        if head != memory.id {
+                            raises.push((head, score + VERSION_STEP, memory.id));
+                        }
+                    }
+                    Asked::Earlier => {
+                        for before in predecessors(memory) {
+                            raises.push((before, score + VERSION_STEP, memory.id));
+                        }
+                    }
+                }
+            }
+            let missing: Vec<i64> = raises
+                .iter()
+                .map(|r| r.0)
+                .filter(|id| !scored.iter().any(|s| s.1.id == *id))
+                .collect::<HashSet<_>>()
+                .into_iter()
+                .collect();
+            for memory in crate::recall::fetch(&conn, &missing, filter_sql, filter_values)? {
+                scored.push((0.0, memory, Vec::new()));
+            }
+        }
+        let channel = match asked {
+            Asked::Current | Asked::Now => "current_version",
+            Asked::Earlier => "earlier_version",
+        };
+        let mut placed: HashMap<i64, (f64, i64)> = HashMap::new();
+        for (target, score, from) in raises {
+            if let Some(entry) = scored.iter_mut().find(|s| s.1.id == target) {
+                entry.0 = entry.0.max(score);
+                let best = placed.entry(target).or_insert((score, from));
+                if score > best.0 {
+                    *best = (score, from);
+                }
+            }
+        }
+        for entry in scored.iter_mut() {
+            if let Some((score, _)) = placed.get(&entry.1.id) {
+                entry.2.push(Trace {
+                    channel: channel.to_owned(),
+                    rank: 0,
+                    score: *score,
+                });
+            }
+        }
+        Ok(placed
+            .into_iter()
+            .map(|(k, (_, from))| (k, (from, asked)))
+            .collect())
+    }
+
+    /// Orders recalled hits by time where the question asks about the present: a statement
+    /// announcing a change moves above an older statement of the same owner that it may update
+    /// (when it is nearly as relevant). Only the order of the hits changes, never which are
+    /// recalled.
+    pub(crate) fn order_by_time(query: &str, hits: &mut Vec<SearchHit>) {
+        let asked = asked(query);
+        let statements: Vec<Statement> = hits.iter().map(|h| statement(&h.memory.text)).collect();
+        let mut order: Vec<usize> = (0..hits.len()).collect();
+        let mut moved = vec![false; hits.len()];
+        for j in 0..hits.len() {
+            let (newer, newer_said) = (&hits[j], &statements[j]);
+            let Some(pos_j) = order.iter().position(|&k| k == j) else {
+                continue;
+            };
+            let target = order[..pos_j].iter().position(|&i| {
+                let (older, older_said) = (&hits[i], &statements[i]);
+                let pair = older_said.owner == newer_said.owner
+                    && older.memory.created_at < newer.memory.created_at
+                    && older_said.asserts();
+                match asked {
+                    Asked::Current | Asked::Now => {
+                        pair && newer_said.stance == Stance::Change
+                            && newer.score >= RELEVANT_TO_MOVE * older.score
+                    }
+                    Asked::Earlier => false,
+                }
+            });
+            if let Some(at) = target {
+                order.remove(pos_j);
+                order.insert(at, j);
+                moved[j] = true;
+            }
+        }
+        let mut taken: Vec<Option<SearchHit>> = hits.drain(..).map(Some).collect();
+        for k in order {
+            if let Some(mut hit) = taken[k].take() {
+                if moved[k] {
+                    hit.reason.push_str(match asked {
+                        Asked::Earlier => "; moved above the later statement that replaced it: the question asks about the past",
+                        _ => "; moved above an older statement of the same person: it announces a change",
+                    });
+                }
+                hits.push(hit);
+            }
+        }
+    }
+
+    /// Says in each hit's reason where the versions of its fact placed it.
+    pub(crate) fn explain_versions(hits: &mut [SearchHit], placed: &HashMap<i64, (i64, Asked)>) {
+        for hit in hits {
+            if let Some((from, asked)) = placed.get(&hit.memory.id) {
+                let which = match asked {
+                    Asked::Current | Asked::Now => "the current version of",
+                    Asked::Earlier => "an earlier version of",
+                };
+                hit.reason.push_str(&format!(
+                    "; placed above memory {from}: it is {which} that fact"
+                ));
+            }
+            if let Some(by) = successor(&hit.memory) {
+                let on = hit
+                    .memory
+                    .metadata
+                    .get("superseded_on")
+                    .and_then(Value::as_i64)
+                    .map(crate::date)
+                    .unwrap_or_default();
+                hit.reason
+                    .push_str(&format!("; superseded on {on} by memory {by}"));
+            }
+        }
+    }
+
+    /// The versions of `id`'s fact, oldest first: the chain of memories it superseded and that
+    /// superseded it (for the memory panel's history).
+    pub fn versions(&self, id: i64) -> Result<Vec<MemoryRecord>, MemoryError> {
+        let conn = self.lock()?;
+        let Some(memory) = get(&conn, id)? else {
+            return Err(MemoryError::NotFound(format!("memory {id}")));
+        };
+        let mut earlier = Vec::new();
+        let mut seen = HashSet::from([id]);
+        let mut cursor = memory.clone();
+        for _ in 0..MAX_CHAIN {
+            let Some(previous) = predecessors(&cursor)
+                .into_iter()
+                .filter(|p| !seen.contains(p))
+                .filter_map(|p| get(&conn, p).ok().flatten())
+                .max_by_key(|m| m.created_at)
+            else {
+                break;
+            };
+            seen.insert(previous.id);
+            earlier.push(previous.clone());
+            cursor = previous;
+        }
+        earlier.reverse();
+        earlier.push(memory.clone());
+        let mut cursor = memory;
+        for _ in 0..MAX_CHAIN {
+            let Some(next) = successor(&cursor).filter(|n| seen.insert(*n)) else {
+                break;
+            };
+            let Some(next) = get(&conn, next)? else { break };
+            earlier.push(next.clone());
+            cursor = next;
+        }
+        Ok(earlier)
+    }
+}
+
+/// Inverse document frequencies from the term index, looked up once per term and pass.
+struct TermWeights {
+    total: f64,
+    idf: HashMap<String, f64>,
+}
+
+impl TermWeights {
+    fn new(conn: &rusqlite::Connection) -> Result<Self, MemoryError> {
+        let total: i64 = conn.query_row(
+            "SELECT count(*) FROM memories WHERE status != 'deleted'",
+            [],
+            |row| row.get(0),
+        )?;
+        Ok(Self {
+            total: total.max(1) as f64,
+            idf: HashMap::new(),
+        })
+    }
+
+    fn idf(&mut self, conn: &rusqlite::Connection, term: &str) -> f64 {
+        if let Some(idf) = self.idf.get(term) {
+            return *idf;
+        }
+        // A term the index cannot count (a lookup failure) weighs as a rare one.
+        let df: i64 = conn
+            .prepare_cached("SELECT doc FROM temp.memory_terms_vocab WHERE term = ?1")
+            .and_then(|mut s| s.query_row([term], |row| row.get(0)).optional())
+            .ok()
+            .flatten()
+            .unwrap_or(1);
+        let idf = (1.0 + self.total / df.max(1) as f64).ln();
+        self.idf.insert(term.to_owned(), idf);
+        idf
+    }
+}
+
+/// Takes a memory about to be deleted out of its fact's chain: what it superseded is superseded by
+/// its own successor instead, or, without one, holds again.
+pub(crate) fn unlink(
+    conn: &rusqlite::Connection,
+    memory: &MemoryRecord,
+) -> Result<(), MemoryError> {
+    let next = successor(memory);
+    let before = predecessors(memory);
+    for id in &before {
+        let Some(mut older) = get(conn, *id)? else {
+            continue;
+        };
+        if let (Some(next), Value::Object(map)) = (next, &mut older.metadata) {
+            map.insert("superseded_by".into(), Value::from(next));
+        } else if let Value::Object(map) = &mut older.metadata {
+            map.remove("superseded_by");
+            map.remove("superseded_on");
+        }
+        cached(
+            conn,
+            "UPDATE memories SET metadata = ?2 WHERE id = ?1",
+            params![older.id, older.metadata.to_string()],
+        )?;
+    }
+    if let Some(next) = next {
+        if let Some(mut newer) = get(conn, next)? {
+            let mut ids: Vec<i64> = predecessors(&newer)
+                .into_iter()
+                .filter(|p| *p != memory.id)
+                .collect();
+            for b in &before {
+                if !ids.contains(b) {
+                    ids.push(*b);
+                }
+            }
+            set(&mut newer.metadata, "supersedes", Value::from(ids));
+            cached(
+                conn,
+                "UPDATE memories SET metadata = ?2 WHERE id = ?1",
+                params![newer.id, newer.metadata.to_string()],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn live(memory: &MemoryRecord) -> bool {
+    matches!(memory.status, Status::Activated | Status::Resolving)
+}
+
+fn set(metadata: &mut Value, key: &str, value: Value) {
+    if !metadata.is_object() {
+        *metadata = Value::Object(Default::default());
+    }
+    if let Value::Object(map) = metadata {
+        map.insert(key.to_owned(), value);
+    }
+}
+
+/// Weighted overlap of two term sets: the weight they share over the smaller one's weight.
+fn overlap(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
+    let shared: f64 = a
+        .iter()
+        .filter(|(t, _)| b.contains_key(*t))
+        .map(|(_, w)| w)
+        .sum();
+    let smaller = a.values().sum::<f64>().min(b.values().sum::<f64>());
+    if smaller <= 0.0 {
+        0.0
+    } else {
+        shared / smaller
+    }
+}
+
+/// A memory's stored vector of `model`, unquantised.
+fn vector(
+    conn: &rusqlite::Connection,
+    id: i64,
+    model: &str,
+) -> Result<Option<Vec<f32>>, MemoryError> {
+    let row: Option<(f64, Vec<u8>)> = conn
+        .query_row(
+            "SELECT scale, vec FROM memory_vectors WHERE memory_id = ?1 AND model = ?2",
+            params![id, model],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+        .optional()?;
+    Ok(row.map(|(scale, bytes)| {
+        bytes
+            .iter()
+            .map(|b| f32::from(*b as i8) * scale as f32 / 127.0)
+            .collect()
+    }))
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na <= 0.0 || nb <= 0.0 {
+        0.0
+    } else {
+        f64::from(dot / (na * nb))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_are_read_for_owner_and_stance() {
+        let s = statement("Gina: We switched the project's database to Firestore.");
+        assert_eq!(s.owner, "gina");
+        assert_eq!(s.stance, Stance::Change);
+        assert_eq!(s.said, "We switched the project's database to Firestore.");
+        assert_eq!(
+            statement("Jon: Remember when you used to swear by MariaDB?").stance,
+            Stance::Question
+        );
+        assert_eq!(
+            statement("Gina: I found my old cookbook on the shelf.").stance,
+            Stance::LookingBack
+        );
+        assert_eq!(
+            statement("Gina: I spent the afternoon tuning queries in MariaDB.").stance,
+            Stance::Plain
+        );
+        let turn = statement("User: staging is at 10.0.3.7 now\nAssistant: Noted.");
+        assert_eq!(turn.owner, "user");
+        assert_eq!(turn.said, "staging is at 10.0.3.7 now");
+        assert_eq!(turn.stance, Stance::Change);
+        assert_eq!(statement("no speaker here").owner, "someone");
+        assert_eq!(
+            statement("note: lower case is not a speaker").owner,
+            "someone"
+        );
+    }
+
+    #[test]
+    fn questions_say_whether_they_ask_about_the_past() {
+        assert_eq!(asked("Where does Gina work now?"), Asked::Now);
+        assert_eq!(
+            asked("Which database does the project use?"),
+            Asked::Current
+        );
+        assert_eq!(
+            asked("Where did Gina work before joining Globex?"),
+            Asked::Earlier
+        );
+        assert_eq!(asked("What was his previous phone number?"), Asked::Earlier);
+        assert_eq!(
+            split_before("What car did Caroline drive before getting the Toyota Corolla?"),
+            Some((
+                "What car did Caroline drive".to_owned(),
+                "getting the Toyota Corolla".to_owned()
+            ))
+        );
+        assert_eq!(split_before("What did she do before?"), None);
+        assert_eq!(split_before("Where did she work"), None);
+    }
+}

@@ -1,0 +1,161 @@
+//! Facts that change: a later statement supersedes the one it updates, recall reads the current
+//! version first, a question about the past finds the past, and the injection labels what is out
+//! of date.
+
+use cairn_memory::{render_injection, MemoryStore, NewMemory, SearchQuery};
+
+use crate::TestResult;
+
+const DAY: i64 = 86_400_000;
+const START: i64 = 1_700_000_000_000;
+
+fn say(store: &MemoryStore, day: i64, text: &str) -> Result<i64, Box<dyn std::error::Error>> {
+    Ok(store
+        .add(NewMemory {
+            text: text.into(),
+            session: Some(format!("day-{day}")),
+            created_at: Some(START + day * DAY),
+            ..NewMemory::default()
+        })?
+        .id)
+}
+
+fn top(store: &MemoryStore, query: &str) -> Result<Vec<i64>, Box<dyn std::error::Error>> {
+    Ok(store
+        .search(&SearchQuery::new(query).limit(5))?
+        .hits
+        .into_iter()
+        .map(|h| h.memory.id)
+        .collect())
+}
+
+#[test]
+fn a_change_supersedes_the_fact_it_updates_and_recall_reads_it_first() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * DAY);
+    let old = say(
+        &store,
+        1,
+        "User: our staging server is at 10.0.3.5\nAssistant: Noted.",
+    )?;
+    let unrelated = say(&store, 2, "User: I love long walks by the river.")?;
+    let looking_back = say(
+        &store,
+        3,
+        "User: remember when the staging server kept crashing?",
+    )?;
+    let new = say(
+        &store,
+        4,
+        "User: we moved the staging server to 10.0.3.7 now\nAssistant: Updated.",
+    )?;
+    let cello = say(&store, 5, "User: I started learning the cello now.")?;
+    assert_eq!(store.relate_all_pending()?, 5);
+    assert_eq!(store.relate_all_pending()?, 0, "each memory is read once");
+
+    let old_record = store.get(old)?.ok_or("old memory")?;
+    assert_eq!(old_record.metadata["superseded_by"], new);
+    assert_eq!(old_record.metadata["superseded_on"], START + 4 * DAY);
+    let new_record = store.get(new)?.ok_or("new memory")?;
+    assert_eq!(new_record.metadata["supersedes"], serde_json::json!([old]));
+    for id in [unrelated, looking_back, cello] {
+        let record = store.get(id)?.ok_or("memory")?;
+        assert!(
+            record.metadata.get("superseded_by").is_none()
+                && record.metadata.get("supersedes").is_none(),
+            "{record:?}"
+        );
+    }
+    let history: Vec<i64> = store.versions(old)?.iter().map(|m| m.id).collect();
+    assert_eq!(history, vec![old, new]);
+    assert_eq!(store.versions(new)?.len(), 2);
+
+    // Asked what holds, the current address comes before the old one, even though the old
+    // statement shares more of the question's words.
+    let ranked = top(&store, "what is our staging server's address?")?;
+    let at = |id: i64| ranked.iter().position(|r| *r == id);
+    assert!(
+        at(new).is_some() && at(new) < at(old).or(Some(usize::MAX)),
+        "{ranked:?}"
+    );
+
+    // The injection labels the outdated statement and points at its successor.
+    let result = store.search(&SearchQuery::new("staging server 10.0.3.5").limit(5))?;
+    let text = render_injection(&result.hits);
+    let new_at = result
+        .hits
+        .iter()
+        .position(|h| h.memory.id == new)
+        .ok_or("the current version is recalled")?;
+    assert!(
+        text.contains(&format!(
+            "outdated: superseded on 2023-11-18 by no. {}",
+            new_at + 1
+        )),
+        "{text}"
+    );
+    let explained = result
+        .hits
+        .iter()
+        .find(|h| h.memory.id == old)
+        .ok_or("the old version is recalled")?;
+    assert!(
+        explained
+            .reason
+            .contains(&format!("superseded on 2023-11-18 by memory {new}")),
+        "{}",
+        explained.reason
+    );
+
+    // Asked about the past, the past comes first.
+    let ranked = top(
+        &store,
+        "Which address did the staging server have before we moved it to 10.0.3.7?",
+    )?;
+    assert_eq!(ranked.first(), Some(&old), "{ranked:?}");
+
+    // Deleting the update makes the old value current again.
+    store.delete(new)?;
+    let record = store.get(old)?.ok_or("old memory")?;
+    assert!(record.metadata.get("superseded_by").is_none(), "{record:?}");
+    let result = store.search(&SearchQuery::new("staging server 10.0.3.5").limit(5))?;
+    assert!(result.hits.iter().any(|h| h.memory.id == old));
+    assert!(!render_injection(&result.hits).contains("outdated"));
+    Ok(())
+}
+
+#[test]
+fn a_later_change_follows_the_chain_to_the_current_version() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * DAY);
+    let first = say(&store, 1, "Ana: Our team's tickets live in Jira.")?;
+    let second = say(
+        &store,
+        2,
+        "Ana: We moved our team's tickets from Jira to Linear.",
+    )?;
+    let third = say(
+        &store,
+        3,
+        "Ana: Our team's tickets moved from Linear to GitHub Issues now.",
+    )?;
+    let other = say(&store, 4, "Ben: I track my tickets in a notebook now.")?;
+    store.relate_all_pending()?;
+    let history: Vec<i64> = store.versions(first)?.iter().map(|m| m.id).collect();
+    assert_eq!(history, vec![first, second, third]);
+    assert!(
+        store
+            .get(other)?
+            .ok_or("memory")?
+            .metadata
+            .get("supersedes")
+            .is_none(),
+        "another person's statement updates nothing of Ana's"
+    );
+    let ranked = top(&store, "Where does Ana's team track tickets now?")?;
+    let third_at = ranked.iter().position(|id| *id == third);
+    let first_at = ranked.iter().position(|id| *id == first);
+    let second_at = ranked.iter().position(|id| *id == second);
+    assert!(third_at.is_some(), "{ranked:?}");
+    assert!(third_at < first_at.or(Some(usize::MAX)), "{ranked:?}");
+    assert!(third_at < second_at.or(Some(usize::MAX)), "{ranked:?}");
+    Ok(())
+}
