@@ -23,7 +23,7 @@ const RELATED: f64 = 1.0;
 /// Older statements of the same owner considered per memory, from each channel.
 const CANDIDATES: usize = 24;
 /// How relevant (relative to the older statement) a change must be to move above it.
-const RELEVANT_TO_MOVE: f64 = 0.5;
+const RELEVANT_TO_MOVE: f64 = 0.3;
 /// The bonus of a statement announcing a change when the question asks what holds now.
 pub(crate) const CHANGE_PRIOR: f64 = 0.1;
 /// How far above a version its replacement (or, asked about the past, its predecessor) is placed.
@@ -201,6 +201,9 @@ pub(crate) enum Asked {
     Now,
     /// What held before: "before X", "previously", "used to"…
     Earlier,
+    /// Nothing about time: memories ranked as they match (the parts of a question about the
+    /// past, searched on their own).
+    Unordered,
 }
 
 const NOW: &[&[&str]] = &[
@@ -273,8 +276,8 @@ pub(crate) fn split_before(query: &str) -> Option<(String, String)> {
 }
 
 /// Asked what holds now, statements announcing a change get [`CHANGE_PRIOR`].
-pub(crate) fn prefer_changes_now(query: &str, scored: &mut [(f64, MemoryRecord, Vec<Trace>)]) {
-    if asked(query) != Asked::Now {
+pub(crate) fn prefer_changes_now(asked: Asked, scored: &mut [(f64, MemoryRecord, Vec<Trace>)]) {
+    if asked != Asked::Now {
         return;
     }
     for (score, memory, channels) in scored.iter_mut() {
@@ -523,12 +526,11 @@ impl MemoryStore {
     /// are placed just above it.
     pub(crate) fn follow_versions(
         &self,
-        query: &str,
+        asked: Asked,
         scored: &mut Vec<(f64, MemoryRecord, Vec<Trace>)>,
         filter_sql: &str,
         filter_values: &[rusqlite::types::Value],
     ) -> Result<HashMap<i64, (i64, Asked)>, MemoryError> {
-        let asked = asked(query);
         let mut raises: Vec<(i64, f64, i64)> = Vec::new();
         {
             let conn = self.lock()?;
@@ -556,6 +558,7 @@ impl MemoryStore {
                             raises.push((before, score + VERSION_STEP, memory.id));
                         }
                     }
+                    Asked::Unordered => {}
                 }
             }
             let missing: Vec<i64> = raises
@@ -571,7 +574,7 @@ impl MemoryStore {
         }
         let channel = match asked {
             Asked::Current | Asked::Now => "current_version",
-            Asked::Earlier => "earlier_version",
+            Asked::Earlier | Asked::Unordered => "earlier_version",
         };
         let mut placed: HashMap<i64, (f64, i64)> = HashMap::new();
         for (target, score, from) in raises {
@@ -602,8 +605,7 @@ impl MemoryStore {
     /// announcing a change moves above an older statement of the same owner that it may update
     /// (when it is nearly as relevant). Only the order of the hits changes, never which are
     /// recalled.
-    pub(crate) fn order_by_time(query: &str, hits: &mut Vec<SearchHit>) {
-        let asked = asked(query);
+    pub(crate) fn order_by_time(asked: Asked, hits: &mut Vec<SearchHit>) {
         let statements: Vec<Statement> = hits.iter().map(|h| statement(&h.memory.text)).collect();
         let mut order: Vec<usize> = (0..hits.len()).collect();
         let mut moved = vec![false; hits.len()];
@@ -622,7 +624,7 @@ impl MemoryStore {
                         pair && newer_said.stance == Stance::Change
                             && newer.score >= RELEVANT_TO_MOVE * older.score
                     }
-                    Asked::Earlier => false,
+                    Asked::Earlier | Asked::Unordered => false,
                 }
             });
             if let Some(at) = target {
@@ -651,7 +653,7 @@ impl MemoryStore {
             if let Some((from, asked)) = placed.get(&hit.memory.id) {
                 let which = match asked {
                     Asked::Current | Asked::Now => "the current version of",
-                    Asked::Earlier => "an earlier version of",
+                    Asked::Earlier | Asked::Unordered => "an earlier version of",
                 };
                 hit.reason.push_str(&format!(
                     "; placed above memory {from}: it is {which} that fact"

@@ -9,6 +9,7 @@ use std::time::Instant;
 use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension};
 
+use crate::facts::Asked;
 use crate::model::{Layer, MemoryRecord, SearchHit, SearchQuery, SearchResult, Trace};
 use crate::store::{record, COLUMNS};
 use crate::text::{fts_or_query, idents};
@@ -90,15 +91,18 @@ impl MemoryStore {
     /// X?") also recalls what its subject was before X was said, and places that first.
     pub fn search(&self, query: &SearchQuery) -> Result<SearchResult, MemoryError> {
         let started = Instant::now();
-        let mut result = self.ranked(query)?;
+        let mut result = self.ranked(query, crate::facts::asked(&query.query))?;
         if let Some((subject, change)) = crate::facts::split_before(&query.query) {
             let limit = query.limit.clamp(1, 200);
             let change = self
-                .ranked(&SearchQuery {
-                    query: change,
-                    limit: 1,
-                    ..query.clone()
-                })?
+                .ranked(
+                    &SearchQuery {
+                        query: change,
+                        limit: 1,
+                        ..query.clone()
+                    },
+                    Asked::Unordered,
+                )?
                 .hits
                 .into_iter()
                 .next()
@@ -110,19 +114,28 @@ impl MemoryStore {
                 let when = change.created_at;
                 let owner = crate::facts::statement(&change.text).owner;
                 let before = query.before.map_or(when, |b| b.min(when));
-                let mut earlier = self.ranked(&SearchQuery {
-                    query: subject,
-                    limit: limit.max(10),
-                    before: Some(before),
-                    ..query.clone()
-                })?;
-                earlier.hits.retain(|h| {
-                    let said = crate::facts::statement(&h.memory.text);
-                    said.owner == owner && said.asserts()
-                });
-                earlier.hits.truncate(EARLIER_HITS);
+                // Asked twice: by the question's subject, and by the change itself (what it
+                // replaced is usually worded like it); the same person's statements count.
+                let mut earlier: Vec<SearchHit> = Vec::new();
+                for asked in [subject, change.text.clone()] {
+                    let mut found = self.ranked(
+                        &SearchQuery {
+                            query: asked,
+                            limit: limit.max(10),
+                            before: Some(before),
+                            ..query.clone()
+                        },
+                        Asked::Unordered,
+                    )?;
+                    found.hits.retain(|h| {
+                        let said = crate::facts::statement(&h.memory.text);
+                        said.owner == owner
+                            && said.asserts()
+                            && !earlier.iter().any(|e| e.memory.id == h.memory.id)
+                    });
+                    earlier.extend(found.hits.into_iter().take(EARLIER_HITS));
+                }
                 let mut hits: Vec<SearchHit> = earlier
-                    .hits
                     .into_iter()
                     .map(|mut hit| {
                         hit.reason.push_str(&format!(
@@ -147,7 +160,8 @@ impl MemoryStore {
     }
 
     /// One recall, unlogged.
-    fn ranked(&self, query: &SearchQuery) -> Result<SearchResult, MemoryError> {
+    /// `asked`: what the question asks about time (see [`crate::facts::asked`]).
+    fn ranked(&self, query: &SearchQuery, asked: Asked) -> Result<SearchResult, MemoryError> {
         let started = Instant::now();
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
@@ -182,7 +196,7 @@ impl MemoryStore {
             };
             let mut values = vec![Value::Text(fts_or_query(&terms))];
             values.extend(filter_values.iter().cloned());
-            gather(&conn, &sql, values, "fts", &mut candidates)?;
+            gather(&conn, &sql, values, "fts", 1.0, &mut candidates)?;
         }
         if !fragments.is_empty() {
             let sql = format!(
@@ -193,27 +207,19 @@ impl MemoryStore {
             );
             let mut values = vec![Value::Text(fts_or_query(&fragments))];
             values.extend(filter_values.iter().cloned());
-            gather(&conn, &sql, values, "structural", &mut candidates)?;
+            gather(&conn, &sql, values, "structural", 1.0, &mut candidates)?;
         }
 
         drop(conn);
 
-        let similar = self.vector_candidates(&query.query, pool, MIN_SIMILARITY)?;
-        let top_similarity = similar.first().map_or(1.0, |s| s.1).max(f32::EPSILON);
-        for (rank, (id, similarity)) in similar.into_iter().enumerate() {
-            let entry = candidates.entry(id).or_insert(Candidate {
-                channels: Vec::new(),
-                best: 0.0,
-            });
-            entry.best = entry
-                .best
-                .max(f64::from(similarity / top_similarity) * VECTOR_WEIGHT);
-            entry.channels.push(Trace {
-                channel: "vec".to_owned(),
-                rank,
-                score: f64::from(similarity),
-            });
-        }
+        // Filters are applied after the scan: a narrowed query looks further down the list.
+        let depth = if narrowed(query) { pool * 5 } else { pool };
+        let similar: Vec<(i64, f64)> = self
+            .vector_candidates(&query.query, depth, MIN_SIMILARITY)?
+            .into_iter()
+            .map(|(id, s)| (id, f64::from(s)))
+            .collect();
+        add_channel(similar, "vec", VECTOR_WEIGHT, &mut candidates);
 
         let ids: Vec<i64> = candidates.keys().copied().collect();
         let records = fetch(&*self.lock()?, &ids, &filter_sql, &filter_values)?;
@@ -237,9 +243,8 @@ impl MemoryStore {
                 Some((score, memory, candidate.channels))
             })
             .collect();
-        let placed =
-            self.follow_versions(&query.query, &mut scored, &filter_sql, &filter_values)?;
-        crate::facts::prefer_changes_now(&query.query, &mut scored);
+        let placed = self.follow_versions(asked, &mut scored, &filter_sql, &filter_values)?;
+        crate::facts::prefer_changes_now(asked, &mut scored);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
 
         let top = scored.first().map_or(0.0, |s| s.0);
@@ -272,7 +277,7 @@ impl MemoryStore {
         dropped.extend(not_selected);
         let (mut hits, rolled_up) = self.roll_up_episodes(hits)?;
         dropped.extend(rolled_up);
-        MemoryStore::order_by_time(&query.query, &mut hits);
+        MemoryStore::order_by_time(asked, &mut hits);
         MemoryStore::explain_versions(&mut hits, &placed);
         MemoryStore::explain_versions(&mut dropped, &placed);
         let took_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -552,6 +557,7 @@ fn gather(
     sql: &str,
     values: Vec<Value>,
     channel: &str,
+    weight: f64,
     candidates: &mut HashMap<i64, Candidate>,
 ) -> Result<(), MemoryError> {
     let mut stmt = conn.prepare_cached(sql)?;
@@ -559,9 +565,21 @@ fn gather(
         Ok((row.get::<_, i64>(0)?, row.get::<_, f64>(1)?))
     })?;
     let rows = rows.collect::<Result<Vec<_>, _>>()?;
+    add_channel(rows, channel, weight, candidates);
+    Ok(())
+}
+
+/// Records a channel's ranked `(id, raw score)` rows: each candidate's best normalised score (its
+/// score over the channel's top, times the channel's weight) and the channel's trace.
+fn add_channel(
+    rows: Vec<(i64, f64)>,
+    channel: &str,
+    weight: f64,
+    candidates: &mut HashMap<i64, Candidate>,
+) {
     let top = rows.first().map_or(1.0, |r| r.1).max(f64::EPSILON);
     for (rank, (id, score)) in rows.into_iter().enumerate() {
-        let normalised = (score / top).clamp(0.0, 1.0);
+        let normalised = (score / top).clamp(0.0, 1.0) * weight;
         let entry = candidates.entry(id).or_insert(Candidate {
             channels: Vec::new(),
             best: 0.0,
@@ -573,7 +591,6 @@ fn gather(
             score,
         });
     }
-    Ok(())
 }
 
 /// The candidates' records that pass the query's filters (the same SQL the lexical channels use, so
