@@ -165,6 +165,7 @@ fn run() -> anyhow::Result<()> {
             memory_commands::memory_items,
             memory_commands::memory_search,
             memory_commands::memory_get,
+            memory_commands::memory_versions,
             memory_commands::memory_edit,
             memory_commands::memory_delete,
             memory_commands::memory_analysis,

@@ -87,6 +87,12 @@ pub async fn memory_get(desktop: State<'_, Desktop>, id: i64) -> Result<Response
     run(&desktop, move |c| c.get_memory(id)).await
 }
 
+/// The versions of an entry's fact, oldest first.
+#[tauri::command]
+pub async fn memory_versions(desktop: State<'_, Desktop>, id: i64) -> Result<Response, ApiError> {
+    run(&desktop, move |c| c.memory_versions(id)).await
+}
+
 /// Replaces an entry's text; answers with the entry as stored.
 #[tauri::command]
 pub async fn memory_edit(

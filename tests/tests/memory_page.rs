@@ -1,7 +1,8 @@
 //! The Memory page of the real desktop app, end to end: a fresh home's empty state; then a home
 //! seeded through the `cairn` CLI, its counts, the layer filter, a search with its explanation, an
 //! entry opened, edited and deleted (checked back through the CLI), the analytics; and the same
-//! page in dark mode. Screenshots go to `target/e2e/memory-*.png`.
+//! page in dark mode; a fact replaced by a later one, with its history. Screenshots go to
+//! `target/e2e/memory-*.png`.
 //!
 //! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and `cargo build --workspace`
 //! (for `cairn-desktop` and `cairn`), so it is ignored by a plain `cargo test`.
@@ -380,5 +381,42 @@ async fn dark(client: &Client) -> TestResult {
     click(client, "#mem-tab-analytics").await?;
     wait_for_text(client, "#mem-search-log", "nightly cache").await?;
     screenshot(client, "memory-dark-analytics").await?;
+    Ok(())
+}
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_replaced_fact_shows_its_history() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let home = home.path();
+    let old = add(home, "User: our staging server is at 10.0.3.5", "L1", None)?;
+    // A later time for the update than for the fact it replaces.
+    std::thread::sleep(Duration::from_millis(20));
+    let new = add(
+        home,
+        "User: we moved our staging server to 10.0.3.7 now",
+        "L1",
+        None,
+    )?;
+    let app = launch(home, false).await?;
+    let outcome = history(&app.client, old, new).await;
+    app.close().await;
+    outcome
+}
+
+async fn history(client: &Client, old: i64, new: i64) -> TestResult {
+    click(client, "#page-memory").await?;
+    click(client, "#mem-tab-entries").await?;
+    click(client, &format!("#mem-list button[data-id='{old}']")).await?;
+    // The app's background queue links the two; the open entry follows the change.
+    wait_for_text(client, "#mem-superseded", &format!("memory #{new}")).await?;
+    let history = wait_for_text(client, "#mem-history", "10.0.3.7").await?;
+    assert!(history.contains("10.0.3.5"), "{history}");
+    assert_eq!(count(client, "#mem-history li").await?, 2);
+    screenshot(client, "memory-fact-history").await?;
+    click(client, "#mem-superseded button").await?;
+    wait_for_text(client, "#mem-detail-title", &format!("Memory #{new}")).await?;
+    wait_for_text(client, "#mem-history li.this", "current").await?;
+    assert_eq!(count(client, "#mem-superseded").await?, 0);
     Ok(())
 }

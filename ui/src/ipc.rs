@@ -361,6 +361,11 @@ pub async fn memory_get(id: i64) -> Result<memory::MemoryRecord, ApiError> {
     invoke_with("memory_get", &serde_json::json!({ "id": id })).await
 }
 
+/// The versions of a memory's fact, oldest first.
+pub async fn memory_versions(id: i64) -> Result<Vec<memory::MemoryRecord>, ApiError> {
+    invoke_with("memory_versions", &serde_json::json!({ "id": id })).await
+}
+
 /// A memory's new text, re-indexed; the entry as it is now.
 pub async fn memory_edit(id: i64, text: &str) -> Result<memory::MemoryRecord, ApiError> {
     invoke_with(

@@ -108,6 +108,18 @@ impl Cairn {
             .ok_or_else(|| MemoryError::NotFound(format!("memory {id}")).into())
     }
 
+    /// The versions of a memory's fact, oldest first (just the memory when nothing replaced it
+    /// and it replaced nothing).
+    pub fn memory_versions(&self, id: i64) -> Result<Vec<MemoryRecord>, Error> {
+        self.get_memory(id)?;
+        Ok(self
+            .memory()?
+            .versions(id)?
+            .into_iter()
+            .filter(|m| m.status != cairn_memory::Status::Deleted)
+            .collect())
+    }
+
     pub fn delete_memory(&self, id: i64) -> Result<bool, Error> {
         Ok(self.memory()?.delete(id)?)
     }

@@ -23,6 +23,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/memory/search", post(search))
         .route("/api/v1/memory/add", post(add))
         .route("/api/v1/memory/{id}", get(get_memory).delete(delete_memory))
+        .route("/api/v1/memory/{id}/versions", get(memory_versions))
         .route("/api/v1/panel/overview", get(overview))
         .route("/api/v1/panel/items", get(items))
         .route("/api/v1/panel/analysis", get(analysis))
@@ -184,6 +185,17 @@ async fn get_memory(
 #[derive(Serialize)]
 struct Deleted {
     deleted: bool,
+}
+
+/// `GET /api/v1/memory/{id}/versions`: the versions of the memory's fact, oldest first.
+async fn memory_versions(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Response {
+    match id {
+        Ok(Path(id)) => run(state, move |c| c.memory_versions(id)).await,
+        Err(e) => bad_path(&e),
+    }
 }
 
 async fn delete_memory(

@@ -60,6 +60,23 @@ pub(super) fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
         serde_json::Value::Null | serde_json::Value::Object(_) => None,
         other => Some(other.to_string()),
     };
+    let changed =
+        m.metadata.get("superseded_by").is_some() || m.metadata.get("supersedes").is_some();
+    let superseded = m.metadata.get("superseded_by").and_then(serde_json::Value::as_i64).map(|by| {
+        let on = m
+            .metadata
+            .get("superseded_on")
+            .and_then(serde_json::Value::as_i64)
+            .map(long_date)
+            .unwrap_or_default();
+        view! {
+            <p id="mem-superseded" class="mem-superseded">
+                {tf("Outdated: replaced on {date} by memory #{id}.", &[("date", &on), ("id", &by.to_string())])}
+                " "
+                <button class="link" on:click=move |_| panel.open(by)>{t("Show the current version")}</button>
+            </p>
+        }
+    });
     view! {
         <div class="mem-detail-head">
             <LayerBadge layer=m.layer.as_str().to_owned() />
@@ -67,6 +84,7 @@ pub(super) fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
             {(m.status != Status::Activated).then(|| view! { <span class="mem-status">{m.status.as_str()}</span> })}
             <CloseButton panel />
         </div>
+        {superseded}
         <Show
             when=move || panel.editing.with(Option::is_some)
             fallback=move || view! { <p id="mem-detail-text" class="mem-text">{m.text.clone()}</p> }
@@ -155,11 +173,57 @@ pub(super) fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
                 <p class="hint">{summary_by}</p>
             </div>
         })}
+        {changed.then(|| view! { <History panel id /> })}
         {metadata.map(|json| view! {
             <details class="mem-meta">
                 <summary>{t("Metadata")}</summary>
                 <pre>{json}</pre>
             </details>
         })}
+    }
+}
+
+/// The versions of the fact a memory states, oldest first, the one shown marked; each opens.
+#[component]
+fn History(panel: Panel, id: i64) -> impl IntoView {
+    let versions: RwSignal<Loaded<Vec<Memory>>> = RwSignal::new(None);
+    spawn_local(async move {
+        versions.set(Some(ipc::memory_versions(id).await));
+    });
+    view! {
+        <div id="mem-history" class="mem-history">
+            <h3>{t("History of this fact")}</h3>
+            {move || match versions.get() {
+                None => view! { <Loading /> }.into_any(),
+                Some(Err(error)) => view! { <p class="error-text">{error.message}</p> }.into_any(),
+                Some(Ok(list)) => {
+                    let last = list.len().saturating_sub(1);
+                    view! {
+                        <ol class="mem-versions">
+                            {list.into_iter().enumerate().map(|(i, v)| {
+                                let this = v.id == id;
+                                let other = v.id;
+                                let label = if i == last { t("current") } else { t("replaced") };
+                                view! {
+                                    <li class:this=this>
+                                        <span class="mem-version-date">{long_date(v.created_at)}</span>
+                                        <span class="mem-version-state">{label}</span>
+                                        {if this {
+                                            view! { <span class="mem-version-text">{v.text.clone()}</span> }.into_any()
+                                        } else {
+                                            view! {
+                                                <button class="link mem-version-text" on:click=move |_| panel.open(other)>
+                                                    {v.text.clone()}
+                                                </button>
+                                            }.into_any()
+                                        }}
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ol>
+                    }.into_any()
+                }
+            }}
+        </div>
     }
 }

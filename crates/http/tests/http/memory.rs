@@ -325,3 +325,66 @@ async fn sources_are_listed_and_an_unknown_one_is_refused() -> Result<(), Box<dy
         .starts_with("no source called \"nope\""));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_superseded_fact_shows_its_history_and_the_current_value_first(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let api = Api::new()?;
+    let mut ids = Vec::new();
+    for (day, text) in [
+        (1, "Ada: our staging server is at 10.0.3.5"),
+        (2, "Ada: I moved our staging server to 10.0.3.7 now"),
+    ] {
+        let (status, added) = api
+            .call(
+                Method::POST,
+                "/api/v1/memory/add",
+                Some(
+                    json!({ "text": text, "created_at": 1_700_000_000_000i64 + day * 86_400_000 }),
+                ),
+            )
+            .await?;
+        assert_eq!(status, StatusCode::OK, "{added}");
+        ids.push(added["id"].as_i64().ok_or("no id")?);
+    }
+    // The background queue reads new memories for facts that change.
+    let mut versions = Value::Null;
+    for _ in 0..100 {
+        let (status, body) = api
+            .call(
+                Method::GET,
+                &format!("/api/v1/memory/{}/versions", ids[0]),
+                None,
+            )
+            .await?;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        versions = body;
+        if versions.as_array().is_some_and(|v| v.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let order: Vec<i64> = versions
+        .as_array()
+        .ok_or("a list")?
+        .iter()
+        .filter_map(|m| m["id"].as_i64())
+        .collect();
+    assert_eq!(order, ids, "oldest first: {versions}");
+    assert_eq!(versions[0]["metadata"]["superseded_by"], ids[1]);
+
+    let (_, found) = api
+        .call(
+            Method::POST,
+            "/api/v1/memory/search",
+            Some(json!({ "query": "where is our staging server now?" })),
+        )
+        .await?;
+    assert_eq!(found["hits"][0]["memory"]["id"], ids[1], "{found}");
+
+    let (status, missing) = api
+        .call(Method::GET, "/api/v1/memory/999999/versions", None)
+        .await?;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
+    Ok(())
+}
