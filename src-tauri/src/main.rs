@@ -166,6 +166,7 @@ fn run() -> anyhow::Result<()> {
             memory_commands::memory_search,
             memory_commands::memory_get,
             memory_commands::memory_versions,
+            memory_commands::give_feedback,
             memory_commands::memory_edit,
             memory_commands::memory_delete,
             memory_commands::memory_analysis,

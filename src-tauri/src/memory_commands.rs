@@ -87,6 +87,15 @@ pub async fn memory_get(desktop: State<'_, Desktop>, id: i64) -> Result<Response
     run(&desktop, move |c| c.get_memory(id)).await
 }
 
+/// A rating of a reply; the episode's reward as it now stands.
+#[tauri::command]
+pub async fn give_feedback(
+    desktop: State<'_, Desktop>,
+    request: cairn_protocol::memory::FeedbackRequest,
+) -> Result<Response, ApiError> {
+    run(&desktop, move |c| c.give_feedback(&request)).await
+}
+
 /// The versions of an entry's fact, oldest first.
 #[tauri::command]
 pub async fn memory_versions(desktop: State<'_, Desktop>, id: i64) -> Result<Response, ApiError> {

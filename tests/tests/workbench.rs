@@ -1,6 +1,6 @@
 //! The workbench's stream and composer end to end, against the real app under Xvfb with a mock
 //! model server: a task of 5,000 messages (keyed: a new reply adds items, it never rebuilds the
-//! list), and the slash commands that manage a task.
+//! list), the slash commands that manage a task, and a reply rated with its thumbs.
 //!
 //! Ignored by a plain `cargo test`; `./run test` runs it under Xvfb.
 
@@ -1194,6 +1194,44 @@ async fn a_reopened_reply_keeps_what_it_recalled() -> TestResult {
         )
         .await?;
         screenshot(client, "reopened-recalled").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// A finished reply offers thumbs; a rating reaches memory as the episode's reward.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_reply_is_rated_and_memory_keeps_the_reward() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![text_reply("Quote the path on line 12.")]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        let input = client.find(Locator::Id("composer-input")).await?;
+        input.send_keys("why does the deploy script fail?").await?;
+        input.send_keys("\u{E007}").await?;
+        wait_for_text(client, "#messages", "Quote the path on line 12.").await?;
+        click(client, "#messages li.from-cairn .rate-up").await?;
+        wait_for_text(client, "#messages .rate-noted", "remember").await?;
+        let pressed = client
+            .execute(
+                "return document.querySelector('#messages .rate-up').getAttribute('aria-pressed');",
+                vec![],
+            )
+            .await?;
+        assert_eq!(pressed, json!("true"));
+        screenshot(client, "reply-rated").await?;
+        let found: serde_json::Value = serde_json::from_str(&common::cairn(
+            home.path(),
+            &["memory", "search", "deploy script fail", "--json"],
+        )?)?;
+        let memory = &found["hits"][0]["memory"];
+        assert_eq!(memory["metadata"]["reward"], 1.0, "{found}");
+        assert_eq!(memory["metadata"]["value"], 1.0, "{found}");
         Ok(())
     }
     .await;

@@ -361,6 +361,18 @@ pub async fn memory_get(id: i64) -> Result<memory::MemoryRecord, ApiError> {
     invoke_with("memory_get", &serde_json::json!({ "id": id })).await
 }
 
+/// A rating of a finished reply (by its captured turn); the episode's reward as it now stands.
+pub async fn give_feedback(
+    turn_id: i64,
+    rating: memory::Rating,
+) -> Result<memory::Reward, ApiError> {
+    invoke_with(
+        "give_feedback",
+        &serde_json::json!({ "request": memory::FeedbackRequest { memory_id: None, turn_id: Some(turn_id), rating, note: None } }),
+    )
+    .await
+}
+
 /// The versions of a memory's fact, oldest first.
 pub async fn memory_versions(id: i64) -> Result<Vec<memory::MemoryRecord>, ApiError> {
     invoke_with("memory_versions", &serde_json::json!({ "id": id })).await

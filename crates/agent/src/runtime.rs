@@ -105,6 +105,8 @@ pub enum Event {
         usage: Usage,
         steps: usize,
         counters: Counters,
+        /// The turn as captured in memory, to be rated (`None` when it was not captured).
+        turn_id: Option<i64>,
     },
     /// The turn was stopped (`Op::Stop`, or a new message in the session).
     Stopped {

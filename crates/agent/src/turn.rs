@@ -269,13 +269,15 @@ impl Runtime {
         };
 
         self.save(session, text, state, None, None);
-        self.finish_capture(turn_id, &answer, reasoning, captured_calls, "completed");
+        let captured =
+            self.finish_capture(turn_id, &answer, reasoning, captured_calls, "completed");
         let _ = tx
             .send(Event::TurnComplete {
                 answer,
                 usage,
                 steps: spent.steps,
                 counters,
+                turn_id: turn_id.filter(|_| captured),
             })
             .await;
         Ok(())
@@ -535,9 +537,11 @@ impl Runtime {
     /// A turn that ended in an error still keeps what the person said (a fact told, a task
     /// asked), with no answer and none of the failed calls.
     fn capture_failed(&self, turn_id: Option<i64>) {
-        self.finish_capture(turn_id, "", String::new(), Vec::new(), "failed");
+        let _ = self.finish_capture(turn_id, "", String::new(), Vec::new(), "failed");
     }
 
+    /// Completes the turn's capture; whether it is in memory now.
+    #[must_use]
     fn finish_capture(
         &self,
         turn_id: Option<i64>,
@@ -545,9 +549,9 @@ impl Runtime {
         reasoning: String,
         tool_calls: Vec<cairn_memory::ToolCall>,
         status: &str,
-    ) {
+    ) -> bool {
         let (Some(memory), Some(turn_id)) = (&self.memory, turn_id) else {
-            return;
+            return false;
         };
         let done = TurnCompletion {
             answer: answer.to_owned(),
@@ -556,8 +560,12 @@ impl Runtime {
             status: Some(status.to_owned()),
             ..TurnCompletion::default()
         };
-        if let Err(e) = memory.complete_turn(turn_id, done) {
-            tracing::warn!("the turn was not captured: {e}");
+        match memory.complete_turn(turn_id, done) {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::warn!("the turn was not captured: {e}");
+                false
+            }
         }
     }
 }

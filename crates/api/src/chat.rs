@@ -235,10 +235,16 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
             text: "The earlier conversation was summarised to fit the model's context.".into(),
         },
         Event::Stopped { .. } => ChatEvent::Stopped,
-        Event::TurnComplete { usage, steps, .. } => ChatEvent::Done {
+        Event::TurnComplete {
+            usage,
+            steps,
+            turn_id,
+            ..
+        } => ChatEvent::Done {
             steps,
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
+            turn_id,
         },
         Event::Error { message, kind } => ChatEvent::Failed {
             message,

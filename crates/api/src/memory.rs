@@ -2,8 +2,8 @@
 //! reads, deletes, and the memory panel's overview, items and analysis.
 
 use cairn_memory::{
-    render_injection, Analysis, CaptureOutcome, Layer, MemoryError, MemoryRecord, NewMemory,
-    Overview, SearchQuery, TurnCompletion, TurnStart,
+    render_injection, Analysis, CaptureOutcome, FeedbackRequest, Layer, MemoryError, MemoryRecord,
+    NewMemory, Overview, Reward, SearchQuery, TurnCompletion, TurnStart,
 };
 use serde::{Deserialize, Serialize};
 
@@ -118,6 +118,11 @@ impl Cairn {
             .into_iter()
             .filter(|m| m.status != cairn_memory::Status::Deleted)
             .collect())
+    }
+
+    /// A person's rating of a reply; the reward it changed.
+    pub fn give_feedback(&self, request: &FeedbackRequest) -> Result<Reward, Error> {
+        Ok(self.memory()?.give_feedback(request)?)
     }
 
     pub fn delete_memory(&self, id: i64) -> Result<bool, Error> {

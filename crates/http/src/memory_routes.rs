@@ -8,7 +8,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use cairn_api::{Cairn, ErrorKind};
-use cairn_memory::{Layer, NewMemory, SearchQuery, TurnCompletion, TurnStart};
+use cairn_memory::{FeedbackRequest, Layer, NewMemory, SearchQuery, TurnCompletion, TurnStart};
 use serde::{Deserialize, Serialize};
 
 use crate::guard::refuse;
@@ -24,6 +24,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/memory/add", post(add))
         .route("/api/v1/memory/{id}", get(get_memory).delete(delete_memory))
         .route("/api/v1/memory/{id}/versions", get(memory_versions))
+        .route("/api/v1/feedback", post(feedback))
         .route("/api/v1/panel/overview", get(overview))
         .route("/api/v1/panel/items", get(items))
         .route("/api/v1/panel/analysis", get(analysis))
@@ -168,6 +169,18 @@ async fn add(
 ) -> Response {
     match body {
         Ok(Json(memory)) => run(state, move |c| c.add_memory(memory)).await,
+        Err(e) => bad_body(&e),
+    }
+}
+
+/// `POST /api/v1/feedback {"memory_id" | "turn_id", "rating": "up" | "down", "note"?}`: the
+/// episode's reward as it now stands.
+async fn feedback(
+    State(state): State<AppState>,
+    body: Result<Json<FeedbackRequest>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(request)) => run(state, move |c| c.give_feedback(&request)).await,
         Err(e) => bad_body(&e),
     }
 }

@@ -193,6 +193,7 @@ impl MemoryStore {
             params![session_id, episode_id, start.idempotency_key, source, redact(&start.request), at],
         )?;
         let id = tx.last_insert_rowid();
+        crate::feedback::rate_previous_reply(&tx, at, id, session_id, &start.request)?;
         tx.commit()?;
         Ok(id)
     }
@@ -301,6 +302,8 @@ impl MemoryStore {
             Some(memory_id),
             &serde_json::json!({ "turn": turn_id }),
         )?;
+        let failures = done.tool_calls.iter().filter(|c| c.is_error).count();
+        crate::feedback::rate_failing_tools(&tx, now, memory_id, failures)?;
         tx.commit()?;
         Ok(CaptureOutcome::Captured { memory_id })
     }

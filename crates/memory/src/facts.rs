@@ -183,11 +183,11 @@ fn owner_and_words(text: &str) -> (String, String) {
     ("someone".to_owned(), text.to_owned())
 }
 
-/// Lower-cased words; apostrophes stay inside them ("i'm").
-fn words(text: &str) -> Vec<String> {
+/// Lower-cased words; apostrophes (either kind, as `'`) stay inside them ("i'm").
+pub(crate) fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '\'' || c == '’'))
         .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
+        .map(|w| w.to_lowercase().replace('’', "'"))
         .collect()
 }
 
@@ -218,7 +218,8 @@ const NOW: &[&[&str]] = &[
     &["still"],
 ];
 
-fn has_phrase(words: &[String], phrases: &[&[&str]]) -> bool {
+/// Whether `words` hold one of `phrases` (word sequences).
+pub(crate) fn has_phrase(words: &[String], phrases: &[&[&str]]) -> bool {
     phrases.iter().any(|p| {
         words
             .windows(p.len())

@@ -6,6 +6,7 @@
 mod capture;
 mod error;
 mod facts;
+mod feedback;
 mod inject;
 mod model;
 mod recall;
@@ -23,10 +24,11 @@ pub use capture::{
     CaptureOutcome, ImportOutcome, ImportTurn, ToolCall, TurnCompletion, TurnStart, CAPTURE_LIMITS,
 };
 pub use error::MemoryError;
+pub use feedback::Rated;
 pub use inject::{date, render_injection, today};
 pub use model::{
-    Analysis, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, SearchHit, SearchQuery,
-    SearchResult, Status, Trace,
+    Analysis, FeedbackRequest, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Rating,
+    Reward, SearchHit, SearchQuery, SearchResult, Status, Trace,
 };
 pub use recall::Baseline;
 pub use redact::redact;

@@ -110,6 +110,17 @@ CREATE TABLE fact_checks (
 );
 CREATE INDEX fact_checks_owner ON fact_checks(owner, memory_id);
 "#,
+    r#"
+CREATE TABLE feedback (
+    id INTEGER PRIMARY KEY,
+    at INTEGER NOT NULL,
+    memory_id INTEGER NOT NULL REFERENCES memories(id),
+    value REAL NOT NULL,
+    origin TEXT NOT NULL,
+    note TEXT
+);
+CREATE INDEX feedback_memory ON feedback(memory_id, at);
+"#,
 ];
 
 /// Switches a connection to WAL. On a new database several connections may switch at once (the

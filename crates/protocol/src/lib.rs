@@ -221,6 +221,9 @@ pub enum ChatEvent {
         steps: usize,
         input_tokens: u64,
         output_tokens: u64,
+        /// The turn as captured in memory, for rating the reply.
+        #[serde(default)]
+        turn_id: Option<i64>,
     },
     /// The turn failed; `message` says why, `class` what the person can do about it.
     Failed {

@@ -243,3 +243,39 @@ pub struct SearchAnswer {
     #[serde(default)]
     pub injection: String,
 }
+
+/// A person's verdict on a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rating {
+    Up,
+    Down,
+}
+
+/// `POST /api/v1/feedback`: a rating of one reply, named by its memory or by its captured turn.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FeedbackRequest {
+    #[serde(default)]
+    pub memory_id: Option<i64>,
+    #[serde(default)]
+    pub turn_id: Option<i64>,
+    pub rating: Rating,
+    /// An optional word on why.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// What a rating changed: the episode's reward and the value each of its steps now carries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reward {
+    /// The memory the rating was recorded on.
+    pub memory_id: i64,
+    pub episode_id: Option<i64>,
+    /// The episode's reward, -1 (it failed) to 1 (it worked).
+    pub reward: f64,
+    /// The ratings it is made of (the latest per reply counts).
+    pub ratings: usize,
+    /// `(memory id, value)` of each step, in order.
+    pub steps: Vec<(i64, f64)>,
+}

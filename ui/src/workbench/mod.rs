@@ -1,5 +1,6 @@
 //! The workbench window: the task list, the message stream and the composer.
 
+use cairn_protocol::memory::Rating;
 use cairn_protocol::{
     ApiError, AskQuestion, ChatEvent, FailureKind, RecalledMemory, ReplyPart, StatusReport,
     TaskSummary, TranscriptMessage,

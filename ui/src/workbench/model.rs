@@ -35,6 +35,10 @@ pub(super) struct Message {
     pub(super) retrying: Option<String>,
     /// The names of the files attached to a person's message.
     pub(super) attachments: Vec<String>,
+    /// A finished reply's turn as captured in memory, when it can be rated.
+    pub(super) turn_id: Option<i64>,
+    /// How the person rated the reply.
+    pub(super) rating: Option<Rating>,
 }
 
 /// A part's key in the message's list.
@@ -93,6 +97,8 @@ impl Message {
             stopped: false,
             retrying: None,
             attachments: Vec::new(),
+            turn_id: None,
+            rating: None,
         }
     }
 
@@ -108,6 +114,8 @@ impl Message {
             stopped: false,
             retrying: None,
             attachments: Vec::new(),
+            turn_id: None,
+            rating: None,
         }
     }
 
@@ -209,9 +217,10 @@ impl Message {
                 self.stopped = true;
                 self.progress = Progress::Done;
             }
-            ChatEvent::Done { .. } => {
+            ChatEvent::Done { turn_id, .. } => {
                 self.pending = None;
-                self.progress = Progress::Done
+                self.progress = Progress::Done;
+                self.turn_id = turn_id;
             }
             // What the reply said before it failed stays.
             ChatEvent::Failed { message, class } => {
@@ -423,6 +432,29 @@ mod tests {
             reply.failure,
             Some(("connection refused".to_owned(), FailureKind::Connection))
         );
+    }
+
+    #[test]
+    fn a_finished_reply_keeps_its_turn_for_rating() {
+        let mut reply = Message::reply();
+        reply.apply(
+            ChatEvent::Text {
+                text: "Done.".into(),
+            },
+            0.0,
+        );
+        assert_eq!(reply.turn_id, None);
+        reply.apply(
+            ChatEvent::Done {
+                steps: 1,
+                input_tokens: 10,
+                output_tokens: 2,
+                turn_id: Some(42),
+            },
+            1.0,
+        );
+        assert_eq!(reply.turn_id, Some(42));
+        assert_eq!(reply.progress, Progress::Done);
     }
 
     #[test]

@@ -388,3 +388,59 @@ async fn a_superseded_fact_shows_its_history_and_the_current_value_first(
     assert_eq!(status, StatusCode::NOT_FOUND, "{missing}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_reply_is_rated_over_http_and_bad_feedback_is_refused(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let api = Api::new()?;
+    let (_, started) = api
+        .call(
+            Method::POST,
+            "/api/v1/turns/start",
+            Some(json!({ "session": "w-1", "request": "why is the login test flaky?" })),
+        )
+        .await?;
+    let turn = started["turn_id"].as_i64().ok_or("no turn id")?;
+    let (_, done) = api
+        .call(
+            Method::POST,
+            &format!("/api/v1/turns/{turn}/complete"),
+            Some(json!({ "answer": "It races the session cookie; await the redirect first." })),
+        )
+        .await?;
+    let memory = done["memory_id"].as_i64().ok_or("no memory id")?;
+
+    let (status, reward) = api
+        .call(
+            Method::POST,
+            "/api/v1/feedback",
+            Some(json!({ "turn_id": turn, "rating": "up", "note": "fixed it" })),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{reward}");
+    assert_eq!(reward["memory_id"], memory);
+    assert_eq!(reward["reward"], 1.0);
+    let (_, stored) = api
+        .call(Method::GET, &format!("/api/v1/memory/{memory}"), None)
+        .await?;
+    assert_eq!(stored["metadata"]["value"], 1.0);
+
+    for (body, expected) in [
+        (
+            json!({ "memory_id": 999_999, "rating": "up" }),
+            StatusCode::NOT_FOUND,
+        ),
+        (json!({ "rating": "down" }), StatusCode::BAD_REQUEST),
+        (
+            json!({ "memory_id": memory, "rating": "meh" }),
+            StatusCode::BAD_REQUEST,
+        ),
+    ] {
+        let (status, error) = api
+            .call(Method::POST, "/api/v1/feedback", Some(body.clone()))
+            .await?;
+        assert_eq!(status, expected, "{body} → {error}");
+        assert!(error["message"].is_string(), "{error}");
+    }
+    Ok(())
+}

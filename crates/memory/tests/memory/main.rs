@@ -4,6 +4,7 @@
 mod capture;
 mod crash;
 mod facts;
+mod feedback;
 mod recall;
 mod store;
 mod vectors;

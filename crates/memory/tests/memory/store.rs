@@ -240,7 +240,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
         let conn = rusqlite::Connection::open(&path)?;
         conn.execute_batch(
             "DROP INDEX memories_summary_source; ALTER TABLE memories DROP COLUMN summary;
-             ALTER TABLE memories DROP COLUMN summary_source; DROP TABLE memory_vectors; DROP TABLE fact_checks;
+             ALTER TABLE memories DROP COLUMN summary_source; DROP TABLE memory_vectors; DROP TABLE fact_checks; DROP TABLE feedback;
              PRAGMA user_version = 1;",
         )?;
     }
@@ -255,7 +255,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
     );
     let conn = rusqlite::Connection::open(&path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     conn.query_row("SELECT count(*) FROM memory_vectors", [], |r| {
         r.get::<_, i64>(0)
     })?;
