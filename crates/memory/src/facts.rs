@@ -336,14 +336,7 @@ impl MemoryStore {
 
     /// Reads everything still pending, now (evaluation, tests).
     pub fn relate_all_pending(&self) -> Result<usize, MemoryError> {
-        let mut total = 0;
-        loop {
-            let n = self.relate_pending(256)?;
-            total += n;
-            if n == 0 {
-                return Ok(total);
-            }
-        }
+        crate::store::drain(|| self.relate_pending(256))
     }
 
     /// Reads one memory as a statement and, when it announces a change related closely enough to

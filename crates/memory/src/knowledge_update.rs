@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::locomo::{normalise_dia_id, Conversation};
-use crate::{Embedder, MemoryError, SearchQuery};
+use crate::{Embedder, MemoryError};
 
 /// Ranks that count.
 const DEPTH: usize = 10;
@@ -59,15 +59,7 @@ pub fn evaluate(
         for q in questions(sample) {
             questions_scored += 1;
             *counts.entry(q.category.to_owned()).or_default() += 1;
-            let cairn: Vec<i64> = conversation
-                .store
-                .search(&SearchQuery::new(q.text.clone()).limit(DEPTH))?
-                .hits
-                .into_iter()
-                .map(|h| h.memory.id)
-                .collect();
-            let bm25 = conversation.baseline.search(&q.text, DEPTH)?;
-            for (system, ranked) in [("cairn", cairn), ("bm25", bm25)] {
+            for (system, ranked) in conversation.ask(&q.text, DEPTH)? {
                 let mut ids: Vec<String> = Vec::new();
                 for turn in conversation.turns_of(&ranked) {
                     if !ids.contains(&turn.dia_id) {

@@ -90,6 +90,25 @@ impl Conversation {
         })
     }
 
+    /// A question's top `k` memory ids from Cairn's recall and from the baseline, by system name.
+    pub(crate) fn ask(
+        &self,
+        question: &str,
+        k: usize,
+    ) -> Result<[(&'static str, Vec<i64>); 2], MemoryError> {
+        let cairn = self
+            .store
+            .search(&SearchQuery::new(question).limit(k))?
+            .hits
+            .into_iter()
+            .map(|h| h.memory.id)
+            .collect();
+        Ok([
+            ("cairn", cairn),
+            ("bm25", self.baseline.search(question, k)?),
+        ])
+    }
+
     /// The turns of recalled memory ids, in order.
     pub(crate) fn turns_of(&self, ids: &[i64]) -> Vec<&Turn> {
         ids.iter()
@@ -165,15 +184,7 @@ pub fn evaluate(
             *counts.entry("overall".into()).or_default() += 1;
             *counts.entry(q.category.into()).or_default() += 1;
 
-            let cairn: Vec<i64> = conversation
-                .store
-                .search(&SearchQuery::new(q.text.clone()).limit(max_k))?
-                .hits
-                .into_iter()
-                .map(|h| h.memory.id)
-                .collect();
-            let bm25 = conversation.baseline.search(&q.text, max_k)?;
-            for (system, ranked) in [("cairn", cairn), ("bm25", bm25)] {
+            for (system, ranked) in conversation.ask(&q.text, max_k)? {
                 let found = conversation.turns_of(&ranked);
                 for &k in ks {
                     let top: Vec<&Turn> = found.iter().take(k).copied().collect();

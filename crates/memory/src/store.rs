@@ -30,7 +30,6 @@ pub struct MemoryStore {
     pub(crate) worker: std::sync::atomic::AtomicBool,
 }
 
-/// The current time in unix milliseconds.
 /// Runs one statement through the connection's prepared-statement cache: the write path runs the
 /// same few statements for every memory, and parsing them each time cost more than running them.
 pub(crate) fn cached(
@@ -41,11 +40,26 @@ pub(crate) fn cached(
     conn.prepare_cached(sql)?.execute(params)
 }
 
+/// The current time in unix milliseconds.
 pub fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+/// Runs a batch of background work until a batch finds nothing left; how many items it did.
+pub(crate) fn drain(
+    mut batch: impl FnMut() -> Result<usize, MemoryError>,
+) -> Result<usize, MemoryError> {
+    let mut total = 0;
+    loop {
+        let n = batch()?;
+        total += n;
+        if n == 0 {
+            return Ok(total);
+        }
+    }
 }
 
 impl MemoryStore {

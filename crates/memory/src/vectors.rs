@@ -193,14 +193,7 @@ impl MemoryStore {
 
     /// Embeds everything still pending, now (evaluation, tests, `cairn memory reindex`).
     pub fn embed_all_pending(&self) -> Result<usize, MemoryError> {
-        let mut total = 0;
-        loop {
-            let n = self.embed_pending(64)?;
-            total += n;
-            if n == 0 {
-                return Ok(total);
-            }
-        }
+        crate::store::drain(|| self.embed_pending(64))
     }
 
     /// Starts the background queue that embeds new memories, rewrites summaries when a summary
