@@ -52,6 +52,9 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
                 .any(|c| c.contains("Plan the picnic")),
             "the second message continued the picnic task"
         );
+        // The finished reply can be rated from the pet too.
+        click(client, "#pet-bubble .rate-down").await?;
+        wait_for_text(client, "#pet-bubble .rate-noted", "remember").await?;
         screenshot(client, "pet-bubble-continues-dark").await?;
         // "New task": the next message starts another one.
         click(client, "#pet-new-task").await?;

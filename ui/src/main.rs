@@ -8,6 +8,7 @@ mod ipc;
 mod memory_page;
 mod pet;
 mod present;
+mod rate;
 mod segmented;
 mod settings_models;
 mod settings_page;

@@ -44,6 +44,9 @@ pub fn Pet() -> impl IntoView {
     let list = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
     let reply = RwSignal::new(Reply::None);
+    // The finished reply's captured turn, to rate it, and how it was rated.
+    let rateable = RwSignal::new(None::<i64>);
+    let rated = RwSignal::new(None::<cairn_protocol::memory::Rating>);
     let listening = RwSignal::new(false);
     // The person chose "New task": the next message starts one instead of continuing.
     let fresh = RwSignal::new(false);
@@ -95,6 +98,8 @@ pub fn Pet() -> impl IntoView {
         }
         draft.set(String::new());
         reply.set(Reply::Thinking);
+        rateable.set(None);
+        rated.set(None);
         // A running task, or one finished in the last five minutes, continues (the bubble says
         // which), unless the person asked for a new one.
         let continuing = untrack(target);
@@ -123,6 +128,7 @@ pub fn Pet() -> impl IntoView {
                     _ => *r = Reply::Text(text),
                 }),
                 ChatEvent::Failed { message, .. } => reply.set(Reply::Failed(message)),
+                ChatEvent::Done { turn_id, .. } => rateable.set(turn_id),
                 _ => {}
             })
             .await;
@@ -350,6 +356,9 @@ pub fn Pet() -> impl IntoView {
                             Reply::Failed(message) => message,
                         }}
                     </div>
+                    {move || rateable.get().map(|turn_id| view! {
+                        <crate::rate::Thumbs turn_id rated on_rated=Callback::new(move |r| rated.set(Some(r))) />
+                    })}
                     <div class="pet-compose">
                         <textarea
                             id="pet-input"

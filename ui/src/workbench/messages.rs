@@ -205,34 +205,14 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
             })}
             {pending_view}
             {move || stopped.get().then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> })}
-            {move || rateable.get().map(|turn_id| view! { <Rate message turn_id /> })}
+            {move || rateable.get().map(|turn_id| view! {
+                <crate::rate::Thumbs
+                    turn_id
+                    rated=Signal::derive(move || message.with(|m| m.rating))
+                    on_rated=Callback::new(move |r| message.update(|m| m.rating = Some(r)))
+                />
+            })}
         </li>
-    }
-}
-
-/// Thumbs under a finished reply: the rating goes to memory, where it becomes the episode's
-/// reward and lifts (or lowers) the reply in later recalls.
-#[component]
-fn Rate(message: RwSignal<Message>, turn_id: i64) -> impl IntoView {
-    let rating = Memo::new(move |_| message.with(|m| m.rating));
-    let error = RwSignal::new(None::<String>);
-    let rate = move |choice: Rating| {
-        error.set(None);
-        spawn_local(async move {
-            match ipc::give_feedback(turn_id, choice).await {
-                Ok(_) => message.update(|m| m.rating = Some(choice)),
-                Err(e) => error.set(Some(e.message)),
-            }
-        });
-    };
-    let pressed = move |choice: Rating| move || (rating.get() == Some(choice)).to_string();
-    view! {
-        <div class="rate" role="group" aria-label=t("Rate this reply")>
-            <button class="rate-up" title=t("This helped") aria-label=t("This helped") aria-pressed=pressed(Rating::Up) on:click=move |_| rate(Rating::Up)>"👍"</button>
-            <button class="rate-down" title=t("This did not help") aria-label=t("This did not help") aria-pressed=pressed(Rating::Down) on:click=move |_| rate(Rating::Down)>"👎"</button>
-            {move || rating.get().map(|_| view! { <span class="rate-noted" role="status">{t("Noted: Cairn will remember how this went.")}</span> })}
-            {move || error.get().map(|e| view! { <span class="rate-error" role="alert">{e}</span> })}
-        </div>
     }
 }
 
