@@ -276,23 +276,6 @@ pub(crate) fn split_before(query: &str) -> Option<(String, String)> {
         .then(|| (subject.to_owned(), change.to_owned()))
 }
 
-/// Asked what holds now, statements announcing a change get [`CHANGE_PRIOR`].
-pub(crate) fn prefer_changes_now(asked: Asked, scored: &mut [(f64, MemoryRecord, Vec<Trace>)]) {
-    if asked != Asked::Now {
-        return;
-    }
-    for (score, memory, channels) in scored.iter_mut() {
-        if statement(&memory.text).stance == Stance::Change {
-            *score += CHANGE_PRIOR;
-            channels.push(Trace {
-                channel: "announces_change".to_owned(),
-                rank: 0,
-                score: CHANGE_PRIOR,
-            });
-        }
-    }
-}
-
 /// A memory's successor, when a later memory superseded it.
 pub(crate) fn successor(memory: &MemoryRecord) -> Option<i64> {
     memory.metadata.get("superseded_by").and_then(Value::as_i64)
@@ -512,6 +495,47 @@ impl MemoryStore {
                 (t, idf)
             })
             .collect()
+    }
+
+    /// Asked what holds now, statements announcing a change (as the background pass read them)
+    /// get [`CHANGE_PRIOR`].
+    pub(crate) fn prefer_changes_now(
+        &self,
+        asked: Asked,
+        scored: &mut [(f64, MemoryRecord, Vec<Trace>)],
+    ) -> Result<(), MemoryError> {
+        if asked != Asked::Now || scored.is_empty() {
+            return Ok(());
+        }
+        let mut changes: HashSet<i64> = HashSet::new();
+        {
+            let conn = self.lock()?;
+            for chunk in scored.chunks(500) {
+                let sql = format!(
+                    "SELECT memory_id FROM fact_checks WHERE stance = 'change' AND memory_id IN ({})",
+                    vec!["?"; chunk.len()].join(",")
+                );
+                let mut stmt = conn.prepare(&sql)?;
+                let rows = stmt.query_map(
+                    rusqlite::params_from_iter(chunk.iter().map(|s| s.1.id)),
+                    |row| row.get::<_, i64>(0),
+                )?;
+                for id in rows {
+                    changes.insert(id?);
+                }
+            }
+        }
+        for (score, memory, channels) in scored.iter_mut() {
+            if changes.contains(&memory.id) {
+                *score += CHANGE_PRIOR;
+                channels.push(Trace {
+                    channel: "announces_change".to_owned(),
+                    rank: 0,
+                    score: CHANGE_PRIOR,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Reorders recall candidates by the versions of their facts: for a question about the

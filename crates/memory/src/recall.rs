@@ -244,7 +244,7 @@ impl MemoryStore {
             })
             .collect();
         let placed = self.follow_versions(asked, &mut scored, &filter_sql, &filter_values)?;
-        crate::facts::prefer_changes_now(asked, &mut scored);
+        self.prefer_changes_now(asked, &mut scored)?;
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
 
         let top = scored.first().map_or(0.0, |s| s.0);
