@@ -12,7 +12,7 @@ use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
 use crate::model::{SearchHit, Status, Trace};
-use crate::store::{cached, get, log_change};
+use crate::store::{cached, get, log_change, update_metadata};
 use crate::{MemoryError, MemoryRecord, MemoryStore};
 
 /// How related two statements must be (their weighted term overlap plus their vector similarity,
@@ -345,23 +345,22 @@ impl MemoryStore {
             params![id, said.owner, said.stance.as_str()],
         )?;
         if let Some((older, relatedness)) = link {
-            let newer = get(&tx, id)?;
-            let old = get(&tx, older)?;
-            if let (Some(mut newer), Some(mut old)) = (newer, old) {
-                set(&mut old.metadata, "superseded_by", Value::from(id));
-                set(&mut old.metadata, "superseded_on", Value::from(created_at));
-                let mut before = predecessors(&newer);
-                if !before.contains(&older) {
-                    before.push(older);
-                }
-                set(&mut newer.metadata, "supersedes", Value::from(before));
-                for memory in [&old, &newer] {
-                    cached(
-                        &tx,
-                        "UPDATE memories SET metadata = ?2 WHERE id = ?1",
-                        params![memory.id, memory.metadata.to_string()],
-                    )?;
-                }
+            let linked = update_metadata(&tx, older, |map| {
+                map.insert("superseded_by".into(), Value::from(id));
+                map.insert("superseded_on".into(), Value::from(created_at));
+            })?;
+            if linked {
+                update_metadata(&tx, id, |map| {
+                    let mut before = map
+                        .get("supersedes")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    if !before.contains(&Value::from(older)) {
+                        before.push(Value::from(older));
+                    }
+                    map.insert("supersedes".into(), Value::Array(before));
+                })?;
                 log_change(
                     &tx,
                     self.now(),
@@ -655,10 +654,9 @@ impl MemoryStore {
         for k in order {
             if let Some(mut hit) = taken[k].take() {
                 if moved[k] {
-                    hit.reason.push_str(match asked {
-                        Asked::Earlier => "; moved above the later statement that replaced it: the question asks about the past",
-                        _ => "; moved above an older statement of the same person: it announces a change",
-                    });
+                    hit.reason.push_str(
+                        "; moved above an older statement of the same person: it announces a change",
+                    );
                 }
                 hits.push(hit);
             }
@@ -753,9 +751,7 @@ impl TermWeights {
             return *idf;
         }
         // A term the index cannot count (a lookup failure) weighs as a rare one.
-        let df: i64 = conn
-            .prepare_cached("SELECT doc FROM temp.memory_terms_vocab WHERE term = ?1")
-            .and_then(|mut s| s.query_row([term], |row| row.get(0)).optional())
+        let df = crate::recall::document_frequency(conn, term)
             .ok()
             .flatten()
             .unwrap_or(1);
@@ -774,54 +770,35 @@ pub(crate) fn unlink(
     let next = successor(memory);
     let before = predecessors(memory);
     for id in &before {
-        let Some(mut older) = get(conn, *id)? else {
-            continue;
-        };
-        if let (Some(next), Value::Object(map)) = (next, &mut older.metadata) {
-            map.insert("superseded_by".into(), Value::from(next));
-        } else if let Value::Object(map) = &mut older.metadata {
-            map.remove("superseded_by");
-            map.remove("superseded_on");
-        }
-        cached(
-            conn,
-            "UPDATE memories SET metadata = ?2 WHERE id = ?1",
-            params![older.id, older.metadata.to_string()],
-        )?;
-    }
-    if let Some(next) = next {
-        if let Some(mut newer) = get(conn, next)? {
-            let mut ids: Vec<i64> = predecessors(&newer)
-                .into_iter()
-                .filter(|p| *p != memory.id)
-                .collect();
-            for b in &before {
-                if !ids.contains(b) {
-                    ids.push(*b);
-                }
+        update_metadata(conn, *id, |map| match next {
+            Some(next) => {
+                map.insert("superseded_by".into(), Value::from(next));
             }
-            set(&mut newer.metadata, "supersedes", Value::from(ids));
-            cached(
-                conn,
-                "UPDATE memories SET metadata = ?2 WHERE id = ?1",
-                params![newer.id, newer.metadata.to_string()],
-            )?;
+            None => {
+                map.remove("superseded_by");
+                map.remove("superseded_on");
+            }
+        })?;
+    }
+    if let Some(newer) = next.map(|n| get(conn, n)).transpose()?.flatten() {
+        let mut ids: Vec<i64> = predecessors(&newer)
+            .into_iter()
+            .filter(|p| *p != memory.id)
+            .collect();
+        for b in &before {
+            if !ids.contains(b) {
+                ids.push(*b);
+            }
         }
+        update_metadata(conn, newer.id, |map| {
+            map.insert("supersedes".into(), Value::from(ids));
+        })?;
     }
     Ok(())
 }
 
 fn live(memory: &MemoryRecord) -> bool {
     matches!(memory.status, Status::Activated | Status::Resolving)
-}
-
-fn set(metadata: &mut Value, key: &str, value: Value) {
-    if !metadata.is_object() {
-        *metadata = Value::Object(Default::default());
-    }
-    if let Value::Object(map) = metadata {
-        map.insert(key.to_owned(), value);
-    }
 }
 
 /// Weighted overlap of two term sets: the weight they share over the smaller one's weight.

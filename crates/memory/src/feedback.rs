@@ -10,7 +10,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::model::{FeedbackRequest, Rating, Reward};
-use crate::store::{cached, get, log_change};
+use crate::store::{cached, log_change, update_metadata};
 use crate::{redact, MemoryError, MemoryStore};
 
 /// How much an implicit rating counts against the person's own.
@@ -119,32 +119,26 @@ fn rated_memory(
     memory_id: Option<i64>,
     turn_id: Option<i64>,
 ) -> Result<i64, MemoryError> {
-    let found: Option<i64> = match (memory_id, turn_id) {
-        (Some(id), _) => tx
-            .query_row(
-                "SELECT id FROM memories WHERE id = ?1 AND status != 'deleted'",
-                [id],
-                |row| row.get(0),
-            )
-            .optional()?,
-        (None, Some(turn)) => tx
-            .query_row(
-                "SELECT id FROM memories WHERE turn_id = ?1 AND layer = 'L1' AND status != 'deleted'",
-                [turn],
-                |row| row.get(0),
-            )
-            .optional()?,
+    let (sql, key, what) = match (memory_id, turn_id) {
+        (Some(id), _) => (
+            "SELECT id FROM memories WHERE id = ?1 AND status != 'deleted'",
+            id,
+            format!("memory {id}"),
+        ),
+        (None, Some(turn)) => (
+            "SELECT id FROM memories WHERE turn_id = ?1 AND layer = 'L1' AND status != 'deleted'",
+            turn,
+            format!("the captured reply of turn {turn}"),
+        ),
         (None, None) => {
             return Err(MemoryError::Invalid(
                 "feedback names the reply it rates: give memory_id or turn_id".into(),
             ))
         }
     };
-    found.ok_or_else(|| match (memory_id, turn_id) {
-        (Some(id), _) => MemoryError::NotFound(format!("memory {id}")),
-        (None, Some(turn)) => MemoryError::NotFound(format!("the captured reply of turn {turn}")),
-        (None, None) => MemoryError::NotFound("a reply".into()),
-    })
+    tx.query_row(sql, [key], |row| row.get(0))
+        .optional()?
+        .ok_or(MemoryError::NotFound(what))
 }
 
 /// Logs one rating and recomputes the reward of its memory's episode.
@@ -203,20 +197,13 @@ pub(crate) fn rate(
     for (i, step) in steps.iter().enumerate() {
         let value = reward * STEP_DISCOUNT.powi((last - i) as i32);
         let value = (value * 1000.0).round() / 1000.0;
-        if let Some(mut memory) = get(tx, *step)? {
-            if let Value::Object(map) = &mut memory.metadata {
-                map.insert("value".into(), Value::from(value));
-                map.insert(
-                    "reward".into(),
-                    Value::from((reward * 1000.0).round() / 1000.0),
-                );
-            }
-            cached(
-                tx,
-                "UPDATE memories SET metadata = ?2 WHERE id = ?1",
-                params![step, memory.metadata.to_string()],
-            )?;
-        }
+        update_metadata(tx, *step, |map| {
+            map.insert("value".into(), Value::from(value));
+            map.insert(
+                "reward".into(),
+                Value::from((reward * 1000.0).round() / 1000.0),
+            );
+        })?;
         values.push((*step, value));
     }
     log_change(

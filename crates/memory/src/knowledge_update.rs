@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::locomo::{normalise_dia_id, Conversation};
+use crate::locomo::{dia_ids, Conversation};
 use crate::{Embedder, MemoryError};
 
 /// Ranks that count.
@@ -122,15 +122,7 @@ fn score(q: &Question, ranked: &[String]) -> Vec<(&'static str, f64)> {
 
 fn questions(sample: &Value) -> Vec<Question> {
     let id = sample["sample_id"].as_str().unwrap_or("sample");
-    let ids = |q: &Value, key: &str| -> HashSet<String> {
-        q[key]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(normalise_dia_id)
-            .collect()
-    };
+    let ids = |q: &Value, key: &str| -> HashSet<String> { dia_ids(&q[key]) };
     sample["qa"]
         .as_array()
         .into_iter()

@@ -275,15 +275,7 @@ fn questions(qa: &Value) -> Vec<Question> {
         .filter_map(|q| {
             let category = q["category"].as_u64()?;
             let (_, name) = CATEGORIES.iter().find(|(c, _)| *c == category)?;
-            let evidence = q["evidence"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .flat_map(|e| e.split(|c: char| c == ';' || c == ',' || c.is_whitespace()))
-                .filter(|e| !e.is_empty())
-                .map(normalise_dia_id)
-                .collect();
+            let evidence = dia_ids(&q["evidence"]);
             Some(Question {
                 text: q["question"].as_str()?.to_owned(),
                 category: name,
@@ -293,8 +285,21 @@ fn questions(qa: &Value) -> Vec<Question> {
         .collect()
 }
 
+/// The cleaned `dia_id`s of an evidence list, its warts undone: several ids in one string
+/// (`"D8:6; D9:17"`) split, zero padding stripped.
+pub(crate) fn dia_ids<B: FromIterator<String>>(list: &Value) -> B {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .flat_map(|e| e.split(|c: char| c == ';' || c == ',' || c.is_whitespace()))
+        .filter(|e| !e.is_empty())
+        .map(normalise_dia_id)
+        .collect()
+}
+
 /// `D30:05` → `D30:5`.
-pub(crate) fn normalise_dia_id(id: &str) -> String {
+fn normalise_dia_id(id: &str) -> String {
     match id.trim().split_once(':') {
         Some((session, turn)) => {
             let turn = turn.trim_start_matches('0');

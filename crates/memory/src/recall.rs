@@ -93,70 +93,81 @@ impl MemoryStore {
         let started = Instant::now();
         let mut result = self.ranked(query, crate::facts::asked(&query.query))?;
         if let Some((subject, change)) = crate::facts::split_before(&query.query) {
-            let limit = query.limit.clamp(1, 200);
-            let change = self
-                .ranked(
-                    &SearchQuery {
-                        query: change,
-                        limit: 1,
-                        ..query.clone()
-                    },
-                    Asked::Unordered,
-                )?
-                .hits
-                .into_iter()
-                .next()
-                .map(|h| h.memory);
-            // Only a statement announcing a change dates one ("before pushing" names none).
-            let change = change.filter(|c| crate::facts::statement(&c.text).announces_change());
-            if let Some(change) = change {
-                // What the same person said about the subject before the change.
-                let when = change.created_at;
-                let owner = crate::facts::statement(&change.text).owner;
-                let before = query.before.map_or(when, |b| b.min(when));
-                // Asked twice: by the question's subject, and by the change itself (what it
-                // replaced is usually worded like it); the same person's statements count.
-                let mut earlier: Vec<SearchHit> = Vec::new();
-                for asked in [subject, change.text.clone()] {
-                    let mut found = self.ranked(
-                        &SearchQuery {
-                            query: asked,
-                            limit: limit.max(10),
-                            before: Some(before),
-                            ..query.clone()
-                        },
-                        Asked::Unordered,
-                    )?;
-                    found.hits.retain(|h| {
-                        let said = crate::facts::statement(&h.memory.text);
-                        said.owner == owner
-                            && said.asserts()
-                            && !earlier.iter().any(|e| e.memory.id == h.memory.id)
-                    });
-                    earlier.extend(found.hits.into_iter().take(EARLIER_HITS));
-                }
-                let mut hits: Vec<SearchHit> = earlier
-                    .into_iter()
-                    .map(|mut hit| {
-                        hit.reason.push_str(&format!(
-                            "; recalled from before {}, when the change the question names was said",
-                            crate::date(when)
-                        ));
-                        hit
-                    })
-                    .collect();
+            let earlier = self.said_before_change(query, subject, change)?;
+            if !earlier.is_empty() {
+                let mut hits = earlier;
                 for hit in result.hits.drain(..) {
                     if !hits.iter().any(|h| h.memory.id == hit.memory.id) {
                         hits.push(hit);
                     }
                 }
-                hits.truncate(limit);
+                hits.truncate(query.limit.clamp(1, 200));
                 result.hits = hits;
             }
         }
         result.took_ms = started.elapsed().as_secs_f64() * 1000.0;
         self.log_search(&query.query, &result.hits, result.took_ms)?;
         Ok(result)
+    }
+
+    /// For "what … before `change`?": the statement that best matches `change` dates it (it must
+    /// announce a change: "before pushing" names none), and what the same person said about the
+    /// `subject` before then is recalled — asked by the subject and by the change's own words
+    /// (what it replaced is usually worded like it). Empty when no change is found.
+    fn said_before_change(
+        &self,
+        query: &SearchQuery,
+        subject: String,
+        change: String,
+    ) -> Result<Vec<SearchHit>, MemoryError> {
+        let found = self
+            .ranked(
+                &SearchQuery {
+                    query: change,
+                    limit: 1,
+                    ..query.clone()
+                },
+                Asked::Unordered,
+            )?
+            .hits
+            .into_iter()
+            .next()
+            .map(|h| h.memory);
+        let Some(change) = found else {
+            return Ok(Vec::new());
+        };
+        let said = crate::facts::statement(&change.text);
+        if !said.announces_change() {
+            return Ok(Vec::new());
+        }
+        let when = change.created_at;
+        let before = query.before.map_or(when, |b| b.min(when));
+        let mut earlier: Vec<SearchHit> = Vec::new();
+        for asked in [subject, change.text] {
+            let mut found = self.ranked(
+                &SearchQuery {
+                    query: asked,
+                    limit: query.limit.clamp(1, 200).max(10),
+                    before: Some(before),
+                    ..query.clone()
+                },
+                Asked::Unordered,
+            )?;
+            found.hits.retain(|h| {
+                let theirs = crate::facts::statement(&h.memory.text);
+                theirs.owner == said.owner
+                    && theirs.asserts()
+                    && !earlier.iter().any(|e| e.memory.id == h.memory.id)
+            });
+            earlier.extend(found.hits.into_iter().take(EARLIER_HITS));
+        }
+        for hit in &mut earlier {
+            hit.reason.push_str(&format!(
+                "; recalled from before {}, when the change the question names was said",
+                crate::date(when)
+            ));
+        }
+        Ok(earlier)
     }
 
     /// One recall, unlogged.
@@ -454,15 +465,23 @@ fn layer_bonus(memory: &MemoryRecord, decay: f64) -> f64 {
     }
 }
 
+/// How many memories hold `term` in the term index (`None`: none ever did).
+pub(crate) fn document_frequency(
+    conn: &rusqlite::Connection,
+    term: &str,
+) -> Result<Option<i64>, MemoryError> {
+    Ok(conn
+        .prepare_cached("SELECT doc FROM temp.memory_terms_vocab WHERE term = ?1")?
+        .query_row([term], |row| row.get(0))
+        .optional()?)
+}
+
 /// Keeps the rarest terms within the postings budget (see [`POSTINGS_BUDGET`]); terms the index has
 /// never seen are dropped, since they cannot match.
 fn plan_terms(conn: &rusqlite::Connection, terms: Vec<String>) -> Result<Vec<String>, MemoryError> {
-    let mut stmt =
-        conn.prepare_cached("SELECT doc FROM temp.memory_terms_vocab WHERE term = ?1")?;
     let mut with_df = Vec::with_capacity(terms.len());
     for term in terms {
-        let df: Option<i64> = stmt.query_row([&term], |row| row.get(0)).optional()?;
-        if let Some(df) = df.filter(|df| *df > 0) {
+        if let Some(df) = document_frequency(conn, &term)?.filter(|df| *df > 0) {
             with_df.push((df, term));
         }
     }

@@ -515,6 +515,29 @@ pub(crate) fn record(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     })
 }
 
+/// Changes a memory's metadata in place (read, `change`, written back); `false` when there is no
+/// such memory.
+pub(crate) fn update_metadata(
+    conn: &Connection,
+    id: i64,
+    change: impl FnOnce(&mut serde_json::Map<String, serde_json::Value>),
+) -> Result<bool, MemoryError> {
+    let Some(memory) = get(conn, id)? else {
+        return Ok(false);
+    };
+    let mut map = match memory.metadata {
+        serde_json::Value::Object(map) => map,
+        _ => serde_json::Map::new(),
+    };
+    change(&mut map);
+    cached(
+        conn,
+        "UPDATE memories SET metadata = ?2 WHERE id = ?1",
+        params![id, serde_json::Value::Object(map).to_string()],
+    )?;
+    Ok(true)
+}
+
 pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, MemoryError> {
     Ok(conn
         .query_row(
