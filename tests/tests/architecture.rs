@@ -176,6 +176,7 @@ const LAYERS: &[&[&str]] = &[
         "cairn-memory",
         "cairn-models",
         "cairn-voice",
+        "cairn-webmd",
     ],
     &[
         "cairn-tools",

@@ -104,6 +104,7 @@ impl Cairn {
             edit_tools: agent.edit_tools,
             ask_user: agent.ask_user_tool && !compact,
             save_answer: agent.save_answer_tool && !compact,
+            fetch_content: agent.fetch_content_tool && !compact,
             skills_dir: (!compact).then_some(skills_dir),
         });
         if agent.search_memory_tool && !compact {

@@ -132,6 +132,8 @@ pub struct AgentConfig {
     pub edit_tools: bool,
     pub ask_user_tool: bool,
     pub save_answer_tool: bool,
+    /// `fetch_content`: web pages as Markdown (on by default: the agent reads the web).
+    pub fetch_content_tool: bool,
     /// `search_memory` over the stored sessions (off by default: recall already brings the past).
     pub search_memory_tool: bool,
     /// Declared tools (`[[agent.tools]]`), checked when the agent starts.
@@ -153,6 +155,7 @@ impl Default for AgentConfig {
             edit_tools: true,
             ask_user_tool: true,
             save_answer_tool: false,
+            fetch_content_tool: true,
             search_memory_tool: false,
             tools: Vec::new(),
             skills_dir: None,
@@ -352,6 +355,7 @@ struct RawAgent {
     edit_tools: Option<bool>,
     ask_user_tool: Option<bool>,
     save_answer_tool: Option<bool>,
+    fetch_content_tool: Option<bool>,
     search_memory_tool: Option<bool>,
     #[serde(default)]
     tools: Vec<toml::Value>,
@@ -455,6 +459,7 @@ impl Config {
                     edit_tools: a.edit_tools.unwrap_or(defaults.edit_tools),
                     ask_user_tool: a.ask_user_tool.unwrap_or(defaults.ask_user_tool),
                     save_answer_tool: a.save_answer_tool.unwrap_or(defaults.save_answer_tool),
+                    fetch_content_tool: a.fetch_content_tool.unwrap_or(defaults.fetch_content_tool),
                     search_memory_tool: a.search_memory_tool.unwrap_or(defaults.search_memory_tool),
                     tools: a.tools,
                     skills_dir: a.skills_dir,

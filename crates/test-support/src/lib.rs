@@ -1,6 +1,7 @@
 //! Test helpers shared by the crates' tests: a mock model server (OpenAI chat completions and
 //! Anthropic messages, on one script) that plays scripted replies (SSE streams or HTTP errors) in
-//! order and records each request body.
+//! order and records each request body; and [`serve`], any router on a free loopback port (the
+//! web pages fetch_content reads in tests).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -50,6 +51,16 @@ pub struct MockServer {
     script: Arc<Script>,
 }
 
+/// Serves `app` on a free loopback port until the test's runtime ends; returns `http://127.0.0.1:PORT`.
+pub async fn serve(app: Router) -> Result<String, std::io::Error> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let origin = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Ok(origin)
+}
+
 impl MockServer {
     /// Starts on a free loopback port; `base_url` ends in `/v1`.
     pub async fn start(replies: Vec<Reply>) -> Result<Self, Box<dyn std::error::Error>> {
@@ -62,13 +73,9 @@ impl MockServer {
             .route("/v1/messages", post(complete))
             .route("/v1/models", get(models))
             .with_state(script.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let origin = serve(app).await?;
         Ok(Self {
-            base_url: format!("http://{addr}/v1"),
+            base_url: format!("{origin}/v1"),
             script,
         })
     }

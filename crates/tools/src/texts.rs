@@ -52,6 +52,11 @@ pub const SAVED: &str = "saved {{which}} to {{path}} ({{n}} bytes), starting wit
 pub const THIS_ANSWER: &str = "this answer";
 pub const PREVIOUS_ANSWER: &str = "the previous answer";
 
+/// fetch_content texts.
+pub const FETCH_FAILED: &str = "[fetch_content: error {{code}} ({{class}}) — {{reason}}]";
+pub const FETCH_SAVED: &str = "[fetch_content: saved {{lines}} lines of Markdown ({{bytes}} bytes) from {{url}} to {{file}} — the content is not shown]";
+pub const FETCH_EMPTY: &str = "[fetch_content: {{url}} has no text content once scripts, navigation and ads are removed — nothing saved]";
+
 /// search_memory texts.
 pub const SEARCH_HITS: &str = "🔎 {{n}} hit(s) for \"{{query}}\" in {{dir}}";
 pub const SEARCH_NO_HIT: &str = "🔎 no hit for \"{{query}}\" in {{dir}}\nThe search matches words, not meanings: try again with other words — synonyms, or the words in the language the earlier conversation was likely held in (often English).";

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::ask::AskUser;
-use crate::{Bash, Declaration, EditFile, ReadFile, ReadSkill, SaveAnswer, Tool, WriteFile};
+use crate::{
+    Bash, Declaration, EditFile, FetchContent, ReadFile, ReadSkill, SaveAnswer, Tool, WriteFile,
+};
 
 /// Which built-ins are declared.
 #[derive(Debug, Clone)]
@@ -17,6 +19,8 @@ pub struct ToolboxOptions {
     pub ask_user: bool,
     /// `saveAnswerTool` (default false).
     pub save_answer: bool,
+    /// `fetchContentTool`: web pages as Markdown (Cairn's default: on).
+    pub fetch_content: bool,
     /// `skillsDir`: read_skill is declared when it holds a skill.
     pub skills_dir: Option<PathBuf>,
 }
@@ -28,6 +32,7 @@ impl Default for ToolboxOptions {
             edit_tools: true,
             ask_user: true,
             save_answer: false,
+            fetch_content: true,
             skills_dir: None,
         }
     }
@@ -57,6 +62,9 @@ impl Toolbox {
         }
         if options.save_answer {
             toolbox.add(Arc::new(SaveAnswer));
+        }
+        if options.fetch_content {
+            toolbox.add(Arc::new(FetchContent::default()));
         }
         toolbox
     }

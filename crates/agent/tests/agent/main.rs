@@ -3,3 +3,4 @@
 mod conformance;
 mod support;
 mod turns;
+mod web;
