@@ -17,6 +17,7 @@ pub mod search_memory;
 mod skills;
 pub mod texts;
 mod toolbox;
+mod unload;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ pub use loop_detector::{runaway, LoopDetector, LoopVerdict};
 pub use save_answer::SaveAnswer;
 pub use skills::ReadSkill;
 pub use toolbox::{Toolbox, ToolboxOptions};
+pub use unload::{ModelServer, UnloadModel};
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq)]

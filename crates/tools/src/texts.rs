@@ -57,6 +57,11 @@ pub const FETCH_FAILED: &str = "[fetch_content: error {{code}} ({{class}}) — {
 pub const FETCH_SAVED: &str = "[fetch_content: saved {{lines}} lines of Markdown ({{bytes}} bytes) from {{url}} to {{file}} — the content is not shown]";
 pub const FETCH_EMPTY: &str = "[fetch_content: {{url}} has no text content once scripts, navigation and ads are removed — nothing saved]";
 
+/// unload_model results.
+pub const UNLOADED: &str = "unloaded {{model}}";
+pub const NOT_LOADED: &str = "{{model}} was not loaded: nothing to unload";
+pub const CANNOT_UNLOAD: &str = "cannot unload {{model}}: {{reason}}";
+
 /// search_memory texts.
 pub const SEARCH_HITS: &str = "🔎 {{n}} hit(s) for \"{{query}}\" in {{dir}}";
 pub const SEARCH_NO_HIT: &str = "🔎 no hit for \"{{query}}\" in {{dir}}\nThe search matches words, not meanings: try again with other words — synonyms, or the words in the language the earlier conversation was likely held in (often English).";

@@ -3,4 +3,5 @@
 mod conformance;
 mod support;
 mod turns;
+mod unload;
 mod web;
