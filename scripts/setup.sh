@@ -169,4 +169,15 @@ PY
   rm -rf "$download"
   mv "$llm_file.partial" "$llm_file"
 fi
+# A real OpenAI client for the tests of the OpenAI-compatible endpoint: the `openai` Python
+# package, pinned, kept outside the clone.
+openai_py="$HOME/.cache/cairn/clients/python"
+if [ ! -f "$openai_py/.openai-3.57.0" ]; then
+  say "installing the openai Python package for the tests (once)"
+  ensure_pip
+  rm -rf "$openai_py"
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+    --target "$openai_py" openai==3.57.0 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user" || true
+  python3 -c "import sys; sys.path.insert(0, '$openai_py'); import openai" && touch "$openai_py/.openai-3.57.0"
+fi
 say "ready"

@@ -11,7 +11,7 @@ mod sources_commands;
 mod tray;
 mod windows;
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
 use cairn_api::Cairn;
@@ -28,7 +28,7 @@ pub struct Desktop {
     pub serving: Option<RuntimeInfo>,
     api: Mutex<Option<RunningApi>>,
     /// The conversations: the agent runtime and the turns running now.
-    pub chat: cairn_api::chat::Chat,
+    pub chat: Arc<cairn_api::chat::Chat>,
     /// The voice capture in progress (the mic button is on).
     pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
     /// A task the pet asked the workbench to show, until the workbench takes it.
@@ -96,7 +96,17 @@ fn run() -> anyhow::Result<()> {
         });
     }
 
-    let api = tauri::async_runtime::block_on(cairn_http::serve(cairn.clone(), config.api_port));
+    // One chat for the workbench, the pet and the local API's tasks: the API's event stream
+    // shows every task's events, whoever started it.
+    let chat = Arc::new(cairn_api::chat::Chat::new(
+        cairn.clone(),
+        std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned()),
+    ));
+    let api = tauri::async_runtime::block_on(cairn_http::serve(
+        cairn.clone(),
+        config.api_port,
+        chat.clone(),
+    ));
     let (serving, api) = match api {
         Ok(api) => (Some(api.info().clone()), Some(api)),
         Err(e) => {
@@ -128,10 +138,7 @@ fn run() -> anyhow::Result<()> {
                 .build(),
         )
         .manage(Desktop {
-            chat: cairn_api::chat::Chat::new(
-                cairn.clone(),
-                std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned()),
-            ),
+            chat,
             cairn,
             serving,
             api: Mutex::new(api),

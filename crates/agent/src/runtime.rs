@@ -403,6 +403,30 @@ impl Runtime {
         }
     }
 
+    /// Starts `session` from a conversation held by someone else (a caller of the OpenAI-compatible
+    /// API, which sends the whole conversation each time): the system prompt with the caller's
+    /// `instructions` after it, then `history`. Whatever the session held in memory is replaced.
+    pub fn seed(&self, session: &str, instructions: &str, history: Vec<Message>) {
+        let mut state = self.fresh_state(None);
+        if !instructions.trim().is_empty() {
+            if let Some(system) = state.messages.first_mut() {
+                system.content.push_str("\n\n");
+                system.content.push_str(instructions.trim());
+            }
+        }
+        state.messages.extend(history);
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.insert(session.to_owned(), Arc::new(tokio::sync::Mutex::new(state)));
+        }
+    }
+
+    /// Lets go of a session's live state (a seeded conversation once answered).
+    pub fn forget(&self, session: &str) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.remove(session);
+        }
+    }
+
     /// The session's live state, loaded from disk (or started) on first use.
     fn state(&self, session: &str) -> Arc<tokio::sync::Mutex<SessionState>> {
         let Ok(mut sessions) = self.sessions.lock() else {

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use cairn_agent::{AgentSettings, Budgets, Runtime, SearchMemory};
 use cairn_config::{Config, ProviderKind, BUILTIN_LOCAL_PROVIDER};
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
-use cairn_tools::{DeclaredTool, DeclaredToolDef, Toolbox, ToolboxOptions};
+use cairn_tools::{
+    DeclaredTool, DeclaredToolDef, ModelServer, Toolbox, ToolboxOptions, UnloadModel,
+};
 
 use crate::{Cairn, Error};
 
@@ -18,6 +20,13 @@ pub struct ModelChoice {
     /// A model id, or `provider/model` to pick a configured provider.
     pub model: Option<String>,
     pub api_key: Option<String>,
+}
+
+/// A model ready to be asked: its provider, its id, and where it runs (for unload_model).
+pub(crate) struct ResolvedModel {
+    pub provider: Arc<dyn Provider>,
+    pub model: String,
+    pub server: ModelServer,
 }
 
 /// Memory summaries written by the default chat model.
@@ -69,7 +78,30 @@ impl Cairn {
         choice: ModelChoice,
         project_root: PathBuf,
     ) -> Result<Runtime, Error> {
-        let (provider, model) = self.provider(choice)?;
+        self.build_runtime(choice, project_root, true)
+    }
+
+    /// The agent runtime for other programs (the OpenAI-compatible API): the same agent and memory,
+    /// but its conversations are the caller's, so none is kept as a task, and nobody can be asked.
+    pub fn api_runtime(
+        &self,
+        choice: ModelChoice,
+        project_root: PathBuf,
+    ) -> Result<Runtime, Error> {
+        Ok(self.build_runtime(choice, project_root, false)?.one_shot())
+    }
+
+    fn build_runtime(
+        &self,
+        choice: ModelChoice,
+        project_root: PathBuf,
+        keep_sessions: bool,
+    ) -> Result<Runtime, Error> {
+        let ResolvedModel {
+            provider,
+            model,
+            server,
+        } = self.resolve_model(choice)?;
         let memory = match self.memory() {
             Ok(memory) => Some(memory),
             Err(e) => {
@@ -81,13 +113,13 @@ impl Cairn {
         let agent = &config.agent;
         // A small model on this device gets the compact profile: the file and command tools only.
         let compact = provider.on_device();
-        let mut settings = AgentSettings::new(provider, model, project_root);
+        let mut settings = AgentSettings::new(provider, model.clone(), project_root);
         settings.compact = compact;
         if compact {
             // About two minutes of writing at a small model's speed on two cores.
             settings.step_max_tokens = 2048;
         }
-        settings.sessions = Some(self.session_store());
+        settings.sessions = keep_sessions.then(|| self.session_store());
         settings.yolo = agent.yolo;
         settings.max_steps = agent.max_steps;
         settings.budgets = Budgets {
@@ -107,6 +139,11 @@ impl Cairn {
             fetch_content: agent.fetch_content_tool && !compact,
             skills_dir: (!compact).then_some(skills_dir),
         });
+        if agent.unload_models && !compact {
+            settings
+                .tools
+                .add(Arc::new(UnloadModel::new(server, model)));
+        }
         if agent.search_memory_tool && !compact {
             settings.tools.add(Arc::new(SearchMemory {
                 store: self.session_store(),
@@ -183,37 +220,65 @@ impl Cairn {
         Ok(format!("{provider}/{id}"))
     }
 
-    fn provider(&self, choice: ModelChoice) -> Result<(Arc<dyn Provider>, String), Error> {
+    pub(crate) fn provider(
+        &self,
+        choice: ModelChoice,
+    ) -> Result<(Arc<dyn Provider>, String), Error> {
+        self.resolve_model(choice).map(|r| (r.provider, r.model))
+    }
+
+    /// The provider, model and model server `choice` names.
+    pub(crate) fn resolve_model(&self, choice: ModelChoice) -> Result<ResolvedModel, Error> {
         if let Some(base_url) = choice.base_url {
             let model = choice
                 .model
                 .ok_or_else(|| Error::NoModel("--base-url needs --model NAME too".into()))?;
-            return Ok((
-                Arc::new(OpenAiCompatible::new(base_url, choice.api_key)),
+            return Ok(ResolvedModel {
+                server: ModelServer::OpenAiCompatible {
+                    root: ModelServer::root_of(&base_url),
+                },
+                provider: Arc::new(OpenAiCompatible::new(base_url, choice.api_key)),
                 model,
-            ));
+            });
         }
         let config = self.load_config()?;
         let (name, model) = self.model_name(&config, choice.model)?;
         let Some(provider) = config.providers.get(&name) else {
             if name == BUILTIN_LOCAL_PROVIDER {
-                return Ok((self.local_provider(&model)?, model));
+                return Ok(ResolvedModel {
+                    provider: self.local_provider(&model)?,
+                    model,
+                    server: ModelServer::OnDevice,
+                });
             }
             return Err(self.no_model());
         };
         let key = choice
             .api_key
             .or_else(|| provider.api_key.as_ref().map(|k| k.expose().to_owned()));
-        let provider: Arc<dyn Provider> = match provider.kind {
-            ProviderKind::Openai => Arc::new(OpenAiCompatible::new(provider.base_url.clone(), key)),
-            ProviderKind::Ollama => Arc::new(OpenAiCompatible::new(
-                format!("{}/v1", provider.base_url),
-                key,
-            )),
-            ProviderKind::Anthropic => Arc::new(Anthropic::new(provider.base_url.clone(), key)),
-            ProviderKind::Local => self.local_provider(&model)?,
+        let root = ModelServer::root_of(&provider.base_url);
+        let (provider, server): (Arc<dyn Provider>, ModelServer) = match provider.kind {
+            ProviderKind::Openai => (
+                Arc::new(OpenAiCompatible::new(provider.base_url.clone(), key)),
+                ModelServer::OpenAiCompatible { root },
+            ),
+            ProviderKind::Ollama => (
+                Arc::new(OpenAiCompatible::new(format!("{root}/v1"), key)),
+                ModelServer::Ollama { root },
+            ),
+            ProviderKind::Anthropic => (
+                Arc::new(Anthropic::new(provider.base_url.clone(), key)),
+                ModelServer::Hosted {
+                    kind: "anthropic".into(),
+                },
+            ),
+            ProviderKind::Local => (self.local_provider(&model)?, ModelServer::OnDevice),
         };
-        Ok((provider, model))
+        Ok(ResolvedModel {
+            provider,
+            model,
+            server,
+        })
     }
 
     fn no_model(&self) -> Error {

@@ -2,16 +2,18 @@
 //! next the HTTP tasks API): the agent runtime built from the config on first use and rebuilt
 //! after a change of model, the tasks with a turn running now (which the pet's view counts), the
 //! agent's events as the UI's [`ChatEvent`]s, and compaction. A turn whose listener has gone is
-//! stopped.
+//! stopped. Every event of every turn is also published to subscribers ([`Chat::subscribe`]: the
+//! local API's event stream), and a turn may run with nobody but them listening
+//! ([`Chat::start_detached`]: a task created over the API).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_protocol::{AskQuestion, ChatEvent};
+use cairn_protocol::{AskQuestion, ChatEvent, TaskEvent};
 use cairn_tools::{Answer, QuestionKind};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::{Cairn, Error, ModelChoice};
 
@@ -24,6 +26,8 @@ pub struct Chat {
     runtime: Mutex<Option<Runtime>>,
     /// Sessions with a turn running now.
     running: Arc<Mutex<HashSet<String>>>,
+    /// Where every turn's events are published.
+    hub: broadcast::Sender<TaskEvent>,
 }
 
 impl Chat {
@@ -33,7 +37,32 @@ impl Chat {
             project_root,
             runtime: Mutex::new(None),
             running: Arc::default(),
+            hub: broadcast::channel(1024).0,
         }
+    }
+
+    /// Every task's events from now on, in the order they happen. A subscriber that falls more
+    /// than 1,024 events behind misses the oldest (and is told how many).
+    pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+        self.hub.subscribe()
+    }
+
+    /// Starts `text` in `session` (created on first use) and runs the turn to its end with
+    /// nobody but the subscribers listening: a turn only the local API's clients follow.
+    pub fn start_detached(&self, session: &str, text: &str) -> Result<(), Error> {
+        if text.trim().is_empty() {
+            return Err(Error::Invalid("the message is empty".into()));
+        }
+        let mut turn = self.submit(
+            session,
+            Op::UserMessage {
+                session: session.to_owned(),
+                text: text.to_owned(),
+                images: Vec::new(),
+            },
+        )?;
+        tokio::spawn(async move { while turn.next().await.is_some() {} });
+        Ok(())
     }
 
     /// The agent runtime, built from the config file on first use. Until a model is configured
@@ -72,6 +101,7 @@ impl Chat {
             session: session.to_owned(),
             runtime,
             running: self.running.clone(),
+            hub: self.hub.clone(),
             finished: false,
         })
     }
@@ -131,6 +161,7 @@ pub struct ChatTurn {
     session: String,
     runtime: Runtime,
     running: Arc<Mutex<HashSet<String>>>,
+    hub: broadcast::Sender<TaskEvent>,
     finished: bool,
 }
 
@@ -149,6 +180,11 @@ impl ChatTurn {
                 self.finished = true;
             }
             if let Some(shown) = chat_event(event) {
+                // Nobody subscribed is not an error.
+                let _ = self.hub.send(TaskEvent {
+                    task: self.session.clone(),
+                    event: shown.clone(),
+                });
                 return Some(shown);
             }
         }

@@ -5,6 +5,7 @@
 mod agent;
 mod attachments;
 pub mod chat;
+pub mod compat;
 mod error;
 mod hooks;
 mod memory;

@@ -254,7 +254,9 @@ async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::
             running.pid
         );
     }
-    let api = cairn_http::serve(cairn.clone(), port.or(config.api_port)).await?;
+    let root = std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned());
+    let chat = std::sync::Arc::new(cairn_api::chat::Chat::new(cairn.clone(), root));
+    let api = cairn_http::serve(cairn.clone(), port.or(config.api_port), chat).await?;
     println!(
         "Cairn API listening on {} (token in {})",
         api.info().api_url,

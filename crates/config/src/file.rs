@@ -19,6 +19,9 @@ pub const DEFAULT_PET_SHORTCUT: &str = "CommandOrControl+Shift+Space";
 pub struct Config {
     /// Port of the local API; `None` picks a free port each run.
     pub api_port: Option<u16>,
+    /// `[api] keys`: bearer keys other programs may use on the OpenAI-compatible routes, besides
+    /// the per-run token (which changes with every start).
+    pub api_keys: Vec<Secret>,
     /// The default model as `(provider name, model id)`.
     pub default_model: Option<(String, String)>,
     /// Providers by name, in name order.
@@ -134,6 +137,8 @@ pub struct AgentConfig {
     pub save_answer_tool: bool,
     /// `fetch_content`: web pages as Markdown (on by default: the agent reads the web).
     pub fetch_content_tool: bool,
+    /// `unload_model`: the agent may give back a model's memory (on by default).
+    pub unload_models: bool,
     /// `search_memory` over the stored sessions (off by default: recall already brings the past).
     pub search_memory_tool: bool,
     /// Declared tools (`[[agent.tools]]`), checked when the agent starts.
@@ -156,6 +161,7 @@ impl Default for AgentConfig {
             ask_user_tool: true,
             save_answer_tool: false,
             fetch_content_tool: true,
+            unload_models: true,
             search_memory_tool: false,
             tools: Vec::new(),
             skills_dir: None,
@@ -172,6 +178,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             api_port: None,
+            api_keys: Vec::new(),
             default_model: None,
             providers: BTreeMap::new(),
             pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
@@ -322,6 +329,8 @@ struct RawMemory {
 #[serde(deny_unknown_fields)]
 struct RawApi {
     port: Option<u16>,
+    #[serde(default)]
+    keys: Vec<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -356,6 +365,7 @@ struct RawAgent {
     ask_user_tool: Option<bool>,
     save_answer_tool: Option<bool>,
     fetch_content_tool: Option<bool>,
+    unload_models: Option<bool>,
     search_memory_tool: Option<bool>,
     #[serde(default)]
     tools: Vec<toml::Value>,
@@ -460,6 +470,7 @@ impl Config {
                     ask_user_tool: a.ask_user_tool.unwrap_or(defaults.ask_user_tool),
                     save_answer_tool: a.save_answer_tool.unwrap_or(defaults.save_answer_tool),
                     fetch_content_tool: a.fetch_content_tool.unwrap_or(defaults.fetch_content_tool),
+                    unload_models: a.unload_models.unwrap_or(defaults.unload_models),
                     search_memory_tool: a.search_memory_tool.unwrap_or(defaults.search_memory_tool),
                     tools: a.tools,
                     skills_dir: a.skills_dir,
@@ -471,6 +482,18 @@ impl Config {
             ),
             None => (None, defaults),
         };
+        let mut api_keys = Vec::new();
+        for key in raw.api.iter().flat_map(|a| &a.keys) {
+            let value = at.expand(key, "api.keys", &env)?;
+            if value.trim().len() < 16 {
+                return Err(at.error(
+                    key.span(),
+                    "`api.keys` entries must be at least 16 characters: a short key is guessable"
+                        .to_owned(),
+                ));
+            }
+            api_keys.push(Secret::new(value.trim()));
+        }
         let default_model = match model {
             Some(model) => Some(at.model_ref(&model, &providers)?),
             None => None,
@@ -518,7 +541,12 @@ impl Config {
         };
         Ok(Self {
             models_index,
-            api_port: raw.api.and_then(|a| a.port).filter(|port| *port != 0),
+            api_port: raw
+                .api
+                .as_ref()
+                .and_then(|a| a.port)
+                .filter(|port| *port != 0),
+            api_keys,
             default_model,
             providers,
             pet_shortcut,

@@ -34,8 +34,13 @@ impl Token {
 
     /// Whether `candidate` is this token, in time independent of where they differ.
     pub fn matches(&self, candidate: &str) -> bool {
-        self.0.as_bytes().ct_eq(candidate.as_bytes()).into()
+        same_secret(&self.0, candidate)
     }
+}
+
+/// Whether two secrets are equal, in time independent of where they differ.
+pub(crate) fn same_secret(known: &str, candidate: &str) -> bool {
+    known.as_bytes().ct_eq(candidate.as_bytes()).into()
 }
 
 impl std::fmt::Debug for Token {
@@ -72,6 +77,28 @@ pub(crate) async fn same_machine_only(request: Request, next: Next) -> Response 
                 "requests from web pages on other origins are refused",
             );
         }
+    }
+    next.run(request).await
+}
+
+/// Query parameters that would carry a credential.
+const CREDENTIAL_PARAMS: &[&str] = &["token", "access_token", "api_key", "apikey", "key", "auth"];
+
+/// Refuses a request carrying a credential in its URL, where it would end up in logs and browser
+/// history: the token goes in the `Authorization` header only.
+pub(crate) async fn no_credentials_in_url(request: Request, next: Next) -> Response {
+    let in_url = request.uri().query().is_some_and(|query| {
+        query.split('&').any(|pair| {
+            let name = pair.split('=').next().unwrap_or("");
+            CREDENTIAL_PARAMS.contains(&name.to_ascii_lowercase().as_str())
+        })
+    });
+    if in_url {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            "credentials_in_url",
+            "never put the token in a URL: send it as Authorization: Bearer <token>",
+        );
     }
     next.run(request).await
 }

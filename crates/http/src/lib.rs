@@ -4,8 +4,10 @@
 
 mod guard;
 mod memory_routes;
+mod openai_routes;
 mod routes;
 mod server;
+mod task_routes;
 
 pub use guard::Token;
 pub use routes::{app, AppState};

@@ -9,10 +9,12 @@ use axum::middleware::{from_fn, from_fn_with_state};
 use axum::response::Response;
 use axum::routing::get;
 use axum::{Json, Router};
+use cairn_api::chat::Chat;
+use cairn_api::compat::CompatChat;
 use cairn_api::{Cairn, VERSION};
 use cairn_protocol::{Health, RuntimeInfo, StatusReport};
 
-use crate::guard::{refuse, require_token, same_machine_only, Token};
+use crate::guard::{no_credentials_in_url, refuse, require_token, same_machine_only, Token};
 
 /// What the handlers share.
 #[derive(Clone)]
@@ -21,19 +23,46 @@ pub struct AppState {
     pub token: Token,
     /// This server's own address and pid, reported by `status`.
     pub serving: Arc<RuntimeInfo>,
+    /// The conversations, shared with the workbench when the desktop app serves.
+    pub chat: Arc<Chat>,
+    /// The OpenAI-compatible chat, its agent runtimes kept warm between requests.
+    pub compat: Arc<CompatChat>,
+    /// Turns `true` when the server shuts down: the open event streams end then.
+    pub closing: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
-/// The whole HTTP app. `GET /api/v1/health` is open; every other path needs the token; every path
-/// refuses foreign `Host` and `Origin` headers.
+impl AppState {
+    /// The state of a server for `cairn` and its `chat`; the agent's tools start in this
+    /// process's directory.
+    pub fn new(cairn: Cairn, token: Token, serving: RuntimeInfo, chat: Arc<Chat>) -> Self {
+        let project_root =
+            std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_path_buf());
+        Self {
+            compat: Arc::new(CompatChat::new(cairn.clone(), project_root)),
+            chat,
+            cairn,
+            token,
+            serving: Arc::new(serving),
+            closing: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+}
+
+/// The whole HTTP app. `GET /api/v1/health` is open; every other path needs the token (the `/v1`
+/// OpenAI-compatible routes also take the config's keys); every path refuses foreign `Host` and
+/// `Origin` headers and a credential in the URL.
 pub fn app(state: AppState) -> Router {
     let protected = Router::new()
         .route("/api/v1/status", get(status))
         .merge(crate::memory_routes::routes())
+        .merge(crate::task_routes::routes())
         .fallback(not_found)
         .layer(from_fn_with_state(state.token.clone(), require_token));
     Router::new()
         .route("/api/v1/health", get(health))
+        .merge(crate::openai_routes::routes(state.clone()))
         .merge(protected)
+        .layer(from_fn(no_credentials_in_url))
         .layer(from_fn(same_machine_only))
         .with_state(state)
 }

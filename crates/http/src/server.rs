@@ -2,8 +2,10 @@
 //! then remove `runtime.json`.
 
 use std::net::SocketAddr;
+
 use std::sync::Arc;
 
+use cairn_api::chat::Chat;
 use cairn_api::Cairn;
 use cairn_config::{remove_runtime_if_ours, write_runtime, ConfigError};
 use cairn_protocol::RuntimeInfo;
@@ -27,12 +29,17 @@ pub enum HttpError {
     Runtime(#[from] ConfigError),
 }
 
+/// How long a shutdown waits for running requests (a streamed completion, say).
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A started API. Dropping it without [`RunningApi::shutdown`] leaves the server running until the
 /// process exits.
 pub struct RunningApi {
     info: RuntimeInfo,
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
+    /// Ends the open event streams, which would otherwise hold the shutdown forever.
+    closing: Arc<tokio::sync::watch::Sender<bool>>,
     task: JoinHandle<()>,
     runtime_file: std::path::PathBuf,
 }
@@ -47,19 +54,31 @@ impl RunningApi {
         self.addr
     }
 
-    /// Stops accepting requests, lets running ones finish, and removes `runtime.json`.
+    /// Stops accepting requests, ends the event streams, gives running requests
+    /// [`SHUTDOWN_GRACE`] to finish (then drops them), and removes `runtime.json`.
     pub async fn shutdown(mut self) -> Result<(), ConfigError> {
+        self.closing.send_replace(true);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let _ = (&mut self.task).await;
+        if tokio::time::timeout(SHUTDOWN_GRACE, &mut self.task)
+            .await
+            .is_err()
+        {
+            tracing::warn!("requests still running after {SHUTDOWN_GRACE:?}: dropped");
+            self.task.abort();
+        }
         remove_runtime_if_ours(&self.runtime_file, self.info.pid)
     }
 }
 
 /// Starts the API on 127.0.0.1:`port` (0 or `None`: a free port) with a fresh token, and writes
-/// `runtime.json` in the data home.
-pub async fn serve(cairn: Cairn, port: Option<u16>) -> Result<RunningApi, HttpError> {
+/// `runtime.json` in the data home. Its tasks are `chat`'s (the workbench's, in the desktop app).
+pub async fn serve(
+    cairn: Cairn,
+    port: Option<u16>,
+    chat: Arc<Chat>,
+) -> Result<RunningApi, HttpError> {
     let port = port.unwrap_or(0);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
@@ -77,11 +96,9 @@ pub async fn serve(cairn: Cairn, port: Option<u16>) -> Result<RunningApi, HttpEr
     cairn.home().ensure_dirs()?;
     write_runtime(&runtime_file, &info)?;
 
-    let router = app(AppState {
-        cairn,
-        token,
-        serving: Arc::new(info.clone()),
-    });
+    let state = AppState::new(cairn, token, info.clone(), chat);
+    let closing = state.closing.clone();
+    let router = app(state);
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         let result = axum::serve(listener, router)
@@ -98,6 +115,7 @@ pub async fn serve(cairn: Cairn, port: Option<u16>) -> Result<RunningApi, HttpEr
         info,
         addr,
         stop: Some(stop),
+        closing,
         task,
         runtime_file,
     })

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod calendar;
 pub mod memory;
+pub mod openai;
 pub mod settings;
 
 /// The answer of `GET /api/v1/health`, the only route that needs no token.
@@ -269,6 +270,15 @@ pub struct AskQuestion {
     pub kind: String,
     pub options: Vec<String>,
     pub default: Option<String>,
+}
+
+/// One event of one task, as `GET /api/v1/events` streams it: every task's, whoever started it
+/// (the workbench, the pet, the local API).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEvent {
+    pub task: String,
+    #[serde(flatten)]
+    pub event: ChatEvent,
 }
 
 /// A task (a stored conversation) as the task list shows it.

@@ -4,6 +4,7 @@ mod agent;
 mod eval;
 mod local_model;
 mod memory;
+mod openai_client;
 mod serve;
 mod sources;
 mod status;

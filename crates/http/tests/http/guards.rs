@@ -1,28 +1,15 @@
 //! Each guard, request by request, through `app(state).oneshot(..)`.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use axum::Router;
-use cairn_api::Cairn;
-use cairn_config::Home;
-use cairn_http::{app, AppState, Token};
-use cairn_protocol::{ApiError, RuntimeInfo, StatusReport};
+use cairn_protocol::{ApiError, StatusReport};
 use tower::ServiceExt;
 
 const TOKEN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
 fn test_app(home: &std::path::Path) -> Router {
-    app(AppState {
-        cairn: Cairn::with_env(Home::at(home), Arc::new(|_: &str| None)),
-        token: Token::from_string(TOKEN),
-        serving: Arc::new(RuntimeInfo {
-            api_url: "http://127.0.0.1:9".into(),
-            token: TOKEN.into(),
-            pid: 1,
-        }),
-    })
+    crate::test_app(home, TOKEN)
 }
 
 async fn send(

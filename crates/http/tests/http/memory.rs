@@ -1,14 +1,8 @@
 //! The memory API as an external agent's hook uses it.
 
-use std::sync::Arc;
-
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
 use axum::Router;
-use cairn_api::Cairn;
-use cairn_config::Home;
-use cairn_http::{app, AppState, Token};
-use cairn_protocol::RuntimeInfo;
 use serde_json::{json, Value};
 use tower::ServiceExt;
 
@@ -22,15 +16,7 @@ struct Api {
 impl Api {
     fn new() -> Result<Self, Box<dyn std::error::Error>> {
         let home = tempfile::tempdir()?;
-        let router = app(AppState {
-            cairn: Cairn::with_env(Home::at(home.path()), Arc::new(|_: &str| None)),
-            token: Token::from_string(TOKEN),
-            serving: Arc::new(RuntimeInfo {
-                api_url: "http://127.0.0.1:9".into(),
-                token: TOKEN.into(),
-                pid: 1,
-            }),
-        });
+        let router = crate::test_app(home.path(), TOKEN);
         Ok(Self {
             router,
             _home: home,

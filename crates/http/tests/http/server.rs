@@ -11,11 +11,12 @@ async fn serves_on_loopback_and_publishes_then_removes_runtime_json(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let home = Home::at(dir.path());
-    let running = cairn_http::serve(
-        Cairn::with_env(home.clone(), Arc::new(|_: &str| None)),
-        None,
-    )
-    .await?;
+    let cairn = Cairn::with_env(home.clone(), Arc::new(|_: &str| None));
+    let chat = Arc::new(cairn_api::chat::Chat::new(
+        cairn.clone(),
+        dir.path().to_path_buf(),
+    ));
+    let running = cairn_http::serve(cairn, None, chat).await?;
     assert!(running.addr().ip().is_loopback());
 
     let info = read_runtime(&home.runtime_file())?.ok_or("runtime.json missing")?;

@@ -1,0 +1,326 @@
+//! The OpenAI-compatible chat other programs talk to (`/v1/chat/completions`): the caller sends the
+//! whole conversation each time. Model `cairn` is Cairn's agent with its tools and memory;
+//! `cairn/<provider>/<model>` the same agent on that model. When the caller brings its own tools,
+//! the caller is the agent: the model gets the memory Cairn recalls and the caller's tools, and its
+//! tool calls go back to the caller. Either way the exchange is captured into memory.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cairn_agent::{Event, Op, Runtime};
+use cairn_llm::{ChatRequest, Message, Role, StreamEvent, ToolCall, ToolSpec};
+use cairn_memory::{render_injection, MemoryStore, SearchQuery, TurnCompletion, TurnStart};
+use cairn_protocol::openai::{ChatCompletionRequest, ChatMessage};
+use cairn_protocol::ModelKind;
+use tokio::sync::mpsc;
+
+use crate::{Cairn, Error, ModelChoice};
+
+/// The model name that means Cairn's agent on the default model.
+pub const CAIRN_MODEL: &str = "cairn";
+/// What captured exchanges are filed under.
+const SOURCE: &str = "openai-api";
+
+/// A streamed answer: the model's events, or why it broke off.
+pub type CompatStream = mpsc::Receiver<Result<StreamEvent, String>>;
+
+/// The endpoint's state: one agent runtime per model asked for, kept warm between requests.
+pub struct CompatChat {
+    cairn: Cairn,
+    project_root: PathBuf,
+    runtimes: Mutex<HashMap<String, Runtime>>,
+    next: AtomicU64,
+}
+
+impl CompatChat {
+    pub fn new(cairn: Cairn, project_root: PathBuf) -> Self {
+        Self {
+            cairn,
+            project_root,
+            runtimes: Mutex::default(),
+            next: AtomicU64::new(1),
+        }
+    }
+
+    /// The models a caller may name: `cairn`, then `cairn/<provider>/<model>` for every model of the
+    /// config's providers and every installed local model.
+    pub fn models(&self) -> Vec<String> {
+        let mut models = vec![CAIRN_MODEL.to_owned()];
+        if let Ok(config) = self.cairn.load_config() {
+            for (name, provider) in &config.providers {
+                models.extend(provider.models.iter().map(|m| format!("cairn/{name}/{m}")));
+            }
+            if let Some((provider, model)) = &config.default_model {
+                let default = format!("cairn/{provider}/{model}");
+                if !models.contains(&default) {
+                    models.push(default);
+                }
+            }
+        }
+        models.extend(
+            self.cairn
+                .local_models()
+                .into_iter()
+                .filter(|m| m.kind == ModelKind::Language && m.installed)
+                .map(|m| format!("cairn/{}/{}", cairn_config::BUILTIN_LOCAL_PROVIDER, m.name)),
+        );
+        models
+    }
+
+    /// Starts answering `request`; fails at once when the model or the conversation is unusable.
+    pub fn complete(&self, request: ChatCompletionRequest) -> Result<CompatStream, Error> {
+        let choice = model_choice(&request.model)?;
+        let Some(last) = request.messages.last() else {
+            return Err(Error::Invalid(
+                "messages is empty: send at least one user message".into(),
+            ));
+        };
+        if request.tools.is_empty() {
+            if last.role != "user" {
+                return Err(Error::Invalid(format!(
+                    "the last message is the {}'s: Cairn's agent answers a user message (send tools to run your own tool loop)",
+                    last.role
+                )));
+            }
+            self.run_agent(&request, choice)
+        } else {
+            self.run_model(request, choice)
+        }
+    }
+
+    /// Cairn's agent on the conversation: its earlier messages seeded, the last one asked.
+    fn run_agent(
+        &self,
+        request: &ChatCompletionRequest,
+        choice: ModelChoice,
+    ) -> Result<CompatStream, Error> {
+        let runtime = self.runtime(&request.model, choice)?;
+        let session = format!(
+            "api-{}-{}",
+            std::process::id(),
+            self.next.fetch_add(1, Ordering::Relaxed)
+        );
+        let (instructions, mut history) = conversation(&request.messages);
+        let prompt = history.pop().map(|m| m.content).unwrap_or_default();
+        runtime.seed(&session, &instructions, history);
+        let mut events = runtime.submit(Op::UserMessage {
+            session: session.clone(),
+            text: prompt,
+            images: Vec::new(),
+        });
+        let (tx, rx) = mpsc::channel(64);
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                let out = match event {
+                    Event::Text(text) => Ok(StreamEvent::Text(text)),
+                    Event::TurnComplete { usage, .. } => {
+                        let _ = tx.send(Ok(StreamEvent::Usage(usage))).await;
+                        Ok(StreamEvent::Done(cairn_llm::FinishReason::Stop))
+                    }
+                    Event::Stopped { .. } => Ok(StreamEvent::Done(cairn_llm::FinishReason::Stop)),
+                    Event::Error { message, .. } => Err(message),
+                    _ => continue,
+                };
+                if tx.send(out).await.is_err() {
+                    // The caller hung up: stop the turn.
+                    runtime.submit(Op::Stop {
+                        session: session.clone(),
+                    });
+                    break;
+                }
+            }
+            runtime.forget(&session);
+        });
+        Ok(rx)
+    }
+
+    /// The model alone, with the caller's tools and the memory Cairn recalls for the last user
+    /// message; a final answer is captured.
+    fn run_model(
+        &self,
+        request: ChatCompletionRequest,
+        choice: ModelChoice,
+    ) -> Result<CompatStream, Error> {
+        let (provider, model) = self.cairn.provider(choice)?;
+        let memory = self.cairn.memory().ok();
+        let asked = request
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == "user")
+            .map(ChatMessage::text)
+            .unwrap_or_default();
+        let mut messages = request
+            .messages
+            .iter()
+            .map(to_llm_message)
+            .collect::<Vec<_>>();
+        if let Some(injection) = memory.as_ref().and_then(|m| recall(m, &asked)) {
+            let at = messages
+                .iter()
+                .position(|m| m.role != Role::System)
+                .unwrap_or(messages.len());
+            messages.insert(at, Message::new(Role::System, injection));
+        }
+        let tools = request
+            .tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.function.name.clone(),
+                description: t.function.description.clone(),
+                parameters: if t.function.parameters.is_null() {
+                    serde_json::json!({"type": "object", "properties": {}})
+                } else {
+                    t.function.parameters.clone()
+                },
+            })
+            .collect();
+        let chat = ChatRequest {
+            model,
+            messages,
+            tools,
+            max_tokens: request.max_completion_tokens.or(request.max_tokens),
+        };
+        let ends_with_user = request.messages.last().is_some_and(|m| m.role == "user");
+        let mut events = provider.stream(chat);
+        let (tx, rx) = mpsc::channel(64);
+        tokio::spawn(async move {
+            let mut answer = String::new();
+            while let Some(event) = events.recv().await {
+                let event = event.map_err(|e| e.to_string());
+                if let Ok(StreamEvent::Text(text)) = &event {
+                    answer.push_str(text);
+                }
+                let finished = matches!(event, Ok(StreamEvent::Done(_)) | Err(_));
+                let stop = matches!(event, Ok(StreamEvent::Done(cairn_llm::FinishReason::Stop)));
+                if tx.send(event).await.is_err() {
+                    break;
+                }
+                if finished {
+                    // An answer to the person's own message is a turn worth keeping; steps of
+                    // the caller's tool loop are not.
+                    if stop && ends_with_user && !answer.trim().is_empty() {
+                        if let Some(memory) = memory {
+                            let request = asked.clone();
+                            let answer = answer.clone();
+                            let _ = tokio::task::spawn_blocking(move || {
+                                capture(&memory, &request, &answer)
+                            })
+                            .await;
+                        }
+                    }
+                    break;
+                }
+            }
+        });
+        Ok(rx)
+    }
+
+    /// The warm runtime for `model`, built on first use.
+    fn runtime(&self, model: &str, choice: ModelChoice) -> Result<Runtime, Error> {
+        let mut runtimes = self
+            .runtimes
+            .lock()
+            .map_err(|_| Error::Internal("the runtimes lock was poisoned".into()))?;
+        if let Some(runtime) = runtimes.get(model) {
+            return Ok(runtime.clone());
+        }
+        let runtime = self.cairn.api_runtime(choice, self.project_root.clone())?;
+        runtimes.insert(model.to_owned(), runtime.clone());
+        Ok(runtime)
+    }
+}
+
+/// `cairn` or `cairn/<provider>/<model>`.
+fn model_choice(model: &str) -> Result<ModelChoice, Error> {
+    let model = model.trim();
+    if model == CAIRN_MODEL {
+        return Ok(ModelChoice::default());
+    }
+    match model.strip_prefix("cairn/") {
+        Some(rest) if rest.contains('/') => Ok(ModelChoice {
+            model: Some(rest.to_owned()),
+            ..ModelChoice::default()
+        }),
+        _ => Err(Error::NotFound(format!(
+            "the model {model:?} does not exist: use \"cairn\" or \"cairn/<provider>/<model>\" (GET /v1/models lists them)"
+        ))),
+    }
+}
+
+/// The caller's system messages as one text, and the rest of the conversation.
+fn conversation(messages: &[ChatMessage]) -> (String, Vec<Message>) {
+    let instructions = messages
+        .iter()
+        .filter(|m| matches!(m.role.as_str(), "system" | "developer"))
+        .map(ChatMessage::text)
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let history = messages
+        .iter()
+        .filter(|m| !matches!(m.role.as_str(), "system" | "developer"))
+        .map(to_llm_message)
+        .collect();
+    (instructions, history)
+}
+
+fn to_llm_message(message: &ChatMessage) -> Message {
+    let role = match message.role.as_str() {
+        "system" | "developer" => Role::System,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        _ => Role::User,
+    };
+    let mut out = Message::new(role, message.text());
+    out.tool_call_id = message.tool_call_id.clone();
+    out.tool_calls = message
+        .tool_calls
+        .iter()
+        .map(|c| ToolCall {
+            id: c.id.clone(),
+            name: c.function.name.clone(),
+            arguments: c.function.arguments.clone(),
+        })
+        .collect();
+    out
+}
+
+/// The memory worth showing the model before it answers `asked`, as the agent's own injection.
+fn recall(memory: &Arc<MemoryStore>, asked: &str) -> Option<String> {
+    if asked.trim().is_empty() {
+        return None;
+    }
+    match memory.search(&SearchQuery::new(asked)) {
+        Ok(result) if !result.hits.is_empty() => Some(render_injection(&result.hits)),
+        Ok(_) => None,
+        Err(e) => {
+            tracing::warn!("recall failed, answering without it: {e}");
+            None
+        }
+    }
+}
+
+fn capture(memory: &MemoryStore, request: &str, answer: &str) {
+    let started = memory.start_turn(TurnStart {
+        session: format!("{SOURCE}-{}", std::process::id()),
+        request: request.to_owned(),
+        source: Some(SOURCE.into()),
+        idempotency_key: None,
+        started_at: None,
+        workspace: None,
+    });
+    let done = started.and_then(|turn| {
+        memory.complete_turn(
+            turn,
+            TurnCompletion {
+                answer: answer.to_owned(),
+                ..TurnCompletion::default()
+            },
+        )
+    });
+    if let Err(e) = done {
+        tracing::warn!("the exchange was not captured: {e}");
+    }
+}

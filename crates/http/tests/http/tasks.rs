@@ -1,0 +1,243 @@
+//! Tasks over a real server on loopback: a client follows `GET /api/v1/events` while it creates a
+//! task, answers an approval, and reads the task back.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cairn_api::chat::Chat;
+use cairn_api::Cairn;
+use cairn_config::Home;
+use cairn_test_support::{text_reply, tool_call_reply, MockServer};
+use serde_json::{json, Value};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// The events stream as `(event, data)` pairs, read as they come.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+impl Events {
+    async fn open(
+        client: &reqwest::Client,
+        api: &str,
+        token: &str,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
+        let response = client
+            .get(format!("{api}/api/v1/events"))
+            .bearer_auth(token)
+            .send()
+            .await?;
+        assert_eq!(response.status(), 200);
+        assert_eq!(
+            response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok()),
+            Some("text/event-stream")
+        );
+        Ok(Self {
+            response,
+            buffer: String::new(),
+        })
+    }
+
+    /// The next event of `task` (keep-alives and other tasks' events skipped).
+    async fn next(&mut self, task: &str) -> Result<(String, Value), Box<dyn std::error::Error>> {
+        loop {
+            while let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                let mut kind = String::new();
+                let mut data = String::new();
+                for line in frame.lines() {
+                    if let Some(k) = line.strip_prefix("event: ") {
+                        kind = k.to_owned();
+                    } else if let Some(d) = line.strip_prefix("data: ") {
+                        data.push_str(d);
+                    }
+                }
+                if data.is_empty() {
+                    continue;
+                }
+                let data: Value = serde_json::from_str(&data)?;
+                if data["task"] == task {
+                    return Ok((kind, data));
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(20), self.response.chunk())
+                .await??
+                .ok_or("the event stream ended")?;
+            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    /// Events of `task` up to (and including) the first of kind `last`.
+    async fn until(
+        &mut self,
+        task: &str,
+        last: &str,
+    ) -> Result<Vec<(String, Value)>, Box<dyn std::error::Error>> {
+        let mut seen = Vec::new();
+        loop {
+            let event = self.next(task).await?;
+            let done = event.0 == last;
+            seen.push(event);
+            if done {
+                return Ok(seen);
+            }
+        }
+    }
+}
+
+async fn server(
+    replies: Vec<cairn_test_support::Reply>,
+    yolo: bool,
+) -> Result<(MockServer, tempfile::TempDir, cairn_http::RunningApi), Box<dyn std::error::Error>> {
+    let model = MockServer::start(replies).await?;
+    let dir = tempfile::tempdir()?;
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/m1\"\nyolo = {yolo}\n\n[providers.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+            model.base_url
+        ),
+    )?;
+    let cairn = Cairn::with_env(Home::at(dir.path()), Arc::new(|_: &str| None));
+    let chat = Arc::new(Chat::new(cairn.clone(), dir.path().to_path_buf()));
+    let api = cairn_http::serve(cairn, None, chat).await?;
+    Ok((model, dir, api))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_over_the_api_is_followed_to_its_answer() -> TestResult {
+    let (_model, _dir, api) = server(vec![text_reply("Hello from Cairn.")], true).await?;
+    let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let mut events = Events::open(&client, &url, &token).await?;
+
+    let created = client
+        .post(format!("{url}/api/v1/tasks"))
+        .bearer_auth(&token)
+        .json(&json!({"message": "Say hello"}))
+        .send()
+        .await?;
+    assert_eq!(created.status(), 201);
+    let task = created.json::<Value>().await?["task"]
+        .as_str()
+        .ok_or("no task id")?
+        .to_owned();
+
+    let seen = events.until(&task, "done").await?;
+    let text: String = seen
+        .iter()
+        .filter(|(k, _)| k == "text")
+        .filter_map(|(_, d)| d["text"].as_str())
+        .collect();
+    assert_eq!(text, "Hello from Cairn.");
+    assert!(seen
+        .iter()
+        .all(|(kind, data)| data["kind"] == kind.as_str()));
+
+    let read: Value = client
+        .get(format!("{url}/api/v1/tasks/{task}"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(read["summary"]["title"], "Say hello", "{read}");
+    assert_eq!(
+        read["transcript"].as_array().map(Vec::len),
+        Some(2),
+        "{read}"
+    );
+    let listed: Value = client
+        .get(format!("{url}/api/v1/tasks"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert!(
+        listed
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|t| t["session"] == task.as_str()),
+        "{listed}"
+    );
+
+    // Without the token, neither the tasks nor their events.
+    assert_eq!(
+        client
+            .get(format!("{url}/api/v1/events"))
+            .send()
+            .await?
+            .status(),
+        401
+    );
+    assert_eq!(
+        client
+            .post(format!("{url}/api/v1/tasks"))
+            .json(&json!({"message": "x"}))
+            .send()
+            .await?
+            .status(),
+        401
+    );
+    api.shutdown().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_is_answered_over_the_api() -> TestResult {
+    let (_model, dir, api) = server(
+        vec![
+            tool_call_reply("c1", "bash", json!({"command": "touch refused.txt"})),
+            text_reply("I did not run it."),
+        ],
+        false,
+    )
+    .await?;
+    let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let mut events = Events::open(&client, &url, &token).await?;
+    let created: Value = client
+        .post(format!("{url}/api/v1/tasks"))
+        .bearer_auth(&token)
+        .json(&json!({"message": "make a file"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let task = created["task"].as_str().ok_or("no task id")?.to_owned();
+
+    let seen = events.until(&task, "approval").await?;
+    let request = seen
+        .last()
+        .and_then(|(_, d)| d["request"].as_u64())
+        .ok_or("no request")?;
+    let refused = client
+        .post(format!("{url}/api/v1/approvals/{request}"))
+        .bearer_auth(&token)
+        .json(&json!({"allow": false}))
+        .send()
+        .await?;
+    assert_eq!(refused.status(), 204);
+    let rest = events.until(&task, "done").await?;
+    let outputs: Vec<&str> = rest
+        .iter()
+        .filter(|(k, _)| k == "tool_done")
+        .filter_map(|(_, d)| d["output"].as_str())
+        .collect();
+    assert!(
+        outputs
+            .iter()
+            .any(|o| o.contains("[command rejected by the user]")),
+        "{outputs:?}"
+    );
+    assert!(!dir.path().join("refused.txt").exists());
+    api.shutdown().await?;
+    Ok(())
+}
