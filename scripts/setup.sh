@@ -180,4 +180,19 @@ if [ ! -f "$openai_py/.openai-3.57.0" ]; then
     --target "$openai_py" openai==3.57.0 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user" || true
   python3 -c "import sys; sys.path.insert(0, '$openai_py'); import openai" && touch "$openai_py/.openai-3.57.0"
 fi
+# Real MCP servers for the MCP client's tests: the reference servers from npm, pinned, kept
+# outside the clone.
+mcp_node="$HOME/.cache/cairn/clients/node"
+mcp_servers="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+if [ "$(cat "$mcp_node/.installed" 2>/dev/null)" != "$mcp_servers" ]; then
+  say "installing the reference MCP servers for the tests (once)"
+  if ! command -v npm >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    apt_install nodejs npm
+  fi
+  mkdir -p "$mcp_node"
+  # shellcheck disable=SC2086
+  (cd "$mcp_node" && npm install --no-audit --no-fund --silent $mcp_servers)
+  echo "$mcp_servers" > "$mcp_node/.installed"
+fi
 say "ready"

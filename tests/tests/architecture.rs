@@ -184,7 +184,7 @@ const LAYERS: &[&[&str]] = &[
         "cairn-importers",
         "cairn-local",
     ],
-    &["cairn-agent"],
+    &["cairn-agent", "cairn-mcp"],
     &["cairn-api"],
     &["cairn-http"],
     &["cairn-cli", "cairn-desktop", "cairn-tests"],

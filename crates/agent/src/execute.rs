@@ -223,10 +223,10 @@ impl Runtime {
                 };
             }
         };
-        let tool = self.settings.tools.get(&call.name).cloned();
+        let tool = self.settings.tools.get(&call.name);
         let early = if tool.is_none() && call.name != "recall" {
             let mut names = self.settings.tools.names();
-            names.push("recall");
+            names.push("recall".to_owned());
             Some(ToolOutput::failed(fill(
                 UNKNOWN_TOOL,
                 &[("name", &call.name), ("names", &names.join(", "))],

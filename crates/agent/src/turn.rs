@@ -127,6 +127,10 @@ impl Runtime {
         let mut nudges = 0;
         let mut reasoning = String::new();
         let mut captured_calls = Vec::new();
+        if offer_tools {
+            // MCP servers still starting get a moment (`mcp_wait_ms`) to offer their tools.
+            self.settings.tools.settle().await;
+        }
         let mut tools = self.tool_specs(offer_tools, &state.context);
         let answer = loop {
             if let Some(limit) = self.limit_reached(&spent, started) {

@@ -139,6 +139,13 @@ impl Cairn {
             fetch_content: agent.fetch_content_tool && !compact,
             skills_dir: (!compact).then_some(skills_dir),
         });
+        if !config.mcp_servers.is_empty() {
+            // The person's own servers, in every profile: they were configured on purpose.
+            let hub = cairn_mcp::McpHub::new(&config.mcp_servers);
+            settings
+                .tools
+                .add_source(Arc::new(cairn_mcp::HubTools(hub)));
+        }
         if agent.unload_models && !compact {
             settings
                 .tools

@@ -19,6 +19,8 @@ pub const DEFAULT_PET_SHORTCUT: &str = "CommandOrControl+Shift+Space";
 pub struct Config {
     /// Port of the local API; `None` picks a free port each run.
     pub api_port: Option<u16>,
+    /// `[mcp.servers.<name>]`, by name.
+    pub mcp_servers: BTreeMap<String, crate::McpServerConfig>,
     /// `[api] keys`: bearer keys other programs may use on the OpenAI-compatible routes, besides
     /// the per-run token (which changes with every start).
     pub api_keys: Vec<Secret>,
@@ -179,6 +181,7 @@ impl Default for Config {
         Self {
             api_port: None,
             api_keys: Vec::new(),
+            mcp_servers: BTreeMap::new(),
             default_model: None,
             providers: BTreeMap::new(),
             pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
@@ -303,6 +306,7 @@ struct RawConfig {
     memory: Option<RawMemory>,
     ui: Option<RawUi>,
     models: Option<RawModels>,
+    mcp: Option<crate::mcp::RawMcp>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -494,6 +498,7 @@ impl Config {
             }
             api_keys.push(Secret::new(value.trim()));
         }
+        let mcp_servers = raw.mcp.unwrap_or_default().resolve(&at, &env)?;
         let default_model = match model {
             Some(model) => Some(at.model_ref(&model, &providers)?),
             None => None,
@@ -547,6 +552,7 @@ impl Config {
                 .and_then(|a| a.port)
                 .filter(|port| *port != 0),
             api_keys,
+            mcp_servers,
             default_model,
             providers,
             pet_shortcut,
@@ -594,7 +600,7 @@ impl Config {
 }
 
 /// Turns byte offsets in the config text into line-numbered errors.
-struct Locator<'a> {
+pub(crate) struct Locator<'a> {
     text: &'a str,
     path: &'a Path,
 }
@@ -609,7 +615,15 @@ impl Locator<'_> {
             + 1
     }
 
-    fn error_at_line(&self, line: usize, message: String) -> ConfigError {
+    /// The line of the table `[key]` (1 when it is written some other way).
+    pub(crate) fn line_of_key(&self, key: &str) -> usize {
+        let header = format!("[{key}]");
+        self.text
+            .find(&header)
+            .map_or(1, |offset| self.line(offset))
+    }
+
+    pub(crate) fn error_at_line(&self, line: usize, message: String) -> ConfigError {
         ConfigError::Invalid {
             file: PathBuf::from(self.path),
             line,
@@ -617,12 +631,12 @@ impl Locator<'_> {
         }
     }
 
-    fn error(&self, span: Range<usize>, message: String) -> ConfigError {
+    pub(crate) fn error(&self, span: Range<usize>, message: String) -> ConfigError {
         self.error_at_line(self.line(span.start), message)
     }
 
     /// Replaces each `${NAME}` with the environment variable's value; an unset variable is an error.
-    fn expand(
+    pub(crate) fn expand(
         &self,
         value: &Spanned<String>,
         key: &str,

@@ -8,6 +8,7 @@ mod edit;
 mod error;
 mod file;
 mod home;
+mod mcp;
 mod runtime;
 
 pub use atomic::{write_atomically, write_private_atomically, Access};
@@ -18,4 +19,5 @@ pub use file::{
     Theme, VoiceConfig, BUILTIN_LOCAL_PROVIDER, DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
 };
 pub use home::Home;
+pub use mcp::{McpServerConfig, McpTransport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};

@@ -38,7 +38,7 @@ pub use files::{sha_of, EditFile, ReadFile, WriteFile};
 pub use loop_detector::{runaway, LoopDetector, LoopVerdict};
 pub use save_answer::SaveAnswer;
 pub use skills::ReadSkill;
-pub use toolbox::{Toolbox, ToolboxOptions};
+pub use toolbox::{BoxFuture, ToolSource, Toolbox, ToolboxOptions};
 pub use unload::{ModelServer, UnloadModel};
 
 /// What the model is told about a tool.

@@ -38,9 +38,22 @@ impl Default for ToolboxOptions {
     }
 }
 
+/// Tools that come and go while a session runs (an MCP server's, once it has started).
+pub trait ToolSource: Send + Sync {
+    /// The tools available now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Waits a little for tools still on their way (a server starting), before a turn's first
+    /// step; never long.
+    fn settle(&self) -> BoxFuture<'_, ()>;
+}
+
+/// A boxed future of a tool source.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
 #[derive(Clone, Default)]
 pub struct Toolbox {
     tools: Vec<Arc<dyn Tool>>,
+    sources: Vec<Arc<dyn ToolSource>>,
 }
 
 impl Toolbox {
@@ -75,19 +88,50 @@ impl Toolbox {
         self.tools.push(tool);
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.iter().find(|t| t.name() == name)
+    /// Adds tools that may change between steps; a built-in keeps its name over a source's tool.
+    pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.sources.push(source);
     }
 
-    pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name()).collect()
+    /// Waits (briefly) for every source's tools still on their way.
+    pub async fn settle(&self) {
+        for source in &self.sources {
+            source.settle().await;
+        }
+    }
+
+    /// Every tool now: the built-ins, then the sources' (a name already taken is skipped).
+    fn all(&self) -> Vec<Arc<dyn Tool>> {
+        let mut all = self.tools.clone();
+        for source in &self.sources {
+            for tool in source.tools() {
+                if !all.iter().any(|t| t.name() == tool.name()) {
+                    all.push(tool);
+                }
+            }
+        }
+        all
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
+            return Some(tool.clone());
+        }
+        self.sources
+            .iter()
+            .flat_map(|s| s.tools())
+            .find(|t| t.name() == name)
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.all().iter().map(|t| t.name().to_owned()).collect()
     }
 
     pub fn declarations(&self) -> Vec<Declaration> {
-        self.tools.iter().map(|t| t.declaration()).collect()
+        self.all().iter().map(|t| t.declaration()).collect()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.tools.is_empty() && self.sources.iter().all(|s| s.tools().is_empty())
     }
 }

@@ -3,6 +3,7 @@
 
 mod chat;
 mod goals;
+mod mcp;
 mod summaries;
 
 /// A data home whose default model is `mock/m` at `base_url` (the scripted server), plus `extra`
