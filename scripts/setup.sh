@@ -180,6 +180,16 @@ if [ ! -f "$openai_py/.openai-3.57.0" ]; then
     --target "$openai_py" openai==3.57.0 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user" || true
   python3 -c "import sys; sys.path.insert(0, '$openai_py'); import openai" && touch "$openai_py/.openai-3.57.0"
 fi
+# A real MCP client for the tests of `cairn mcp`: the official `mcp` Python package, pinned.
+mcp_py="$HOME/.cache/cairn/clients/python-mcp"
+if [ ! -f "$mcp_py/.mcp-2.3.0" ]; then
+  say "installing the mcp Python package for the tests (once)"
+  ensure_pip
+  rm -rf "$mcp_py"
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+    --target "$mcp_py" mcp==2.3.0 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user\|incompatible" || true
+  python3 -c "import sys; sys.path.insert(0, '$mcp_py'); import mcp" && touch "$mcp_py/.mcp-2.3.0"
+fi
 # Real MCP servers for the MCP client's tests: the reference servers from npm, pinned, kept
 # outside the clone.
 mcp_node="$HOME/.cache/cairn/clients/node"

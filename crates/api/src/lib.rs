@@ -8,6 +8,7 @@ pub mod chat;
 pub mod compat;
 mod error;
 mod hooks;
+mod mcp_memory;
 mod memory;
 mod models;
 mod pet;
@@ -30,6 +31,7 @@ pub use attachments::{
 };
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
+pub use mcp_memory::McpMemory;
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use models::MODEL_INDEX_ENV;
 pub use settings::{

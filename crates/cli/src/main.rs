@@ -82,6 +82,9 @@ enum Command {
         #[arg(long)]
         port: Option<u16>,
     },
+    /// Serve Cairn's memory as an MCP server on stdin/stdout (tools: search_memory, remember,
+    /// resume_episode), for any MCP-capable agent: register the command `cairn mcp` in it.
+    Mcp,
 }
 
 #[derive(Debug, Subcommand)]
@@ -194,6 +197,11 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
         match command {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
+            Command::Mcp => {
+                let memory = std::sync::Arc::new(cairn_api::McpMemory(cairn));
+                cairn_mcp::serve_stdio(memory, cairn_api::VERSION).await?;
+                Ok(std::process::ExitCode::SUCCESS)
+            }
             Command::Agent(args) => agent::run(&cairn, args).await,
             Command::Sessions(command) => {
                 sessions::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)

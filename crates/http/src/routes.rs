@@ -56,6 +56,10 @@ pub fn app(state: AppState) -> Router {
         .route("/api/v1/status", get(status))
         .merge(crate::memory_routes::routes())
         .merge(crate::task_routes::routes())
+        .nest_service(
+            "/mcp",
+            cairn_mcp::http_service(Arc::new(cairn_api::McpMemory(state.cairn.clone())), VERSION),
+        )
         .fallback(not_found)
         .layer(from_fn_with_state(state.token.clone(), require_token));
     Router::new()

@@ -1,7 +1,8 @@
 //! The agent's MCP client: the servers of `[mcp.servers.<name>]`, started when a session first
 //! needs tools (waiting at most `mcp_wait_ms` for them), each server's tools offered to the model
 //! as `mcp__<server>__<tool>` through [`McpHub`], a [`cairn_tools::ToolSource`]. The official SDK
-//! (`rmcp`) stays behind [`Connection`]: the hub only knows how to list and call.
+//! (`rmcp`) stays behind [`Connection`]: the hub only knows how to list and call. The other way
+//! round, [`serve_stdio`] offers Cairn's memory as MCP tools (`cairn mcp`).
 
 mod connection;
 mod error;
@@ -9,6 +10,7 @@ mod hub;
 mod names;
 mod render;
 mod rmcp_client;
+mod server;
 mod tool;
 
 pub use connection::{Connection, RemoteTool};
@@ -16,3 +18,6 @@ pub use error::Error;
 pub use hub::{HubTools, McpHub, ServerState, ServerStatus, MCP_WAIT, RETRY_AFTER};
 pub use names::exposed_names;
 pub use render::render_result;
+pub use server::{
+    http_service, serve_stdio, MemoryBackend, MemoryServer, REMEMBER_TOOL, RESUME_TOOL, SEARCH_TOOL,
+};

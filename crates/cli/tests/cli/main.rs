@@ -3,6 +3,7 @@
 mod agent;
 mod eval;
 mod local_model;
+mod mcp_server;
 mod memory;
 mod openai_client;
 mod serve;
