@@ -218,6 +218,8 @@ pub(crate) struct SessionState {
     pub told_yolo: Option<bool>,
     /// [`crate::Session::recalls`].
     pub recalls: Vec<SessionRecall>,
+    /// The MCP servers whose instructions the model was given in this session.
+    pub told_mcp: Vec<String>,
 }
 
 impl SessionState {
@@ -454,6 +456,7 @@ impl Runtime {
                 detector: LoopDetector::default(),
                 told_yolo: Some(s.yolo),
                 recalls: s.recalls,
+                told_mcp: Vec::new(),
             },
             _ => SessionState {
                 messages: vec![self.system_message()],
@@ -462,6 +465,7 @@ impl Runtime {
                 detector: LoopDetector::default(),
                 told_yolo: None,
                 recalls: Vec::new(),
+                told_mcp: Vec::new(),
             },
         }
     }

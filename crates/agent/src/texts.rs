@@ -54,6 +54,9 @@ pub const COMPACTION_LINE: &str =
     "Read a file again for its content; recall shows a result by its id.";
 
 /// agent-loop.json `context.note.mode`.
+/// agent-loop.json `note.mcp`.
+pub const NOTE_MCP: &str =
+    "Instructions from an MCP server that connected since the session began:\n{{instructions}}";
 pub const NOTE_MODE: &str = "The permission mode is now {{mode}}:\n{{mode_text}}";
 pub const MODE_YOLO: &str = "Tool calls run without asking the person.";
 pub const MODE_ASK: &str = "Calls that change files or run commands wait for the person's approval; a refused call answers that it was rejected.";

@@ -17,8 +17,8 @@ use crate::runtime::{RecalledMemory, Runtime, SessionState};
 use crate::sessions::SessionRecall;
 use crate::texts::{
     COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
-    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_EMPTY,
-    NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
+    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF,
+    NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
 };
 
 /// What a turn has spent so far (time waiting for the person is not counted).
@@ -91,6 +91,21 @@ impl Runtime {
             }
             note.push_str(&goal);
         }
+        if offer_tools {
+            // MCP servers still starting get a moment (`mcp_wait_ms`) to offer their tools; the
+            // instructions of one that connected are told once per session.
+            self.settings.tools.settle().await;
+            for (server, instructions) in self.settings.tools.instructions() {
+                if state.told_mcp.contains(&server) {
+                    continue;
+                }
+                if !note.is_empty() {
+                    note.push('\n');
+                }
+                note.push_str(&fill(NOTE_MCP, &[("instructions", instructions.trim())]));
+                state.told_mcp.push(server);
+            }
+        }
         // Kept with the session, so a reopened task still shows what this reply recalled.
         if let Some((_, _, items)) = &recalled {
             let position = state.transcript_len();
@@ -127,10 +142,6 @@ impl Runtime {
         let mut nudges = 0;
         let mut reasoning = String::new();
         let mut captured_calls = Vec::new();
-        if offer_tools {
-            // MCP servers still starting get a moment (`mcp_wait_ms`) to offer their tools.
-            self.settings.tools.settle().await;
-        }
         let mut tools = self.tool_specs(offer_tools, &state.context);
         let answer = loop {
             if let Some(limit) = self.limit_reached(&spent, started) {

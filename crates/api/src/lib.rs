@@ -9,6 +9,7 @@ pub mod compat;
 mod error;
 mod hooks;
 mod mcp_memory;
+mod mcp_register;
 mod memory;
 mod models;
 mod pet;
@@ -32,6 +33,7 @@ pub use attachments::{
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
 pub use mcp_memory::McpMemory;
+pub use mcp_register::{register_mcp, unregister_mcp};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use models::MODEL_INDEX_ENV;
 pub use settings::{

@@ -25,8 +25,14 @@ const RESUME_HINT: &str = "cairn resume N, or /cairn-resume N";
 #[derive(Debug, clap::Subcommand)]
 pub enum HookSetup {
     /// Add Cairn's hooks to an agent's hook file (claude-code, codex, cursor).
-    Install { agent: String },
-    /// Take Cairn's hooks out again, leaving the others.
+    Install {
+        agent: String,
+        /// Also register `cairn mcp` as an MCP server in the agent's config, so that it can
+        /// search and add to Cairn's memory itself.
+        #[arg(long)]
+        mcp: bool,
+    },
+    /// Take Cairn's hooks (and its MCP registration) out again, leaving the others.
     Remove { agent: String },
 }
 
@@ -166,14 +172,23 @@ pub fn resume(cairn: &Cairn, words: &str) -> anyhow::Result<()> {
 
 pub fn setup(_cairn: &Cairn, setup: HookSetup) -> anyhow::Result<()> {
     match setup {
-        HookSetup::Install { agent } => {
+        HookSetup::Install { agent, mcp } => {
             let exe = std::env::current_exe().context("cannot find the cairn executable")?;
             let path = cairn_api::install_hooks(&agent, &exe)?;
             println!("installed Cairn's {agent} hooks in {}", path.display());
+            if mcp {
+                let path = cairn_api::register_mcp(&agent, &exe)?;
+                println!(
+                    "registered `cairn mcp` as {agent}'s MCP server \"cairn\" in {}",
+                    path.display()
+                );
+            }
         }
         HookSetup::Remove { agent } => {
             let path = cairn_api::remove_hooks(&agent)?;
             println!("removed Cairn's {agent} hooks from {}", path.display());
+            let path = cairn_api::unregister_mcp(&agent)?;
+            println!("no MCP server \"cairn\" left in {}", path.display());
         }
     }
     Ok(())

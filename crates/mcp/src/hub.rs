@@ -161,6 +161,19 @@ impl McpHub {
         }
     }
 
+    /// The instructions of every running server that gave some, as `(server, text)`.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        self.servers
+            .iter()
+            .filter_map(|server| match &*lock(&server.state) {
+                State::Ready(c) => c
+                    .instructions()
+                    .map(|text| (server.name.clone(), text.to_owned())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Every server's state, tools and last error, in name order.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.current_tools();
@@ -315,6 +328,10 @@ impl ToolSource for HubTools {
 
     fn settle(&self) -> BoxFuture<'_, ()> {
         Box::pin(self.0.settle())
+    }
+
+    fn instructions(&self) -> Vec<(String, String)> {
+        self.0.instructions()
     }
 }
 

@@ -45,6 +45,10 @@ pub trait ToolSource: Send + Sync {
     /// Waits a little for tools still on their way (a server starting), before a turn's first
     /// step; never long.
     fn settle(&self) -> BoxFuture<'_, ()>;
+    /// Instructions that come with the tools, as `(origin, text)` (an MCP server's).
+    fn instructions(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// A boxed future of a tool source.
@@ -98,6 +102,11 @@ impl Toolbox {
         for source in &self.sources {
             source.settle().await;
         }
+    }
+
+    /// Every source's instructions, as `(origin, text)`.
+    pub fn instructions(&self) -> Vec<(String, String)> {
+        self.sources.iter().flat_map(|s| s.instructions()).collect()
     }
 
     /// Every tool now: the built-ins, then the sources' (a name already taken is skipped).

@@ -377,3 +377,52 @@ fn watching_brings_a_new_turn_in_within_seconds() {
     let _ = watch.wait();
     assert_eq!(turn_count(cairn_home.path()), (3, 3));
 }
+
+#[test]
+fn hook_install_with_mcp_registers_cairn_in_the_agents_config_and_remove_takes_it_out(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let home = tempfile::tempdir()?;
+    let cairn_home = tempfile::tempdir()?;
+    let user_config = home.path().join(".claude.json");
+    std::fs::write(
+        &user_config,
+        json!({"numStartups": 7, "mcpServers": {"github": {"type": "stdio", "command": "gh-mcp"}}})
+            .to_string(),
+    )?;
+    for _ in 0..2 {
+        let out = run(
+            home.path(),
+            cairn_home.path(),
+            &["sources", "hook", "install", "claude-code", "--mcp"],
+            None,
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let doc: Value = serde_json::from_slice(&std::fs::read(&user_config)?)?;
+    assert_eq!(doc["numStartups"], 7);
+    assert_eq!(doc["mcpServers"]["github"]["command"], "gh-mcp");
+    assert_eq!(
+        doc["mcpServers"]["cairn"],
+        json!({"type": "stdio", "command": env!("CARGO_BIN_EXE_cairn"), "args": ["mcp"]})
+    );
+
+    let out = run(
+        home.path(),
+        cairn_home.path(),
+        &["sources", "hook", "remove", "claude-code"],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&user_config)?)?;
+    assert!(doc["mcpServers"].get("cairn").is_none(), "{doc}");
+    assert_eq!(doc["mcpServers"]["github"]["command"], "gh-mcp");
+    Ok(())
+}
