@@ -169,40 +169,34 @@ PY
   rm -rf "$download"
   mv "$llm_file.partial" "$llm_file"
 fi
-# A real OpenAI client for the tests of the OpenAI-compatible endpoint: the `openai` Python
-# package, pinned, kept outside the clone.
-openai_py="$HOME/.cache/cairn/clients/python"
-if [ ! -f "$openai_py/.openai-3.57.0" ]; then
-  say "installing the openai Python package for the tests (once)"
-  ensure_pip
-  rm -rf "$openai_py"
-  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-    --target "$openai_py" openai==3.57.0 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user" || true
-  python3 -c "import sys; sys.path.insert(0, '$openai_py'); import openai" && touch "$openai_py/.openai-3.57.0"
-fi
-# A real MCP client for the tests of `cairn mcp`: the official `mcp` Python package, pinned.
-mcp_py="$HOME/.cache/cairn/clients/python-mcp"
-if [ ! -f "$mcp_py/.mcp-2.3.0" ]; then
-  say "installing the mcp Python package for the tests (once)"
-  ensure_pip
-  rm -rf "$mcp_py"
-  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-    --target "$mcp_py" mcp==2.3.0 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user\|incompatible" || true
-  python3 -c "import sys; sys.path.insert(0, '$mcp_py'); import mcp" && touch "$mcp_py/.mcp-2.3.0"
-fi
-# Real MCP servers for the MCP client's tests: the reference servers from npm, pinned, kept
-# outside the clone.
-mcp_node="$HOME/.cache/cairn/clients/node"
-mcp_servers="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
-if [ "$(cat "$mcp_node/.installed" 2>/dev/null)" != "$mcp_servers" ]; then
-  say "installing the reference MCP servers for the tests (once)"
+# Real Python clients for the tests, each pinned in its own folder outside the clone: OpenAI's
+# `openai` (the OpenAI-compatible endpoint) and the official `mcp` (`cairn mcp`).
+python_client() { # folder package version
+  local dir="$HOME/.cache/cairn/clients/$1"
+  if [ ! -f "$dir/.$2-$3" ]; then
+    say "installing the $2 Python package for the tests (once)"
+    ensure_pip
+    rm -rf "$dir"
+    python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
+      --target "$dir" "$2==$3" 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user\|incompatible" || true
+    python3 -c "import sys; sys.path.insert(0, '$dir'); import $2" && touch "$dir/.$2-$3"
+  fi
+}
+python_client python openai 3.57.0
+python_client python-mcp mcp 2.3.0
+# Real peers from npm for the tests, pinned, kept outside the clone: the reference MCP servers
+# (the MCP client's tests) and OpenAI's Node client (the OpenAI-compatible endpoint's).
+node_clients="$HOME/.cache/cairn/clients/node"
+node_packages="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 openai@7.59.0"
+if [ "$(cat "$node_clients/.installed" 2>/dev/null)" != "$node_packages" ]; then
+  say "installing the reference MCP servers and the openai npm package for the tests (once)"
   if ! command -v npm >/dev/null 2>&1; then
     $SUDO apt-get update -qq
     apt_install nodejs npm
   fi
-  mkdir -p "$mcp_node"
+  mkdir -p "$node_clients"
   # shellcheck disable=SC2086
-  (cd "$mcp_node" && npm install --no-audit --no-fund --silent $mcp_servers)
-  echo "$mcp_servers" > "$mcp_node/.installed"
+  (cd "$node_clients" && npm install --no-audit --no-fund --silent $node_packages)
+  echo "$node_packages" > "$node_clients/.installed"
 fi
 say "ready"

@@ -11,6 +11,7 @@ mod names;
 mod render;
 mod rmcp_client;
 mod server;
+mod sse;
 mod tool;
 
 pub use connection::{Connection, RemoteTool};

@@ -1,4 +1,5 @@
-//! [`Connection`] over the official SDK: a child process on stdio, or a streamable HTTP endpoint.
+//! [`Connection`] over the official SDK: a child process on stdio, a streamable HTTP endpoint, or
+//! the older SSE transport (`sse`).
 //! The child starts with the person's own environment (PATH, HOME…) plus the configured `env`,
 //! in its own process group so that it and whatever it spawned (`npx` → `node`) go together; its
 //! stderr is kept as a tail for error reports.
@@ -18,6 +19,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+use crate::sse::SseTransport;
 use crate::{Connection, Error, RemoteTool};
 
 /// The longest message a stdio server may send (a tool result of 50 MB passes, and is cut for
@@ -87,7 +89,9 @@ pub(crate) async fn connect(
                     .map_err(|e| Error::Start(format!("cannot run the server's command: {e}")))?;
                 let (Some(stdout), Some(stdin)) = (spawned.stdout.take(), spawned.stdin.take())
                 else {
-                    return Err(Error::Start("the server's pipes could not be opened".to_owned()));
+                    return Err(Error::Start(
+                        "the server's pipes could not be opened".to_owned(),
+                    ));
                 };
                 if let Some(child_stderr) = spawned.stderr.take() {
                     keep_tail(child_stderr, stderr.clone());
@@ -108,10 +112,12 @@ pub(crate) async fn connect(
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }
-            McpTransport::Sse { .. } => {
-                return Err(Error::Start(
-                    "the older SSE transport is not supported yet: use the server's streamable HTTP endpoint (type = \"streamable_http\") or its stdio command".to_owned(),
-                ))
+            McpTransport::Sse { url, headers } => {
+                let transport =
+                    SseTransport::connect(url, header_map(headers)?.into_iter().collect()).await?;
+                ().serve(transport)
+                    .await
+                    .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }
         };
         let listed = service

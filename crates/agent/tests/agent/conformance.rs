@@ -16,7 +16,7 @@ use cairn_tools::{Answer, ToolboxOptions};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::support::{run, Setup};
+use crate::support::{results, run, Setup};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -28,16 +28,6 @@ fn settings(server: &MockServer, root: &Path) -> AgentSettings {
             ..ToolboxOptions::default()
         })
         .settings()
-}
-
-fn results(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The tool messages of request `n`.

@@ -50,3 +50,14 @@ pub async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
     }
     out
 }
+
+/// The output of every tool call in `events`, in order.
+pub fn results(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { output, .. } => Some(output.clone()),
+            _ => None,
+        })
+        .collect()
+}

@@ -12,19 +12,9 @@ use cairn_tools::{ModelServer, UnloadModel};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::support::{run, Setup};
+use crate::support::{results, run, Setup};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
-
-fn results(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 fn displays(events: &[Event]) -> Vec<String> {
     events

@@ -12,7 +12,7 @@ use cairn_tools::ToolboxOptions;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::support::{run, Setup};
+use crate::support::{results, run, Setup};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -35,16 +35,6 @@ async fn site() -> Result<String, std::io::Error> {
             ),
     )
     .await
-}
-
-fn results(events: &[Event]) -> Vec<String> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolResult { output, .. } => Some(output.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
-//! `cairn serve` driven by OpenAI's own Python client (installed by setup), against a scripted
-//! model server: models, a whole answer, a stream with usage, a caller's tool, two errors.
+//! `cairn serve` driven by OpenAI's own clients, Python and Node (installed by setup), against a
+//! scripted model server: models, a whole answer, a stream with usage, a caller's tool, two errors.
 
 use std::process::Command;
 
@@ -21,9 +21,13 @@ fn openai_package() -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
     Ok(dir)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn openais_python_client_talks_to_cairn_serve() -> Result<(), Box<dyn std::error::Error>> {
-    let package = openai_package()?;
+/// Runs a client script against `cairn serve` over a scripted model and returns its JSON lines.
+async fn drive(
+    program: &'static str,
+    script: &'static str,
+    path_var: &'static str,
+    package: std::path::PathBuf,
+) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
     let server = MockServer::start(vec![
         text_reply("Four."),
         text_reply("Six."),
@@ -39,14 +43,10 @@ async fn openais_python_client_talks_to_cairn_serve() -> Result<(), Box<dyn std:
         ),
     )?;
     let (mut serve, info) = start_server(home.path())?;
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/cli/clients/openai_client.py"
-    );
     let output = tokio::task::spawn_blocking(move || {
-        Command::new("python3")
+        Command::new(program)
             .arg(script)
-            .env("PYTHONPATH", package)
+            .env(path_var, package)
             .env("CAIRN_API", &info.api_url)
             .env("CAIRN_KEY", &info.token)
             .output()
@@ -60,20 +60,51 @@ async fn openais_python_client_talks_to_cairn_serve() -> Result<(), Box<dyn std:
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let lines: Vec<Value> = stdout
+    Ok(stdout
         .lines()
         .map(serde_json::from_str)
-        .collect::<Result<_, _>>()?;
-    assert_eq!(
-        lines,
-        [
-            json!({"models": ["cairn", "cairn/mock/m1"]}),
-            json!({"whole": "Four.", "finish": "stop"}),
-            json!({"streamed": "Six.", "usage_is_int": true}),
-            json!({"tool": "get_weather", "arguments": {"city": "Paris"}, "finish": "tool_calls"}),
-            json!({"unknown_model": 404}),
-            json!({"wrong_key": 401}),
-        ]
+        .collect::<Result<_, _>>()?)
+}
+
+/// What both clients see, in order.
+fn expected() -> Vec<Value> {
+    vec![
+        json!({"models": ["cairn", "cairn/mock/m1"]}),
+        json!({"whole": "Four.", "finish": "stop"}),
+        json!({"streamed": "Six.", "usage_is_int": true}),
+        json!({"tool": "get_weather", "arguments": {"city": "Paris"}, "finish": "tool_calls"}),
+        json!({"unknown_model": 404}),
+        json!({"wrong_key": 401}),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openais_python_client_talks_to_cairn_serve() -> Result<(), Box<dyn std::error::Error>> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cli/clients/openai_client.py"
     );
+    let lines = drive("python3", script, "PYTHONPATH", openai_package()?).await?;
+    assert_eq!(lines, expected());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openais_node_client_talks_to_cairn_serve() -> Result<(), Box<dyn std::error::Error>> {
+    let modules = std::path::PathBuf::from(std::env::var("HOME")?)
+        .join(".cache/cairn/clients/node/node_modules");
+    if !modules.join("openai").is_dir() {
+        return Err(format!(
+            "the openai npm package is not in {}: run scripts/setup.sh",
+            modules.display()
+        )
+        .into());
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/cli/clients/openai_client.cjs"
+    );
+    let lines = drive("node", script, "NODE_PATH", modules).await?;
+    assert_eq!(lines, expected());
     Ok(())
 }

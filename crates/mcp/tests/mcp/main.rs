@@ -1,5 +1,5 @@
-//! The MCP client against real servers: the reference `server-everything` over stdio and over
-//! streamable HTTP, `server-filesystem` (whose tool names are Cairn's own), both installed by
+//! The MCP client against real servers: the reference `server-everything` over each of its
+//! three transports (stdio, streamable HTTP, the older SSE), `server-filesystem` (whose tool names are Cairn's own), both installed by
 //! setup from npm; and a faulty server for the bad cases (garbage on stdout, a hang at start, a
 //! death mid-call, a 50 MB result, an early exit with a message on stderr).
 
@@ -130,14 +130,16 @@ async fn everything_over_stdio_lists_and_calls_its_tools() -> TestResult {
     Ok(())
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn everything_over_streamable_http() -> TestResult {
+/// Starts server-everything in `mode` on a free port; returns it and the port once it listens.
+async fn everything_on_http(
+    mode: &str,
+) -> Result<(tokio::process::Child, u16), Box<dyn std::error::Error>> {
     let everything = npm_bin("mcp-server-everything")?;
     let port = std::net::TcpListener::bind("127.0.0.1:0")?
         .local_addr()?
         .port();
-    let mut server = tokio::process::Command::new(everything)
-        .arg("streamableHttp")
+    let server = tokio::process::Command::new(everything)
+        .arg(mode)
         .env("PORT", port.to_string())
         .kill_on_drop(true)
         .stdout(std::process::Stdio::null())
@@ -153,26 +155,50 @@ async fn everything_over_streamable_http() -> TestResult {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    Ok((server, port))
+}
+
+/// server-everything started in `mode` and reached over `transport` (given its port) as the
+/// server `name`: ready, and its echo answers.
+async fn echo_over_http(
+    mode: &str,
+    name: &str,
+    transport: impl Fn(u16) -> McpTransport,
+) -> TestResult {
+    let (mut server, port) = everything_on_http(mode).await?;
     let mut config = stdio("unused", &[]);
-    config.transport = McpTransport::StreamableHttp {
-        url: format!("http://127.0.0.1:{port}/mcp"),
-        headers: BTreeMap::from([("X-Test".to_owned(), Secret::new("yes"))]),
-    };
-    let hub = hub(vec![("web", config)]);
+    config.transport = transport(port);
+    let hub = hub(vec![(name, config)]);
     started(&hub).await?;
+    let statuses = hub.statuses();
+    assert_eq!(statuses[0].state, ServerState::Ready, "{statuses:?}");
+    let echo = tool(&hub, &format!("mcp__{name}__echo"))?;
     assert_eq!(
-        hub.statuses()[0].state,
-        ServerState::Ready,
-        "{:?}",
-        hub.statuses()
-    );
-    let echo = tool(&hub, "mcp__web__echo")?;
-    assert_eq!(
-        call(&echo, json!({"message": "over http"})).await,
-        ("Echo: over http".to_owned(), false)
+        call(&echo, json!({"message": mode})).await,
+        (format!("Echo: {mode}"), false)
     );
     server.kill().await?;
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_the_older_sse_transport() -> TestResult {
+    echo_over_http("sse", "old", |port| McpTransport::Sse {
+        url: format!("http://127.0.0.1:{port}/sse"),
+        headers: BTreeMap::new(),
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn everything_over_streamable_http() -> TestResult {
+    echo_over_http("streamableHttp", "web", |port| {
+        McpTransport::StreamableHttp {
+            url: format!("http://127.0.0.1:{port}/mcp"),
+            headers: BTreeMap::from([("X-Test".to_owned(), Secret::new("yes"))]),
+        }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
