@@ -84,7 +84,18 @@ enum Command {
     },
     /// Serve Cairn's memory as an MCP server on stdin/stdout (tools: search_memory, remember,
     /// resume_episode), for any MCP-capable agent: register the command `cairn mcp` in it.
-    Mcp,
+    /// `cairn mcp status` starts the MCP servers of the config and shows how each is doing.
+    Mcp {
+        #[command(subcommand)]
+        command: Option<McpCommand>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum McpCommand {
+    /// Start every MCP server of the config ([mcp.servers.*]) and print its state, its tools as
+    /// the agent sees them, and its error; exits 1 when one failed.
+    Status,
 }
 
 #[derive(Debug, Subcommand)]
@@ -165,6 +176,59 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// `cairn mcp status`: every configured server started, then reported.
+async fn mcp_status(cairn: &Cairn) -> anyhow::Result<std::process::ExitCode> {
+    let config = cairn.load_config()?;
+    if config.mcp_servers.is_empty() {
+        println!("no MCP servers are configured: add a [mcp.servers.NAME] table to the config");
+        return Ok(std::process::ExitCode::SUCCESS);
+    }
+    let hub = cairn_mcp::McpHub::new(&config.mcp_servers);
+    let deadline = config
+        .mcp_servers
+        .values()
+        .map(|s| s.startup_timeout)
+        .max()
+        .unwrap_or_default();
+    hub.start();
+    let started = std::time::Instant::now();
+    while hub.statuses().iter().any(|s| {
+        matches!(
+            s.state,
+            cairn_mcp::ServerState::Starting | cairn_mcp::ServerState::Idle
+        )
+    }) && started.elapsed() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let mut failed = false;
+    for status in hub.statuses() {
+        let state = match status.state {
+            cairn_mcp::ServerState::Ready => "ready",
+            cairn_mcp::ServerState::Disabled => "disabled",
+            cairn_mcp::ServerState::Failed => {
+                failed = true;
+                "failed"
+            }
+            cairn_mcp::ServerState::Starting | cairn_mcp::ServerState::Idle => "still starting",
+        };
+        println!("{}: {state}, {} tool(s)", status.name, status.tools.len());
+        for tool in &status.tools {
+            println!("  {tool}");
+        }
+        if let Some(error) = &status.error {
+            for line in error.lines() {
+                println!("  error: {line}");
+            }
+        }
+    }
+    Ok(if failed {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
 fn run() -> anyhow::Result<std::process::ExitCode> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -197,11 +261,14 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
         match command {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
-            Command::Mcp => {
+            Command::Mcp { command: None } => {
                 let memory = std::sync::Arc::new(cairn_api::McpMemory(cairn));
                 cairn_mcp::serve_stdio(memory, cairn_api::VERSION).await?;
                 Ok(std::process::ExitCode::SUCCESS)
             }
+            Command::Mcp {
+                command: Some(McpCommand::Status),
+            } => mcp_status(&cairn).await,
             Command::Agent(args) => agent::run(&cairn, args).await,
             Command::Sessions(command) => {
                 sessions::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)

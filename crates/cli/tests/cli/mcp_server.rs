@@ -1,5 +1,6 @@
 //! `cairn mcp` driven by the official Python MCP client (installed by setup): the handshake, the
-//! three memory tools, a memory written and recalled, and errors as tool errors.
+//! three memory tools, a memory written and recalled, and errors as tool errors; and `cairn mcp
+//! status` over a config with a working and a broken server.
 
 use std::process::Command;
 
@@ -55,5 +56,47 @@ fn the_python_mcp_client_uses_cairns_memory() -> Result<(), Box<dyn std::error::
             json!({"resumed": "Nothing in memory matches \"zebra quantum lighthouse\".", "error": false}),
         ]
     );
+    Ok(())
+}
+
+#[test]
+fn mcp_status_starts_the_configured_servers_and_says_how_each_is_doing(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let everything = std::path::PathBuf::from(std::env::var("HOME")?)
+        .join(".cache/cairn/clients/node/node_modules/.bin/mcp-server-everything");
+    if !everything.exists() {
+        return Err(format!("{} is missing: run scripts/setup.sh", everything.display()).into());
+    }
+    let home = tempfile::tempdir()?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[mcp.servers.everything]\ncommand = \"{}\"\nargs = [\"stdio\"]\n\n[mcp.servers.broken]\ncommand = \"/nonexistent/mcp-server\"\n",
+            everything.display()
+        ),
+    )?;
+    let output = crate::cairn(home.path(), &["mcp", "status"])?;
+    let stdout = crate::stdout(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a failed server fails the status: {stdout}"
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "broken: failed, 0 tool(s)", "{stdout}");
+    assert!(
+        lines[1].starts_with("  error: cannot run the server's command"),
+        "{stdout}"
+    );
+    assert!(
+        lines[2].starts_with("everything: ready, ") && lines[2].ends_with(" tool(s)"),
+        "{stdout}"
+    );
+    assert!(lines.contains(&"  mcp__everything__echo"), "{stdout}");
+
+    let empty = tempfile::tempdir()?;
+    let output = crate::cairn(empty.path(), &["mcp", "status"])?;
+    assert!(output.status.success());
+    assert!(crate::stdout(&output).starts_with("no MCP servers are configured"));
     Ok(())
 }
