@@ -184,23 +184,13 @@ async fn mcp_status(cairn: &Cairn) -> anyhow::Result<std::process::ExitCode> {
         return Ok(std::process::ExitCode::SUCCESS);
     }
     let hub = cairn_mcp::McpHub::new(&config.mcp_servers);
-    let deadline = config
+    let longest = config
         .mcp_servers
         .values()
         .map(|s| s.startup_timeout)
         .max()
         .unwrap_or_default();
-    hub.start();
-    let started = std::time::Instant::now();
-    while hub.statuses().iter().any(|s| {
-        matches!(
-            s.state,
-            cairn_mcp::ServerState::Starting | cairn_mcp::ServerState::Idle
-        )
-    }) && started.elapsed() < deadline
-    {
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    hub.wait_started(longest).await;
     let mut failed = false;
     for status in hub.statuses() {
         let state = match status.state {

@@ -109,10 +109,7 @@ pub(crate) async fn require_token(
     request: Request,
     next: Next,
 ) -> Response {
-    let presented = header_str(request.headers(), header::AUTHORIZATION.as_str())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim);
-    match presented {
+    match bearer(request.headers()) {
         Some(candidate) if token.matches(candidate) => next.run(request).await,
         Some(_) => refuse(
             StatusCode::UNAUTHORIZED,
@@ -125,6 +122,31 @@ pub(crate) async fn require_token(
             "send Authorization: Bearer <token>; the token is in runtime.json in Cairn's home",
         ),
     }
+}
+
+/// The credential of `Authorization: Bearer <credential>`, if the request carries one.
+pub(crate) fn bearer(headers: &HeaderMap) -> Option<&str> {
+    header_str(headers, header::AUTHORIZATION.as_str())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+}
+
+/// An API error as its status and JSON body (an internal one is logged).
+pub(crate) fn api_error(e: &cairn_api::Error) -> Response {
+    let status = match e.kind() {
+        cairn_api::ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
+        cairn_api::ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        cairn_api::ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    if status == StatusCode::INTERNAL_SERVER_ERROR {
+        tracing::error!("an API operation failed: {e}");
+    }
+    (status, Json(e.to_api_error())).into_response()
+}
+
+/// A request body that is not the JSON the route takes.
+pub(crate) fn bad_body(e: &axum::extract::rejection::JsonRejection) -> Response {
+    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -7,11 +7,11 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use cairn_api::{Cairn, ErrorKind};
+use cairn_api::Cairn;
 use cairn_memory::{FeedbackRequest, Layer, NewMemory, SearchQuery, TurnCompletion, TurnStart};
 use serde::{Deserialize, Serialize};
 
-use crate::guard::refuse;
+use crate::guard::{api_error, bad_body, refuse};
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -74,27 +74,13 @@ where
     let outcome = tokio::task::spawn_blocking(move || op(&state.cairn)).await;
     match outcome {
         Ok(Ok(value)) => Json(value).into_response(),
-        Ok(Err(e)) => {
-            let status = match e.kind() {
-                ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
-                ErrorKind::NotFound => StatusCode::NOT_FOUND,
-                ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-            };
-            if status == StatusCode::INTERNAL_SERVER_ERROR {
-                tracing::error!("memory operation failed: {e}");
-            }
-            (status, Json(e.to_api_error())).into_response()
-        }
+        Ok(Err(e)) => api_error(&e),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             &format!("the operation stopped: {e}"),
         ),
     }
-}
-
-fn bad_body(e: &JsonRejection) -> Response {
-    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
 }
 
 fn bad_path(e: &PathRejection) -> Response {

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::StatusCode;
 use axum::middleware::{from_fn_with_state, Next};
 use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
@@ -16,13 +16,14 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use cairn_api::compat::CompatStream;
 use cairn_api::ErrorKind;
-use cairn_llm::{FinishReason, StreamEvent};
+use cairn_llm::{Completion, FinishReason, StreamEvent};
 use cairn_protocol::openai::{
     AssistantMessage, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatToolCall,
     ChatUsage, Choice, ChunkChoice, Delta, DeltaFunction, DeltaToolCall, FunctionCall, ModelEntry,
     ModelList, OpenAiError,
 };
 
+use crate::guard::{bearer, same_secret};
 use crate::AppState;
 
 pub fn routes(state: AppState) -> Router<AppState> {
@@ -38,13 +39,7 @@ fn error(status: StatusCode, kind: &str, code: &str, message: impl Into<String>)
 
 /// `Authorization: Bearer <token or configured key>`, else a 401 in OpenAI's shape.
 async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .map(str::trim);
-    let Some(presented) = presented else {
+    let Some(presented) = bearer(request.headers()) else {
         return error(
             StatusCode::UNAUTHORIZED,
             "invalid_request_error",
@@ -60,7 +55,7 @@ async fn require_key(State(state): State<AppState>, request: Request, next: Next
     let known = state.token.matches(presented)
         || configured
             .iter()
-            .any(|key| crate::guard::same_secret(key.expose(), presented));
+            .any(|key| same_secret(key.expose(), presented));
     if !known {
         return error(
             StatusCode::UNAUTHORIZED,
@@ -187,44 +182,16 @@ fn usage_of(usage: cairn_llm::Usage) -> ChatUsage {
 }
 
 async fn whole(answer: Answer, mut events: CompatStream) -> Response {
-    let mut text = String::new();
-    let mut calls: Vec<ChatToolCall> = Vec::new();
-    let mut usage = ChatUsage::default();
-    let mut finish = None;
+    let mut reply = Completion::default();
+    let mut finished = false;
     while let Some(event) = events.recv().await {
         match event {
-            Ok(StreamEvent::Text(t)) => text.push_str(&t),
-            Ok(StreamEvent::ToolCall {
-                index,
-                id,
-                name,
-                arguments,
-            }) => {
-                while calls.len() <= index {
-                    calls.push(ChatToolCall {
-                        id: String::new(),
-                        kind: "function".into(),
-                        function: FunctionCall {
-                            name: String::new(),
-                            arguments: String::new(),
-                        },
-                    });
+            Ok(event) => {
+                if reply.apply(event) {
+                    finished = true;
+                    break;
                 }
-                let call = &mut calls[index];
-                if let Some(id) = id {
-                    call.id = id;
-                }
-                if let Some(name) = name {
-                    call.function.name.push_str(&name);
-                }
-                call.function.arguments.push_str(&arguments);
             }
-            Ok(StreamEvent::Usage(u)) => usage = usage_of(u),
-            Ok(StreamEvent::Done(reason)) => {
-                finish = Some(finish_reason(reason, !calls.is_empty()));
-                break;
-            }
-            Ok(_) => {}
             Err(message) => {
                 return error(
                     StatusCode::BAD_GATEWAY,
@@ -235,14 +202,28 @@ async fn whole(answer: Answer, mut events: CompatStream) -> Response {
             }
         }
     }
-    let Some(finish) = finish else {
+    if !finished {
         return error(
             StatusCode::BAD_GATEWAY,
             "server_error",
             "model_failed",
             "the answer ended before it finished",
         );
-    };
+    }
+    let finish = finish_reason(reply.finish, !reply.tool_calls.is_empty());
+    let calls: Vec<ChatToolCall> = reply
+        .tool_calls
+        .into_iter()
+        .map(|call| ChatToolCall {
+            id: call.id,
+            kind: "function".into(),
+            function: FunctionCall {
+                name: call.name,
+                arguments: call.arguments,
+            },
+        })
+        .collect();
+    let text = reply.text;
     Json(ChatCompletion {
         id: answer.id,
         object: "chat.completion",
@@ -257,7 +238,7 @@ async fn whole(answer: Answer, mut events: CompatStream) -> Response {
             },
             finish_reason: finish,
         }],
-        usage,
+        usage: usage_of(reply.usage),
     })
     .into_response()
 }

@@ -16,7 +16,7 @@ use cairn_protocol::{TaskSummary, TranscriptMessage};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::guard::refuse;
+use crate::guard::{api_error, bad_body, refuse};
 use crate::AppState;
 
 pub fn routes() -> Router<AppState> {
@@ -48,19 +48,6 @@ struct TaskView {
     summary: Option<TaskSummary>,
     running: bool,
     transcript: Vec<TranscriptMessage>,
-}
-
-fn bad_body(e: &JsonRejection) -> Response {
-    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
-}
-
-fn api_error(e: &cairn_api::Error) -> Response {
-    let status = match e.kind() {
-        cairn_api::ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
-        cairn_api::ErrorKind::NotFound => StatusCode::NOT_FOUND,
-        cairn_api::ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    (status, Json(e.to_api_error())).into_response()
 }
 
 async fn list(State(state): State<AppState>) -> Response {

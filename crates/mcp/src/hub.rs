@@ -161,6 +161,26 @@ impl McpHub {
         }
     }
 
+    /// Starts what is due, then waits until every enabled server has started or failed, or
+    /// `within` has passed (`cairn mcp status`, tests).
+    pub async fn wait_started(&self, within: Duration) {
+        self.start();
+        let deadline = tokio::time::Instant::now() + within;
+        let mut changes = self.changes.subscribe();
+        while self
+            .servers
+            .iter()
+            .any(|s| matches!(*lock(&s.state), State::Idle | State::Starting { .. }))
+        {
+            if !matches!(
+                tokio::time::timeout_at(deadline, changes.changed()).await,
+                Ok(Ok(()))
+            ) {
+                return;
+            }
+        }
+    }
+
     /// The instructions of every running server that gave some, as `(server, text)`.
     pub fn instructions(&self) -> Vec<(String, String)> {
         self.servers
@@ -176,8 +196,7 @@ impl McpHub {
 
     /// Every server's state, tools and last error, in name order.
     pub fn statuses(&self) -> Vec<ServerStatus> {
-        self.current_tools();
-        let tools = lock(&self.tools).1.clone();
+        let tools = self.offered();
         self.servers
             .iter()
             .map(|server| {
@@ -208,10 +227,15 @@ impl McpHub {
 
     /// The tools offered now: those of every server that has started once.
     fn current_tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.offered().into_iter().map(|(_, tool)| tool).collect()
+    }
+
+    /// The tools offered now with their servers' names, built again only after a change.
+    fn offered(&self) -> Vec<Offered> {
         let generation = *self.changes.borrow();
         let mut cached = lock(&self.tools);
         if cached.0 == generation {
-            return cached.1.iter().map(|(_, tool)| tool.clone()).collect();
+            return cached.1.clone();
         }
         let mut offered: Vec<(Arc<Server>, RemoteTool)> = Vec::new();
         for server in &self.servers {
@@ -240,8 +264,8 @@ impl McpHub {
                 )
             })
             .collect();
-        *cached = (generation, tools);
-        cached.1.iter().map(|(_, tool)| tool.clone()).collect()
+        *cached = (generation, tools.clone());
+        tools
     }
 }
 

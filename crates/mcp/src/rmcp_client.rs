@@ -130,11 +130,7 @@ pub(crate) async fn connect(
     let tail = || tail_text(&stderr);
     let (service, listed) = match started {
         Ok(Ok(started)) => started,
-        Ok(Err(e)) => {
-            // The last words of a server that exited are still on their way through the pipe.
-            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            return Err(with_tail(e, &tail()));
-        }
+        Ok(Err(e)) => return Err(with_tail(e, &last_words(&stderr).await)),
         Err(_) => {
             return Err(with_tail(
                 Error::Start(format!(
@@ -206,9 +202,7 @@ impl Connection for RmcpConnection {
                     e
                     @ (rmcp::ServiceError::TransportClosed | rmcp::ServiceError::TransportSend(_)),
                 ) => {
-                    // The server's last words are still on their way through the pipe.
-                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-                    let tail = tail_text(&self.stderr);
+                    let tail = last_words(&self.stderr).await;
                     Err(Error::Closed(if tail.trim().is_empty() {
                         e.to_string()
                     } else {
@@ -258,6 +252,13 @@ fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<Strin
             }
         }
     });
+}
+
+/// The stderr tail of a server that has just gone: its last words are still on their way
+/// through the pipe, so they get a moment to arrive.
+async fn last_words(tail: &Mutex<VecDeque<String>>) -> String {
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    tail_text(tail)
 }
 
 fn tail_text(tail: &Mutex<VecDeque<String>>) -> String {

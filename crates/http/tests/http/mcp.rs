@@ -41,16 +41,7 @@ async fn an_mcp_client_searches_and_adds_memory_over_http() -> Result<(), Box<dy
         ("stranger".to_owned(), config("not-the-token")),
     ]));
     hub.settle().await;
-    for _ in 0..200 {
-        if hub
-            .statuses()
-            .iter()
-            .all(|s| matches!(s.state, ServerState::Ready | ServerState::Failed))
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    hub.wait_started(Duration::from_secs(10)).await;
     let statuses = hub.statuses();
     assert_eq!(statuses[0].state, ServerState::Ready, "{statuses:?}");
     assert_eq!(

@@ -60,16 +60,13 @@ fn hub(servers: Vec<(&str, McpServerConfig)>) -> Arc<McpHub> {
 /// Starts the hub's servers and waits until each has started or failed (at most a minute).
 async fn started(hub: &Arc<McpHub>) -> TestResult {
     hub.settle().await;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while hub
+    hub.wait_started(Duration::from_secs(60)).await;
+    if hub
         .statuses()
         .iter()
         .any(|s| matches!(s.state, ServerState::Starting | ServerState::Idle))
     {
-        if Instant::now() > deadline {
-            return Err(format!("still starting: {:?}", hub.statuses()).into());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        return Err(format!("still starting: {:?}", hub.statuses()).into());
     }
     Ok(())
 }
