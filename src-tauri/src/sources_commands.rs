@@ -36,7 +36,8 @@ pub async fn sources_list(desktop: State<'_, Desktop>) -> Result<Vec<SourceInfo>
 }
 
 /// Scans every detected, enabled source (or only `only`); `full` rereads every file. Progress
-/// streams over `on_progress` (ending with `stopped` when the person stopped it); the answer is
+/// streams over `on_progress` (ending with `stopped` when the person stopped it) and to the local
+/// API's event stream; the answer is
 /// one report per source scanned.
 #[tauri::command]
 pub async fn sources_scan(
@@ -58,6 +59,7 @@ pub async fn sources_scan(
         *slot = Some(control.clone());
     }
     let cairn = desktop.cairn.clone();
+    let chat = desktop.chat.clone();
     let mode = if full {
         ScanMode::Full
     } else {
@@ -65,6 +67,7 @@ pub async fn sources_scan(
     };
     let outcome = tauri::async_runtime::spawn_blocking(move || {
         cairn.scan_sources(only.as_deref(), mode, &control, &mut |p| {
+            chat.publish_scan(p.clone());
             if let Err(e) = on_progress.send(p) {
                 tracing::debug!("the scan progress was not delivered: {e}");
             }

@@ -4,18 +4,26 @@
 //! agent's events as the UI's [`ChatEvent`]s, and compaction. A turn whose listener has gone is
 //! stopped. Every event of every turn is also published to subscribers ([`Chat::subscribe`]: the
 //! local API's event stream), and a turn may run with nobody but them listening
-//! ([`Chat::start_detached`]: a task created over the API).
+//! ([`Chat::start_detached`]: a task created over the API). Scans of other agents' history
+//! publish their progress there too ([`Chat::publish_scan`]).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_protocol::{AskQuestion, ChatEvent, TaskEvent};
+use cairn_protocol::{AskQuestion, ChatEvent, ScanProgress, TaskEvent};
 use cairn_tools::{Answer, QuestionKind};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::{Cairn, Error, ModelChoice};
+
+/// What subscribers of [`Chat::subscribe`] receive: a task's event, or a scan's progress.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Published {
+    Task(TaskEvent),
+    Scan(ScanProgress),
+}
 
 /// The conversations of one app (or one server): its runtime and its running turns.
 pub struct Chat {
@@ -27,7 +35,7 @@ pub struct Chat {
     /// Sessions with a turn running now.
     running: Arc<Mutex<HashSet<String>>>,
     /// Where every turn's events are published.
-    hub: broadcast::Sender<TaskEvent>,
+    hub: broadcast::Sender<Published>,
 }
 
 impl Chat {
@@ -43,8 +51,14 @@ impl Chat {
 
     /// Every task's events from now on, in the order they happen. A subscriber that falls more
     /// than 1,024 events behind misses the oldest (and is told how many).
-    pub fn subscribe(&self) -> broadcast::Receiver<TaskEvent> {
+    pub fn subscribe(&self) -> broadcast::Receiver<Published> {
         self.hub.subscribe()
+    }
+
+    /// Tells the subscribers how a scan of other agents' history is going.
+    pub fn publish_scan(&self, progress: ScanProgress) {
+        // Nobody subscribed is not an error.
+        let _ = self.hub.send(Published::Scan(progress));
     }
 
     /// Starts `text` in `session` (created on first use) and runs the turn to its end with
@@ -161,7 +175,7 @@ pub struct ChatTurn {
     session: String,
     runtime: Runtime,
     running: Arc<Mutex<HashSet<String>>>,
-    hub: broadcast::Sender<TaskEvent>,
+    hub: broadcast::Sender<Published>,
     finished: bool,
 }
 
@@ -181,10 +195,10 @@ impl ChatTurn {
             }
             if let Some(shown) = chat_event(event) {
                 // Nobody subscribed is not an error.
-                let _ = self.hub.send(TaskEvent {
+                let _ = self.hub.send(Published::Task(TaskEvent {
                     task: self.session.clone(),
                     event: shown.clone(),
-                });
+                }));
                 return Some(shown);
             }
         }

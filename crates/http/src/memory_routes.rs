@@ -36,7 +36,8 @@ async fn list_sources(State(state): State<AppState>) -> Response {
     run(state, |c| Ok(c.list_sources())).await
 }
 
-/// `POST /api/v1/sources/scan {"source"?: "codex", "full"?: true}`: the per-source counts.
+/// `POST /api/v1/sources/scan {"source"?: "codex", "full"?: true}`: the per-source counts (the
+/// progress goes to `/api/v1/events` as it happens).
 #[derive(Debug, Default, Deserialize)]
 struct ScanRequest {
     #[serde(default)]
@@ -53,6 +54,7 @@ async fn scan_sources(
         Ok(Json(r)) => r,
         Err(e) => return bad_body(&e),
     };
+    let chat = state.chat.clone();
     run(state, move |c| {
         let mode = if request.full {
             cairn_importers::ScanMode::Full
@@ -60,7 +62,9 @@ async fn scan_sources(
             cairn_importers::ScanMode::Incremental
         };
         let control = cairn_importers::ScanControl::default();
-        c.scan_sources(request.source.as_deref(), mode, &control, &mut |_| {})
+        c.scan_sources(request.source.as_deref(), mode, &control, &mut |p| {
+            chat.publish_scan(p)
+        })
     })
     .await
 }

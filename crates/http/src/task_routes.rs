@@ -1,6 +1,7 @@
 //! Tasks over the local API, on the same [`cairn_api::chat::Chat`] as the workbench: create a task
 //! with a message, list and read tasks, send a message, answer an approval or a question, stop;
-//! `GET /api/v1/events` streams every task's events as server-sent events.
+//! `GET /api/v1/events` streams every task's events, and the progress of scans of other agents'
+//! history, as server-sent events.
 
 use std::convert::Infallible;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -12,6 +13,7 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use cairn_api::chat::Published;
 use cairn_protocol::{TaskSummary, TranscriptMessage};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::RecvError;
@@ -184,7 +186,8 @@ async fn answer(
     }
 }
 
-/// Every task's events, as `event: <kind>` and `data: {"task": …, "kind": …, …}`.
+/// Every task's events, as `event: <kind>` and `data: {"task": …, "kind": …, …}`; a scan's
+/// progress as `event: scan` and `data: {"event": "source_started" | "file" | …, …}`.
 async fn events(
     State(state): State<AppState>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
@@ -198,11 +201,14 @@ async fn events(
                 _ = closing.wait_for(|closed| *closed) => return None,
             };
             let frame = match next {
-                Ok(event) => {
+                Ok(Published::Task(event)) => {
                     let data = serde_json::to_value(&event).unwrap_or_default();
                     let kind = data["kind"].as_str().unwrap_or("event").to_owned();
                     SseEvent::default().event(kind).data(data.to_string())
                 }
+                Ok(Published::Scan(progress)) => SseEvent::default()
+                    .event("scan")
+                    .data(serde_json::to_string(&progress).unwrap_or_default()),
                 Err(RecvError::Lagged(missed)) => SseEvent::default()
                     .event("lagged")
                     .data(serde_json::json!({"missed": missed}).to_string()),

@@ -45,6 +45,14 @@ impl Events {
 
     /// The next event of `task` (keep-alives and other tasks' events skipped).
     async fn next(&mut self, task: &str) -> Result<(String, Value), Box<dyn std::error::Error>> {
+        self.next_where(|_, data| data["task"] == task).await
+    }
+
+    /// The next event that `wanted` accepts.
+    async fn next_where(
+        &mut self,
+        wanted: impl Fn(&str, &Value) -> bool,
+    ) -> Result<(String, Value), Box<dyn std::error::Error>> {
         loop {
             while let Some(end) = self.buffer.find("\n\n") {
                 let frame: String = self.buffer.drain(..end + 2).collect();
@@ -61,7 +69,7 @@ impl Events {
                     continue;
                 }
                 let data: Value = serde_json::from_str(&data)?;
-                if data["task"] == task {
+                if wanted(&kind, &data) {
                     return Ok((kind, data));
                 }
             }
@@ -94,12 +102,21 @@ async fn server(
     replies: Vec<cairn_test_support::Reply>,
     yolo: bool,
 ) -> Result<(MockServer, tempfile::TempDir, cairn_http::RunningApi), Box<dyn std::error::Error>> {
+    server_with(replies, yolo, "").await
+}
+
+/// [`server`] with `more` appended to its config.
+async fn server_with(
+    replies: Vec<cairn_test_support::Reply>,
+    yolo: bool,
+    more: &str,
+) -> Result<(MockServer, tempfile::TempDir, cairn_http::RunningApi), Box<dyn std::error::Error>> {
     let model = MockServer::start(replies).await?;
     let dir = tempfile::tempdir()?;
     std::fs::write(
         dir.path().join("config.toml"),
         format!(
-            "[agent]\nmodel = \"mock/m1\"\nyolo = {yolo}\n\n[providers.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n",
+            "[agent]\nmodel = \"mock/m1\"\nyolo = {yolo}\n\n[providers.mock]\nkind = \"openai\"\nbase_url = \"{}\"\n{more}",
             model.base_url
         ),
     )?;
@@ -238,6 +255,61 @@ async fn an_approval_is_answered_over_the_api() -> TestResult {
         "{outputs:?}"
     );
     assert!(!dir.path().join("refused.txt").exists());
+    api.shutdown().await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scan_reports_its_progress_on_the_event_stream() -> TestResult {
+    let projects = tempfile::tempdir()?;
+    let folder = projects.path().join("-tmp");
+    std::fs::create_dir_all(&folder)?;
+    let eval = std::env::var_os("CAIRN_EVAL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval")
+        });
+    std::fs::copy(
+        eval.join("transcripts/claude-code/agent-sessions__stage0_claude_small.jsonl"),
+        folder.join("ses_stage0_small.jsonl"),
+    )?;
+    let more = format!(
+        "\n[sources.claude-code]\npath = {:?}\n",
+        projects.path().display().to_string()
+    );
+    let (_model, _dir, api) = server_with(Vec::new(), true, &more).await?;
+    let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let mut events = Events::open(&client, &url, &token).await?;
+
+    let scan = client
+        .post(format!("{url}/api/v1/sources/scan"))
+        .bearer_auth(&token)
+        .json(&json!({"source": "claude-code"}))
+        .send()
+        .await?;
+    assert_eq!(scan.status(), 200);
+    let reports: Value = scan.json().await?;
+
+    let is_scan = |kind: &str, _: &Value| kind == "scan";
+    let (_, started) = events.next_where(is_scan).await?;
+    assert_eq!(
+        started,
+        json!({"event": "source_started", "source": "claude-code", "files": 1})
+    );
+    let (_, file) = events.next_where(is_scan).await?;
+    assert_eq!(file["event"], "file", "{file}");
+    assert_eq!(
+        (file["done"].as_u64(), file["files"].as_u64()),
+        (Some(1), Some(1))
+    );
+    let (_, done) = events.next_where(is_scan).await?;
+    assert_eq!(done["event"], "source_done", "{done}");
+    assert_eq!(
+        done["report"], reports[0],
+        "the stream and the answer agree"
+    );
+    assert!(done["report"]["turns_added"].as_u64() > Some(0), "{done}");
     api.shutdown().await?;
     Ok(())
 }
