@@ -3,6 +3,7 @@
 //! A change that affects the chat drops its runtime, so the next message uses the new config.
 
 use cairn_api::{AppearanceInput, ProviderInput, Settings, VoiceInput};
+use cairn_protocol::settings::{McpServerInput, McpStatus};
 use cairn_protocol::ApiError;
 use cairn_protocol::ConnectionTest;
 use tauri::State;
@@ -71,6 +72,49 @@ pub async fn settings_test_provider(
     cairn
         .test_provider(&name)
         .await
+        .map_err(|e| e.to_api_error())
+}
+
+/// Adds or edits an MCP server (the chat's next message uses it).
+#[tauri::command]
+pub async fn settings_save_mcp(
+    desktop: State<'_, Desktop>,
+    server: McpServerInput,
+) -> Result<Settings, ApiError> {
+    change_chat_config(&desktop, move |cairn| cairn.save_mcp_server(server)).await
+}
+
+/// Removes an MCP server.
+#[tauri::command]
+pub async fn settings_remove_mcp(
+    desktop: State<'_, Desktop>,
+    name: String,
+) -> Result<Settings, ApiError> {
+    change_chat_config(&desktop, move |cairn| cairn.remove_mcp_server(&name)).await
+}
+
+/// Turns an MCP server on or off.
+#[tauri::command]
+pub async fn settings_enable_mcp(
+    desktop: State<'_, Desktop>,
+    name: String,
+    on: bool,
+) -> Result<Settings, ApiError> {
+    change_chat_config(&desktop, move |cairn| cairn.enable_mcp_server(&name, on)).await
+}
+
+/// Each MCP server's state, tools and last error (those not running are started).
+#[tauri::command]
+pub async fn mcp_statuses(desktop: State<'_, Desktop>) -> Result<Vec<McpStatus>, ApiError> {
+    desktop.cairn.mcp_statuses().map_err(|e| e.to_api_error())
+}
+
+/// Stops an MCP server and starts it again.
+#[tauri::command]
+pub async fn mcp_restart(desktop: State<'_, Desktop>, name: String) -> Result<(), ApiError> {
+    desktop
+        .cairn
+        .mcp_restart(&name)
         .map_err(|e| e.to_api_error())
 }
 

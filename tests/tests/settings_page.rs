@@ -210,3 +210,133 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     screenshot(client, "settings-diagnostics").await?;
     Ok(())
 }
+
+/// The MCP page: the reference server-everything added through the form runs and lists its
+/// tools, a server that cannot start says why, one is turned off and another removed (each
+/// checked in config.toml), and a variable's value never reaches the page.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn the_settings_page_runs_mcp_servers() -> TestResult {
+    let everything = std::path::PathBuf::from(std::env::var("HOME")?)
+        .join(".cache/cairn/clients/node/node_modules/.bin/mcp-server-everything");
+    if !everything.exists() {
+        return Err(format!("{} is missing: run scripts/setup.sh", everything.display()).into());
+    }
+    let home = tempfile::tempdir()?;
+    let home = home.path();
+    let app = launch(home).await?;
+    let outcome = mcp_flow(&app.client, home, &everything).await;
+    app.close().await;
+    outcome
+}
+
+async fn mcp_flow(client: &Client, home: &Path, everything: &Path) -> TestResult {
+    const SECRET: &str = "mcp-e2e-secret-7313";
+    let config = || std::fs::read_to_string(home.join("config.toml")).unwrap_or_default();
+    click(client, "#page-settings").await?;
+    wait_for_text(client, "#settings-no-mcp", "No MCP server yet").await?;
+
+    click(client, "#settings-add-mcp").await?;
+    wait_for_text(client, "#mcp-form", "Add an MCP server").await?;
+    set_value(client, "#mcp-name", "everything").await?;
+    set_value(client, "#mcp-command", &everything.display().to_string()).await?;
+    set_value(client, "#mcp-args", "stdio").await?;
+    set_value(client, "#mcp-env", &format!("DEMO_TOKEN={SECRET}")).await?;
+    set_value(client, "#mcp-disabled-tools", "trigger-sampling-request").await?;
+    screenshot(client, "settings-mcp-form").await?;
+    click(client, "#mcp-save").await?;
+    wait_for_text(
+        client,
+        "#settings-mcp-notice",
+        "Saved MCP server everything",
+    )
+    .await?;
+    let card = ".mcp-server[data-mcp=\"everything\"]";
+    wait_for_text(client, &format!("{card} .mcp-state"), "Running").await?;
+    let tools = wait_for_text(client, &format!("{card} .mcp-tools"), "echo").await?;
+    assert!(!tools.contains("trigger-sampling-request"), "{tools}");
+    let named = client
+        .execute(
+            "return document.querySelector(arguments[0]) !== null;",
+            vec![json!(format!(
+                "{card} [data-tool=\"mcp__everything__echo\"]"
+            ))],
+        )
+        .await?;
+    assert_eq!(
+        named,
+        json!(true),
+        "the model's name of the tool is on its chip"
+    );
+    assert!(
+        common::text_of(client, &format!("{card} .set-facts"))
+            .await?
+            .unwrap_or_default()
+            .contains("DEMO_TOKEN"),
+        "the variable's name is shown"
+    );
+    assert!(
+        !client.source().await?.contains(SECRET),
+        "the page shows the value"
+    );
+    let written = config();
+    assert!(written.contains("[mcp.servers.everything]"), "{written}");
+    assert!(written.contains("args = [\"stdio\"]"), "{written}");
+    assert!(
+        written.contains(&format!("DEMO_TOKEN = \"{SECRET}\"")),
+        "{written}"
+    );
+    screenshot(client, "settings-mcp-running").await?;
+
+    // Edited with the variable named alone, its value stays in the file.
+    click(client, &format!("{card} .mcp-edit")).await?;
+    wait_for_text(client, "#mcp-form", "Edit MCP server everything").await?;
+    let shown = client
+        .execute("return document.getElementById('mcp-env').value;", vec![])
+        .await?;
+    assert_eq!(shown, json!("DEMO_TOKEN"));
+    set_value(client, "#mcp-tool-timeout", "30").await?;
+    click(client, "#mcp-save").await?;
+    wait_for_text(client, &format!("{card} .mcp-state"), "Running").await?;
+    let written = config();
+    assert!(
+        written.contains(&format!("DEMO_TOKEN = \"{SECRET}\"")),
+        "{written}"
+    );
+    assert!(written.contains("tool_timeout = 30"), "{written}");
+
+    // A server that cannot start: failed, with the reason on its card.
+    click(client, "#settings-add-mcp").await?;
+    set_value(client, "#mcp-name", "broken").await?;
+    set_value(client, "#mcp-command", "/nonexistent/mcp-server").await?;
+    click(client, "#mcp-save").await?;
+    let broken = ".mcp-server[data-mcp=\"broken\"]";
+    wait_for_text(client, &format!("{broken} .mcp-state"), "Failed").await?;
+    wait_for_text(
+        client,
+        &format!("{broken} .mcp-error"),
+        "/nonexistent/mcp-server",
+    )
+    .await?;
+    screenshot(client, "settings-mcp-failed").await?;
+
+    // Restarted, everything runs again; turned off, it is kept in the file as off.
+    click(client, &format!("{card} .mcp-restart")).await?;
+    wait_for_text(client, &format!("{card} .mcp-state"), "Running").await?;
+    click(client, &format!("{card} .mcp-toggle")).await?;
+    wait_for_text(client, "#settings-mcp-notice", "Turned everything off").await?;
+    wait_for_text(client, &format!("{card} .mcp-state"), "Off").await?;
+    assert!(config().contains("enabled = false"), "{}", config());
+
+    // Removed, the broken one leaves the file.
+    click(client, &format!("{broken} .mcp-remove")).await?;
+    wait_for_text(client, "#settings-mcp-notice", "Removed MCP server broken").await?;
+    assert!(!config().contains("[mcp.servers.broken]"), "{}", config());
+    assert!(
+        config().contains("[mcp.servers.everything]"),
+        "{}",
+        config()
+    );
+    screenshot(client, "settings-mcp-off").await?;
+    Ok(())
+}

@@ -483,6 +483,9 @@ pub enum SettingsChange {
     Voice(VoiceInput),
     Appearance(AppearanceInput),
     StartAtLogin(bool),
+    SaveMcp(cairn_protocol::settings::McpServerInput),
+    RemoveMcp(String),
+    EnableMcp { name: String, on: bool },
 }
 
 /// Makes `change`, written into the config file by the backend.
@@ -509,7 +512,26 @@ pub async fn change_settings(change: SettingsChange) -> Result<Settings, ApiErro
         SettingsChange::StartAtLogin(on) => {
             invoke_with("settings_start_at_login", &json!({ "on": on })).await
         }
+        SettingsChange::SaveMcp(server) => {
+            invoke_with("settings_save_mcp", &json!({ "server": server })).await
+        }
+        SettingsChange::RemoveMcp(name) => {
+            invoke_with("settings_remove_mcp", &json!({ "name": name })).await
+        }
+        SettingsChange::EnableMcp { name, on } => {
+            invoke_with("settings_enable_mcp", &json!({ "name": name, "on": on })).await
+        }
     }
+}
+
+/// Each MCP server's state, tools and last error (those not running are started).
+pub async fn mcp_statuses() -> Result<Vec<cairn_protocol::settings::McpStatus>, ApiError> {
+    invoke("mcp_statuses").await
+}
+
+/// Stops an MCP server and starts it again.
+pub async fn mcp_restart(name: &str) -> Result<(), ApiError> {
+    invoke_with("mcp_restart", &serde_json::json!({ "name": name })).await
 }
 
 /// Writes the redacted diagnostic report; its path.

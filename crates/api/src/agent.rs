@@ -139,9 +139,8 @@ impl Cairn {
             fetch_content: agent.fetch_content_tool && !compact,
             skills_dir: (!compact).then_some(skills_dir),
         });
-        if !config.mcp_servers.is_empty() {
-            // The person's own servers, in every profile: they were configured on purpose.
-            let hub = cairn_mcp::McpHub::new(&config.mcp_servers);
+        // The person's own servers, in every profile: they were configured on purpose.
+        if let Some(hub) = self.mcp_hub(&config) {
             settings
                 .tools
                 .add_source(Arc::new(cairn_mcp::HubTools(hub)));

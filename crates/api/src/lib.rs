@@ -10,6 +10,7 @@ mod error;
 mod hooks;
 mod mcp_memory;
 mod mcp_register;
+mod mcp_settings;
 mod memory;
 mod models;
 mod pet;
@@ -56,6 +57,8 @@ pub struct Cairn {
     memory: Arc<OnceLock<Arc<MemoryStore>>>,
     /// The whisper model, once loaded.
     voice: voice::WarmModel,
+    /// The MCP servers' hub, shared by every runtime of this process.
+    mcp: mcp_settings::HubSlot,
 }
 
 impl Cairn {
@@ -77,6 +80,7 @@ impl Cairn {
             http,
             memory: Arc::new(OnceLock::new()),
             voice: Arc::default(),
+            mcp: Arc::default(),
         }
     }
 

@@ -84,6 +84,7 @@ impl Cairn {
             start_at_login: self
                 .autostart_entry()
                 .is_some_and(|path| cairn_config::autostart::is_enabled(&path)),
+            mcp_servers: self.mcp_server_settings(),
         }
     }
 
@@ -107,7 +108,7 @@ impl Cairn {
     }
 
     /// Writes `edits` into the config file when the result loads (with this environment).
-    fn update_config(&self, edits: &[ConfigEdit]) -> Result<(), Error> {
+    pub(crate) fn update_config(&self, edits: &[ConfigEdit]) -> Result<(), Error> {
         let path = self.home().config_file().to_path_buf();
         let env = self.env.clone();
         update_config_file(&path, edits, |text| {

@@ -13,6 +13,8 @@ pub enum EditValue {
     String(String),
     Bool(bool),
     Strings(Vec<String>),
+    /// Written as an integer when it is whole.
+    Number(f64),
 }
 
 /// One change: the key's path (`["providers", "local", "base_url"]`) and its new value, or `None`
@@ -161,6 +163,10 @@ fn to_value(value: &EditValue) -> toml_edit::Value {
             }
             toml_edit::Value::Array(array)
         }
+        EditValue::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => {
+            toml_edit::Value::from(*n as i64)
+        }
+        EditValue::Number(n) => toml_edit::Value::from(*n),
     }
 }
 

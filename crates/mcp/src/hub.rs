@@ -181,6 +181,23 @@ impl McpHub {
         }
     }
 
+    /// Stops server `name` (when it runs) and starts it again, without waiting; false when no
+    /// enabled server has that name.
+    pub fn restart(&self, name: &str) -> bool {
+        let Some(server) = self.servers.iter().find(|s| s.name == name) else {
+            return false;
+        };
+        match &*lock(&server.state) {
+            State::Disabled => return false,
+            State::Starting { .. } => return true,
+            _ => {}
+        }
+        // Dropping the connection stops the process.
+        server.set(State::Idle);
+        server.spawn_start();
+        true
+    }
+
     /// The instructions of every running server that gave some, as `(server, text)`.
     pub fn instructions(&self) -> Vec<(String, String)> {
         self.servers

@@ -71,7 +71,8 @@ pub(crate) async fn connect(
                 env,
                 cwd,
             } => {
-                let mut command = tokio::process::Command::new(command);
+                let program = command;
+                let mut command = tokio::process::Command::new(program);
                 command
                     .args(args)
                     .envs(env.iter().map(|(k, v)| (k, v.expose())))
@@ -84,9 +85,9 @@ pub(crate) async fn connect(
                 }
                 #[cfg(unix)]
                 command.process_group(0);
-                let mut spawned = command
-                    .spawn()
-                    .map_err(|e| Error::Start(format!("cannot run the server's command: {e}")))?;
+                let mut spawned = command.spawn().map_err(|e| {
+                    Error::Start(format!("cannot run the server's command {program}: {e}"))
+                })?;
                 let (Some(stdout), Some(stdin)) = (spawned.stdout.take(), spawned.stdin.take())
                 else {
                     return Err(Error::Start(

@@ -45,6 +45,65 @@ pub struct Settings {
     pub launch: String,
     /// Whether the desktop session starts Cairn at login.
     pub start_at_login: bool,
+    /// The MCP servers whose tools the agent uses, in name order.
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServerSettings>,
+}
+
+/// An MCP server as the Settings page shows it: what the config file says (`${NAME}` references
+/// as written), with the names of its environment variables and headers but never their values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerSettings {
+    pub name: String,
+    /// `stdio`, `streamable_http` or `sse`.
+    pub kind: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: String,
+    pub url: String,
+    pub env: Vec<String>,
+    pub headers: Vec<String>,
+    pub enabled: bool,
+    /// Seconds; `None`: the default.
+    pub startup_timeout: Option<f64>,
+    pub tool_timeout: Option<f64>,
+    /// Empty: every tool.
+    pub enabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
+}
+
+/// An MCP server as the form sends it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerInput {
+    pub name: String,
+    /// `stdio`, `streamable_http` or `sse`.
+    pub kind: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub cwd: String,
+    pub url: String,
+    /// `NAME=value` sets a variable; `NAME` alone keeps the value configured; a name left out is
+    /// removed.
+    pub env: Vec<String>,
+    /// The same, for HTTP headers.
+    pub headers: Vec<String>,
+    pub enabled: bool,
+    pub startup_timeout: Option<f64>,
+    pub tool_timeout: Option<f64>,
+    pub enabled_tools: Vec<String>,
+    pub disabled_tools: Vec<String>,
+}
+
+/// How an MCP server is doing now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpStatus {
+    pub name: String,
+    /// `disabled`, `idle`, `starting`, `ready` or `failed`.
+    pub state: String,
+    /// Its tools as the model sees them (`mcp__server__tool`).
+    pub tools: Vec<String>,
+    /// Why it failed or stopped, with the end of what it printed on stderr.
+    pub error: Option<String>,
 }
 
 /// A provider as the form sends it.

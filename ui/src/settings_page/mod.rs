@@ -15,11 +15,13 @@ use crate::segmented::Segmented;
 
 mod appearance;
 mod diagnostics;
+mod mcp;
 mod providers;
 mod voice;
 
 use appearance::*;
 use diagnostics::*;
+use mcp::*;
 use providers::*;
 use voice::*;
 
@@ -420,6 +422,7 @@ pub fn SettingsPage() -> impl IntoView {
 
             <ProvidersSection page />
             <crate::settings_models::LocalModels use_model=move |name| set_default("local".to_owned(), name) />
+            <McpSection page />
             <VoiceSection page />
             <AppearanceSection page />
             <DiagnosticsSection page />
