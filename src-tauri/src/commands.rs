@@ -2,7 +2,9 @@
 
 use cairn_agent::Op;
 use cairn_api::{AttachmentInput, TaskChange};
-use cairn_protocol::{ApiError, ChatEvent, PetState, StatusReport, TaskSummary, TranscriptMessage};
+use cairn_protocol::{
+    ApiError, ChatEvent, PetState, StatusReport, TaskJob, TaskSummary, TranscriptMessage,
+};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};
 
@@ -236,10 +238,37 @@ pub fn task_update(
         .map_err(task_error)
 }
 
-/// Deletes a task for good.
+/// Deletes a task for good (its background jobs stop).
 #[tauri::command]
 pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool, ApiError> {
+    desktop.chat.jobs().end_session(&session);
     desktop.cairn.task_delete(&session).map_err(task_error)
+}
+
+/// The task's background jobs, for its jobs strip.
+#[tauri::command]
+pub fn task_jobs(desktop: State<'_, Desktop>, session: String) -> Vec<TaskJob> {
+    desktop.chat.task_jobs(&session)
+}
+
+/// The end of a job's output (the last 64 KiB), as the person reads it.
+#[tauri::command]
+pub fn job_output(
+    desktop: State<'_, Desktop>,
+    session: String,
+    id: String,
+) -> Result<String, ApiError> {
+    desktop
+        .chat
+        .jobs()
+        .peek(&session, &id, 64 * 1024)
+        .ok_or_else(|| ApiError::new("not_found", format!("no job {id} in this task")))
+}
+
+/// Stops a job from its strip; false when it had already ended.
+#[tauri::command]
+pub fn job_stop(desktop: State<'_, Desktop>, session: String, id: String) -> bool {
+    desktop.chat.jobs().stop(&session, &id)
 }
 
 /// `/model provider/model`: the chat continues with that model, which becomes the default.

@@ -831,6 +831,69 @@ async fn text_and_tool_cards_show_in_the_order_they_happened() -> TestResult {
     outcome
 }
 
+/// Background jobs on their task: two commands the model started show in the jobs strip with
+/// their state and output; the one that ends wakes the task (its note styled as the harness's,
+/// then the model's reply), and the other is stopped from the strip.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn background_jobs_show_on_their_task_and_wake_it() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_calls_reply(
+            "Starting both.",
+            &[
+                (
+                    "b1",
+                    "bash",
+                    json!({"command": "echo serving; sleep 60", "background": true}),
+                ),
+                (
+                    "b2",
+                    "bash",
+                    json!({"command": "sleep 2; echo built", "background": true}),
+                ),
+            ],
+        ),
+        text_reply("Both are running."),
+        text_reply("The build finished."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        ask(
+            client,
+            "Start the server and the build",
+            "Both are running.",
+        )
+        .await?;
+        wait_for_text(client, "#jobs-strip", "job2").await?;
+        let server = ".job[data-job=\"job1\"]";
+        wait_for_text(client, &format!("{server} .job-state"), "running").await?;
+        click(client, &format!("{server} .job-output-toggle")).await?;
+        wait_for_text(client, ".job-output", "serving").await?;
+        screenshot(client, "jobs-strip").await?;
+
+        // The build ends: its note and the turn it opened appear on the task.
+        wait_for_text(client, "#messages", "The build finished.").await?;
+        wait_for_text(
+            client,
+            ".job-note",
+            "[A background job you started has finished:]",
+        )
+        .await?;
+        wait_for_text(client, ".job[data-job=\"job2\"] .job-state", "exit 0").await?;
+        screenshot(client, "jobs-woken").await?;
+
+        click(client, &format!("{server} .job-stop")).await?;
+        wait_for_text(client, &format!("{server} .job-state"), "stopped").await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
 /// `/compact` leaves the conversation in view and on disk: a mark with the summary shows where it
 /// was summarised, live and when the task is reopened in a new run of the app.
 #[tokio::test]

@@ -524,6 +524,29 @@ pub async fn change_settings(change: SettingsChange) -> Result<Settings, ApiErro
     }
 }
 
+/// Task `session`'s background jobs.
+pub async fn task_jobs(session: &str) -> Result<Vec<cairn_protocol::TaskJob>, ApiError> {
+    invoke_with("task_jobs", &serde_json::json!({ "session": session })).await
+}
+
+/// The end of a job's output.
+pub async fn job_output(session: &str, id: &str) -> Result<String, ApiError> {
+    invoke_with(
+        "job_output",
+        &serde_json::json!({ "session": session, "id": id }),
+    )
+    .await
+}
+
+/// Stops a job; false when it had already ended.
+pub async fn job_stop(session: &str, id: &str) -> Result<bool, ApiError> {
+    invoke_with(
+        "job_stop",
+        &serde_json::json!({ "session": session, "id": id }),
+    )
+    .await
+}
+
 /// Each MCP server's state, tools and last error (those not running are started).
 pub async fn mcp_statuses() -> Result<Vec<cairn_protocol::settings::McpStatus>, ApiError> {
     invoke("mcp_statuses").await

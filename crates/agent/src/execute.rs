@@ -69,6 +69,7 @@ impl Runtime {
             max_output: self.settings.max_output,
             bash_timeout: self.settings.bash_timeout,
             asker: None,
+            jobs: self.jobs.clone(),
             answers: Answers {
                 this_message: step.this_message,
                 previous: step.previous_answer,

@@ -25,6 +25,6 @@ pub use sessions::{
     SessionStore,
 };
 pub use texts::{
-    compaction_summary, is_compaction_ack, is_runtime_text, CUT_OFF_ERROR, EMPTY_ERROR,
-    NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, WRAP_UP,
+    compaction_summary, is_compaction_ack, is_job_note, is_runtime_text, CUT_OFF_ERROR,
+    EMPTY_ERROR, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, WRAP_UP,
 };

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use cairn_llm::{Message, Provider, Role, Usage};
 use cairn_memory::MemoryStore;
-use cairn_tools::{Answer, CancellationToken, Counters, LoopDetector, Question, Toolbox};
+use cairn_tools::{Answer, CancellationToken, Counters, Jobs, LoopDetector, Question, Toolbox};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
@@ -41,6 +41,10 @@ pub enum Op {
     Approve { request: u64, allow: bool },
     /// Replace the session's history by a summary (`/compact`).
     Compact { session: String },
+    /// Deliver the notes of the session's background jobs that ended: a turn of its own, marked
+    /// as the harness's (nothing happens when there are none, or a turn is running: that turn
+    /// reads them at its next step).
+    Wake { session: String },
 }
 
 /// What happens, in order.
@@ -55,6 +59,11 @@ pub enum Event {
     },
     Text(String),
     Reasoning(String),
+    /// A background job ended and the model is told (its note, mark first), as the harness's
+    /// message: at a step boundary, or opening a turn of its own.
+    JobNote {
+        text: String,
+    },
     /// A tool call is about to run; `display` is the terminal line announcing it.
     ToolCall {
         call_id: String,
@@ -249,6 +258,8 @@ pub struct Runtime {
     running: Arc<Mutex<HashMap<String, CancellationToken>>>,
     pub(crate) pending: Arc<Mutex<HashMap<u64, oneshot::Sender<Reply>>>>,
     pub(crate) next_request: Arc<AtomicU64>,
+    /// The sessions' background jobs.
+    pub(crate) jobs: Arc<Jobs>,
 }
 
 impl Runtime {
@@ -261,7 +272,27 @@ impl Runtime {
             running: Arc::default(),
             pending: Arc::default(),
             next_request: Arc::new(AtomicU64::new(1)),
+            jobs: Arc::default(),
         }
+    }
+
+    /// The same runtime keeping its background jobs in `jobs` (shared with the runtimes that come
+    /// after it, so a change of model does not lose them).
+    pub fn with_jobs(mut self, jobs: Arc<Jobs>) -> Self {
+        self.jobs = jobs;
+        self
+    }
+
+    /// The sessions' background jobs (their wake-ups: [`Jobs::wakeups`]).
+    pub fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
+    }
+
+    /// Whether a turn of `session` is running.
+    pub fn is_running(&self, session: &str) -> bool {
+        self.running
+            .lock()
+            .is_ok_and(|running| running.contains_key(session))
     }
 
     /// The same runtime where nobody can be asked: calls that would ask are rejected and
@@ -307,6 +338,10 @@ impl Runtime {
                         }
                     }
                 });
+            }
+            Op::Wake { session } => {
+                let this = self.clone();
+                tokio::spawn(async move { this.wake(session, tx).await });
             }
             Op::Stop { session } => self.stop(&session),
             Op::Answer { request, answer } => self.reply(request, Reply::Answer(answer)),
@@ -369,6 +404,41 @@ impl Runtime {
                     )))
                     .await;
             }
+        }
+    }
+
+    /// A turn opened by the notes of the session's jobs that ended (none: nothing happens).
+    async fn wake(&self, session: String, tx: mpsc::Sender<Event>) {
+        if self.is_running(&session) {
+            return;
+        }
+        let state = self.state(&session);
+        let mut state = state.lock().await;
+        let notes = self.jobs.take_notes(&session);
+        if notes.is_empty() {
+            return;
+        }
+        let text = notes.join("\n\n");
+        let _ = tx.send(Event::JobNote { text: text.clone() }).await;
+        let cancel = CancellationToken::new();
+        if let Ok(mut running) = self.running.lock() {
+            running.insert(session.clone(), cancel.clone());
+        }
+        let outcome = self
+            .turn(&session, &text, Vec::new(), &mut state, &cancel, &tx)
+            .await;
+        if let Ok(mut running) = self.running.lock() {
+            running.remove(&session);
+        }
+        if let Err(error) = outcome {
+            self.save(
+                &session,
+                &text,
+                &state,
+                Some(("generation", error.to_string().as_str())),
+                None,
+            );
+            let _ = tx.send(Event::failed(&error)).await;
         }
     }
 

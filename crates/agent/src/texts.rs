@@ -100,6 +100,7 @@ pub fn is_runtime_text(content: &str) -> bool {
         || content.starts_with(COMPACT_SUMMARY)
         || content.starts_with(COMPACT_REQUEST)
         || is_wrap_up(content)
+        || is_job_note(content)
 }
 
 /// Whether `content` is the wrap-up message, whatever limit it names.
@@ -112,6 +113,15 @@ fn is_wrap_up(content: &str) -> bool {
         }
         None => content == WRAP_UP,
     }
+}
+
+/// Whether `words` are a background job's note to the model (they begin with a jobs mark).
+pub fn is_job_note(words: &str) -> bool {
+    use cairn_tools::texts::{MARK_COMMAND, MARK_MESSAGE, MARK_SUBAGENT};
+    let words = words.trim_start();
+    [MARK_COMMAND, MARK_SUBAGENT, MARK_MESSAGE]
+        .iter()
+        .any(|mark| words.starts_with(mark))
 }
 
 #[cfg(test)]

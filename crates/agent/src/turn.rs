@@ -223,6 +223,11 @@ impl Runtime {
                 spent.waited += outcome.waited;
                 match outcome.end {
                     Outcome::Continue => {
+                        // Jobs that ended meanwhile are told at this step boundary.
+                        for note in self.jobs.take_notes(session) {
+                            let _ = tx.send(Event::JobNote { text: note.clone() }).await;
+                            state.messages.push(Message::new(Role::User, note));
+                        }
                         self.save(session, text, state, None, None);
                         continue;
                     }

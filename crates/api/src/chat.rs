@@ -12,11 +12,31 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_protocol::{AskQuestion, ChatEvent, ScanProgress, TaskEvent};
-use cairn_tools::{Answer, QuestionKind};
+use cairn_protocol::{AskQuestion, ChatEvent, ScanProgress, TaskEvent, TaskJob};
+use cairn_tools::{Answer, JobState, Jobs, QuestionKind};
 use tokio::sync::{broadcast, mpsc};
 
 use crate::{Cairn, Error, ModelChoice};
+
+/// The runtime in `slot`, built from the config (keeping its jobs in `jobs`) when there is none.
+fn current_runtime(
+    slot: &Mutex<Option<Runtime>>,
+    cairn: &Cairn,
+    project_root: &std::path::Path,
+    jobs: &Arc<Jobs>,
+) -> Result<Runtime, Error> {
+    let mut slot = slot
+        .lock()
+        .map_err(|_| Error::Internal("the runtime lock was poisoned".into()))?;
+    if let Some(runtime) = slot.as_ref() {
+        return Ok(runtime.clone());
+    }
+    let runtime = cairn
+        .agent_runtime(ModelChoice::default(), project_root.to_path_buf())?
+        .with_jobs(jobs.clone());
+    *slot = Some(runtime.clone());
+    Ok(runtime)
+}
 
 /// What subscribers of [`Chat::subscribe`] receive: a task's event, or a scan's progress.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +51,11 @@ pub struct Chat {
     /// Where the agent's tools start (the folder the app was started in).
     project_root: PathBuf,
     /// Built on the first message that finds a model configured; kept for the session history.
-    runtime: Mutex<Option<Runtime>>,
+    runtime: Arc<Mutex<Option<Runtime>>>,
+    /// The tasks' background jobs, kept across runtimes.
+    jobs: Arc<Jobs>,
+    /// Whether the jobs' wake-ups are followed yet (from the first runtime on).
+    following: std::sync::atomic::AtomicBool,
     /// Sessions with a turn running now.
     running: Arc<Mutex<HashSet<String>>>,
     /// Where every turn's events are published.
@@ -43,7 +67,9 @@ impl Chat {
         Self {
             cairn,
             project_root,
-            runtime: Mutex::new(None),
+            runtime: Arc::default(),
+            jobs: Arc::default(),
+            following: std::sync::atomic::AtomicBool::new(false),
             running: Arc::default(),
             hub: broadcast::channel(1024).0,
         }
@@ -82,18 +108,92 @@ impl Chat {
     /// The agent runtime, built from the config file on first use. Until a model is configured
     /// every call explains how to configure one, and the next call reads the config again.
     pub fn runtime(&self) -> Result<Runtime, Error> {
-        let mut slot = self
-            .runtime
-            .lock()
-            .map_err(|_| Error::Internal("the runtime lock was poisoned".into()))?;
-        if let Some(runtime) = slot.as_ref() {
-            return Ok(runtime.clone());
+        let runtime = current_runtime(&self.runtime, &self.cairn, &self.project_root, &self.jobs)?;
+        if !self
+            .following
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            self.follow_wakeups();
         }
-        let runtime = self
-            .cairn
-            .agent_runtime(ModelChoice::default(), self.project_root.clone())?;
-        *slot = Some(runtime.clone());
         Ok(runtime)
+    }
+
+    /// The tasks' background jobs.
+    pub fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
+    }
+
+    /// Task `session`'s background jobs, oldest first.
+    pub fn task_jobs(&self, session: &str) -> Vec<TaskJob> {
+        self.jobs
+            .list(session)
+            .into_iter()
+            .map(|job| {
+                let (state, exit_code) = match job.state {
+                    JobState::Running => ("running", None),
+                    JobState::Exited(code) => ("exited", Some(code)),
+                    JobState::Killed => ("killed", None),
+                    JobState::Stopped => ("stopped", None),
+                };
+                TaskJob {
+                    id: job.id,
+                    command: job.command,
+                    state: state.to_owned(),
+                    exit_code,
+                    elapsed_ms: u64::try_from(job.elapsed.as_millis()).unwrap_or(u64::MAX),
+                }
+            })
+            .collect()
+    }
+
+    /// Opens a turn for each task a finished job woke while no turn of it ran (a running turn
+    /// reads the note at its next step, and what is left when it ends opens a turn then). The
+    /// turn's events go to the subscribers, as a detached turn's do.
+    fn follow_wakeups(&self) {
+        let Some(mut wakeups) = self.jobs.wakeups() else {
+            return;
+        };
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let (slot, cairn, root, jobs) = (
+            self.runtime.clone(),
+            self.cairn.clone(),
+            self.project_root.clone(),
+            self.jobs.clone(),
+        );
+        let (running, hub) = (self.running.clone(), self.hub.clone());
+        handle.spawn(async move {
+            while let Some(session) = wakeups.recv().await {
+                let Ok(runtime) = current_runtime(&slot, &cairn, &root, &jobs) else {
+                    continue;
+                };
+                let (running, hub) = (running.clone(), hub.clone());
+                tokio::spawn(async move {
+                    while runtime.is_running(&session) {
+                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    }
+                    if !runtime.jobs().has_notes(&session) {
+                        return;
+                    }
+                    if let Ok(mut running) = running.lock() {
+                        running.insert(session.clone());
+                    }
+                    let events = runtime.submit(Op::Wake {
+                        session: session.clone(),
+                    });
+                    let mut turn = ChatTurn {
+                        events,
+                        session,
+                        runtime,
+                        running,
+                        hub,
+                        finished: false,
+                    };
+                    while turn.next().await.is_some() {}
+                });
+            }
+        });
     }
 
     /// Drops the runtime, so the next message builds it from the (changed) config file.
@@ -223,6 +323,7 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
     Some(match event {
         Event::Recalled { hits, items, .. } => ChatEvent::Recalled { hits, items },
         Event::Text(text) => ChatEvent::Text { text },
+        Event::JobNote { text } => ChatEvent::JobNote { text },
         Event::Reasoning(_) => return None,
         Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },
         Event::Nudged { reason } => ChatEvent::Notice {

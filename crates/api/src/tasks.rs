@@ -94,6 +94,27 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
             }
             Role::Assistant
                 if m.tool_calls.is_empty() && cairn_agent::is_compaction_ack(m.content.trim()) => {}
+            // A background job's note: the harness's, shown in the reply it arrived in (or
+            // opening the reply of the turn it woke).
+            Role::User if cairn_agent::is_job_note(person_words(&m.content)) => {
+                let text = person_words(&m.content).trim().to_owned();
+                match out
+                    .last_mut()
+                    .filter(|r| !r.from_person && !r.is_compaction())
+                {
+                    Some(reply) => reply.parts.push(ReplyPart::JobNote { text }),
+                    None => out.push(TranscriptMessage {
+                        from_person: false,
+                        parts: vec![ReplyPart::JobNote { text }],
+                        attachments: Vec::new(),
+                        stopped: false,
+                        recalled: recalls
+                            .get(&position)
+                            .map(|items| (*items).clone())
+                            .unwrap_or_default(),
+                    }),
+                }
+            }
             Role::User => {
                 let words = person_words(&m.content).trim();
                 // The runtime's own requests (nudges, wrap-up, compaction) are not the person's.

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use cairn_agent::{Event, Op, Runtime};
 use cairn_api::{Cairn, ModelChoice};
 use cairn_tools::ask::{hint, read_line_answer, LineAnswer};
-use cairn_tools::{Answer, Question};
+use cairn_tools::{Answer, JobState, Question};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct AgentArgs {
@@ -74,8 +74,67 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
         bail!("the message is empty");
     }
     let runtime = runtime.one_shot();
-    turn(&runtime, &session, message.trim(), None).await?;
+    let wakeups = runtime.jobs().wakeups();
+    turn(
+        &runtime,
+        &session,
+        message_op(&session, message.trim()),
+        None,
+    )
+    .await?;
+    finish_jobs(&runtime, &session, wakeups).await?;
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+fn message_op(session: &str, text: &str) -> Op {
+    Op::UserMessage {
+        session: session.to_owned(),
+        text: text.to_owned(),
+        images: Vec::new(),
+    }
+}
+
+fn running_jobs(runtime: &Runtime, session: &str) -> usize {
+    runtime
+        .jobs()
+        .list(session)
+        .iter()
+        .filter(|j| j.state == JobState::Running)
+        .count()
+}
+
+/// With nobody to ask, the jobs the prompt started are waited for (each end told to the model in
+/// a turn of its own); Ctrl-C stops them instead.
+async fn finish_jobs(
+    runtime: &Runtime,
+    session: &str,
+    wakeups: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
+) -> anyhow::Result<()> {
+    let Some(mut wakeups) = wakeups else {
+        return Ok(());
+    };
+    loop {
+        if runtime.jobs().has_notes(session) {
+            let wake = Op::Wake {
+                session: session.to_owned(),
+            };
+            turn(runtime, session, wake, None).await?;
+            continue;
+        }
+        let running = running_jobs(runtime, session);
+        if running == 0 {
+            return Ok(());
+        }
+        eprintln!("[waiting for {running} background job(s); Ctrl-C stops them]");
+        tokio::select! {
+            _ = wakeups.recv() => {}
+            _ = tokio::signal::ctrl_c() => {
+                runtime.jobs().end_session(session);
+                eprintln!("[the background jobs were stopped]");
+                return Ok(());
+            }
+        }
+    }
 }
 
 fn new_session() -> String {
@@ -102,12 +161,39 @@ async fn converse(
             eprint!("› ");
             let _ = std::io::stderr().flush();
         }
+        // Jobs that ended while the person typed are told first, in a turn of their own.
+        if runtime.jobs().has_notes(session) {
+            let wake = Op::Wake {
+                session: session.clone(),
+            };
+            if let Err(e) = turn(runtime, session, wake, None).await {
+                eprintln!("cairn: {e:#}");
+            }
+            continue;
+        }
         let Some(line) = lines.next() else { break };
         let line = line.context("cannot read standard input")?;
         let text = line.trim();
         match text {
             "" => continue,
-            "/exit" | "/quit" => break,
+            "/exit" | "/quit" => {
+                let running = running_jobs(runtime, session);
+                if running > 0 && terminal {
+                    eprint!(
+                        "{running} background job(s) still running: stop them and leave? [y/N] "
+                    );
+                    let _ = std::io::stderr().flush();
+                    let sure = lines
+                        .next()
+                        .and_then(Result::ok)
+                        .is_some_and(|l| cairn_tools::ask::yes_no(&l) == Some(true));
+                    if !sure {
+                        continue;
+                    }
+                }
+                runtime.jobs().end_session(session);
+                break;
+            }
             "/new" => {
                 *session = new_session();
                 eprintln!("(a new conversation)");
@@ -122,7 +208,8 @@ async fn converse(
             command if command.starts_with('/') => eprintln!("unknown command {command}: {HELP}"),
             _ => {
                 let mut read = || lines.next().and_then(Result::ok);
-                if let Err(e) = turn(runtime, session, text, Some(&mut read)).await {
+                let op = message_op(session, text);
+                if let Err(e) = turn(runtime, session, op, Some(&mut read)).await {
                     eprintln!("cairn: {e:#}");
                 }
             }
@@ -143,19 +230,15 @@ const PREVIEW_LINES: usize = 5;
 /// Reads one line from the person (approvals, questions); `None` when input has ended.
 type ReadLine<'a> = &'a mut dyn FnMut() -> Option<String>;
 
-/// One turn, its answer streamed to standard output; tool lines, questions and the recap go to
+/// One turn (a message, or a wake-up by jobs that ended), its answer streamed to standard output; tool lines, questions and the recap go to
 /// standard error. Ctrl-C stops the turn (its commands are killed), not the program.
 async fn turn(
     runtime: &Runtime,
     session: &str,
-    text: &str,
+    op: Op,
     mut read_line: Option<ReadLine<'_>>,
 ) -> anyhow::Result<()> {
-    let mut events = runtime.submit(Op::UserMessage {
-        session: session.to_owned(),
-        text: text.to_owned(),
-        images: Vec::new(),
-    });
+    let mut events = runtime.submit(op);
     let mut stdout = std::io::stdout();
     let mut recalled = 0;
     let mut at_line_start = true;
@@ -176,6 +259,15 @@ async fn turn(
                 let _ = stdout.flush();
             }
             Event::Reasoning(_) => {}
+            // The note's first two lines: the mark, and which job ended how.
+            Event::JobNote { text } => {
+                if !at_line_start {
+                    println!();
+                    at_line_start = true;
+                }
+                let head: Vec<&str> = text.lines().take(2).collect();
+                eprintln!("⏺ {}", head.join(" "));
+            }
             Event::ToolCall { display, .. } => {
                 if !at_line_start {
                     println!();

@@ -189,6 +189,9 @@ pub enum ChatEvent {
     Text { text: String },
     /// Something the person should know that is not the answer (a wrap-up, a compaction).
     Notice { text: String },
+    /// The harness told the model that a background job ended (`text`, its mark first): shown as
+    /// the harness's, not the person's. A wake-up turn opens with it.
+    JobNote { text: String },
     /// The model request failed (`reason`) and is sent again after `after_ms`; the reply shows
     /// it until something arrives.
     Retrying { reason: String, after_ms: u64 },
@@ -262,6 +265,18 @@ impl FailureKind {
     }
 }
 
+/// A task's background job, as its jobs strip shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskJob {
+    /// `job1`, `job2`, … (the task's one sequence).
+    pub id: String,
+    pub command: String,
+    /// `running`, `exited`, `killed` or `stopped`.
+    pub state: String,
+    pub exit_code: Option<i32>,
+    pub elapsed_ms: u64,
+}
+
 /// A question put by ask_user, as the form shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskQuestion {
@@ -325,6 +340,10 @@ pub enum ReplyPart {
     /// from this summary.
     Compacted {
         summary: String,
+    },
+    /// The harness told the model that a background job ended.
+    JobNote {
+        text: String,
     },
 }
 

@@ -1,4 +1,5 @@
-//! `bash`: one command in a new `bash -c`, no stdin, 30 s, output merged and read back from a file.
+//! `bash`: one command in a new `bash -c`, no stdin, 30 s, output merged and read back from a file;
+//! with `background: true`, or still running at its timeout, it goes on as a background job.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -6,6 +7,7 @@ use tokio::process::Command;
 
 use crate::counters::Counter;
 use crate::process;
+use crate::texts::{fill, JOB_STARTED};
 use crate::{field, parse, Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 
 pub struct Bash;
@@ -13,6 +15,8 @@ pub struct Bash;
 #[derive(Deserialize)]
 struct Input {
     command: String,
+    #[serde(default)]
+    background: bool,
 }
 
 impl Tool for Bash {
@@ -24,11 +28,16 @@ impl Tool for Bash {
         Declaration {
             name: "bash".into(),
             description: "Run a shell command with `bash -c` in the working directory (no stdin, \
-30 s timeout). stdout and stderr come back merged; a non-zero exit is reported."
+30 s timeout). stdout and stderr come back merged; a non-zero exit is reported. With background: \
+true it runs as a background job (a server, a long build) and you are told when it ends; a \
+command still running at the timeout goes on the same way."
                 .into(),
             parameters: json!({
                 "type": "object",
-                "properties": {"command": {"type": "string", "description": "The shell command to run."}},
+                "properties": {
+                    "command": {"type": "string", "description": "The shell command to run."},
+                    "background": {"type": "boolean", "description": "Run it as a background job and return at once."}
+                },
                 "required": ["command"]
             }),
         }
@@ -52,9 +61,18 @@ impl Tool for Bash {
                 Ok(i) => i,
                 Err(e) => return ToolOutput::failed(e),
             };
+            if input.background {
+                return match ctx.jobs.start(&input.command, ctx) {
+                    Ok(id) => ToolOutput::ok(fill(
+                        JOB_STARTED,
+                        &[("id", &id), ("command", &input.command)],
+                    )),
+                    Err(refusal) => ToolOutput::failed(refusal),
+                };
+            }
             let mut command = Command::new("bash");
             command.arg("-c").arg(&input.command);
-            match process::run(command, ctx.bash_timeout, ctx).await {
+            match process::run_or_keep(command, ctx.bash_timeout, ctx, Some(&input.command)).await {
                 Ok(done) => ToolOutput {
                     text: done.text,
                     failed: done.failed,

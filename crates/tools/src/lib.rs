@@ -10,6 +10,7 @@ pub mod diff;
 pub mod edit;
 mod fetch_content;
 mod files;
+pub mod jobs;
 pub mod loop_detector;
 mod process;
 mod save_answer;
@@ -35,6 +36,7 @@ pub use counters::{Counter, Counters};
 pub use declared::{DeclaredParameter, DeclaredTool, DeclaredToolDef};
 pub use fetch_content::FetchContent;
 pub use files::{sha_of, EditFile, ReadFile, WriteFile};
+pub use jobs::{JobInfo, JobList, JobOutput, JobState, JobStop, Jobs};
 pub use loop_detector::{runaway, LoopDetector, LoopVerdict};
 pub use save_answer::SaveAnswer;
 pub use skills::ReadSkill;
@@ -121,6 +123,8 @@ pub struct ToolContext {
     /// Who answers ask_user; `None` when nobody can be asked.
     pub asker: Option<Arc<dyn Asker>>,
     pub answers: Answers,
+    /// The runtime's background jobs (the session's are those of `session`).
+    pub jobs: Arc<Jobs>,
 }
 
 impl ToolContext {
@@ -133,6 +137,7 @@ impl ToolContext {
             bash_timeout: Duration::from_secs(30),
             asker: None,
             answers: Answers::default(),
+            jobs: Arc::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::texts::{fill, CANCELLED, EXIT_CODE, TIMEOUT, TOO_LARGE};
+use crate::texts::{fill, CANCELLED, EXIT_CODE, JOB_MOVED, TIMEOUT, TOO_LARGE};
 use crate::ToolContext;
 
 /// Bytes read back from each end of an output too large to read whole.
@@ -25,9 +25,20 @@ pub struct Finished {
 /// Runs `command` (its stdout and stderr into one temporary file) until it exits, `timeout`
 /// passes, or the turn is cancelled. `Err` = it could not be started.
 pub async fn run(
+    command: Command,
+    timeout: Duration,
+    ctx: &ToolContext,
+) -> Result<Finished, std::io::Error> {
+    run_or_keep(command, timeout, ctx, None).await
+}
+
+/// [`run`], except that a command still running at `timeout` goes on as a background job of the
+/// session labelled `job` (when given, and when the session may start one more).
+pub async fn run_or_keep(
     mut command: Command,
     timeout: Duration,
     ctx: &ToolContext,
+    job: Option<&str>,
 ) -> Result<Finished, std::io::Error> {
     let mut sink = tempfile::tempfile()?;
     command
@@ -44,6 +55,25 @@ pub async fn run(
         _ = tokio::time::sleep(timeout) => Ending::TimedOut,
         _ = ctx.cancel.cancelled() => Ending::Cancelled,
     };
+    if let (Ending::TimedOut, Some(label)) = (&ending, job) {
+        if let Ok(id) = ctx.jobs.reserve(&ctx.session) {
+            let mut text = read_back(&mut sink)?;
+            let read = sink.stream_position()?;
+            ctx.jobs
+                .adopt(&ctx.session, id.clone(), label, child, sink, read);
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            let timeout = format!("{}s", timeout.as_secs());
+            text.push_str(&fill(TIMEOUT, &[("timeout", &timeout)]));
+            text.push('\n');
+            text.push_str(&fill(JOB_MOVED, &[("id", &id)]));
+            return Ok(Finished {
+                text: ctx.truncate(text),
+                failed: true,
+            });
+        }
+    }
     if !matches!(ending, Ending::Exited(_)) {
         kill_group(group);
         let _ = child.wait().await;
@@ -80,7 +110,8 @@ enum Ending {
     Cancelled,
 }
 
-fn kill_group(group: Option<u32>) {
+/// Kills the process group `group` leads (what a command started goes with it).
+pub(crate) fn kill_group(group: Option<u32>) {
     let pid = group
         .and_then(|id| i32::try_from(id).ok())
         .and_then(rustix::process::Pid::from_raw);

@@ -96,3 +96,28 @@ pub fn rejected(tool: &str) -> String {
         fill(REJECTED, &[("tool", tool)])
     }
 }
+
+/// Background jobs (agent-loop.json `jobs.marks`): the first line of every wake-up message.
+pub const MARK_COMMAND: &str = "[A background job you started has finished:]";
+pub const MARK_SUBAGENT: &str = "[A subagent you started has finished:]";
+pub const MARK_MESSAGE: &str = "[A message from a subagent you started:]";
+pub const MARK_TO_SUBAGENT: &str =
+    "[The main agent sent this while you were working — take it into account from here:]";
+
+/// bash `background: true`: the job started.
+pub const JOB_STARTED: &str = "Started {{id}} in the background: {{command}}\nRead its output with job_output, stop it with job_stop. You will be told when it ends.";
+/// bash: a command still running at its timeout goes on as a job (after the timeout line).
+pub const JOB_MOVED: &str = "[the command is still running: it goes on in the background as {{id}}. Read its output with job_output, stop it with job_stop. You will be told when it ends.]";
+/// bash: too many background commands.
+pub const JOBS_FULL: &str = "[error: {{n}} background commands are already running in this session: stop one with job_stop or wait for one to end]";
+/// A finished command's wake-up (after [`MARK_COMMAND`]).
+pub const JOB_ENDED: &str = "{{id}} ({{command}}) {{how}} after {{elapsed}}.";
+/// …then its unread output, or this.
+pub const JOB_NO_NEW_OUTPUT: &str = "(no output since you last read it)";
+/// job_list with no job.
+pub const NO_JOBS: &str = "No background jobs in this session.";
+/// job_output, job_stop: an unknown id.
+pub const UNKNOWN_JOB: &str = "[error: no job {{id}} in this session: job_list shows them]";
+/// job_stop.
+pub const JOB_STOPPED: &str = "Stopped {{id}}.";
+pub const JOB_ALREADY_ENDED: &str = "{{id}} had already ended: it {{how}}.";

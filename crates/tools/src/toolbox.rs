@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use crate::ask::AskUser;
 use crate::{
-    Bash, Declaration, EditFile, FetchContent, ReadFile, ReadSkill, SaveAnswer, Tool, WriteFile,
+    Bash, Declaration, EditFile, FetchContent, JobList, JobOutput, JobStop, ReadFile, ReadSkill,
+    SaveAnswer, Tool, WriteFile,
 };
 
 /// Which built-ins are declared.
@@ -65,6 +66,9 @@ impl Toolbox {
         let mut toolbox = Self::default();
         if options.bash {
             toolbox.add(Arc::new(Bash));
+            toolbox.add(Arc::new(JobList));
+            toolbox.add(Arc::new(JobOutput));
+            toolbox.add(Arc::new(JobStop));
         }
         if let Some(skills) = options.skills_dir.as_deref().and_then(ReadSkill::load) {
             toolbox.add(Arc::new(skills));

@@ -147,4 +147,11 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Each question needs an answer (marked *); or decline them all.", "每个问题都需要回答（标有 *）；也可以全部拒绝。"),
     ("Trying again in {seconds} s — {reason}", "{seconds} 秒后重试 — {reason}"),
     ("There is no goal for this task. Set one: /goal <text>.", "此任务还没有目标。设置一个：/goal <文本>。"),
+    // workbench/jobs_strip.rs
+    ("exit {code}", "退出码 {code}"),
+    ("killed", "已被终止"),
+    ("{n} s", "{n} 秒"),
+    ("Background jobs", "后台任务"),
+    ("Output", "输出"),
+    ("(no output yet)", "（暂无输出）"),
 ];

@@ -68,6 +68,7 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                     Part::Text(_) => PartKey::Text(i),
                     Part::Tool(line) => PartKey::Tool(line.call_id.clone()),
                     Part::Compacted(_) => PartKey::Compacted(i),
+                    Part::JobNote(_) => PartKey::JobNote(i),
                 })
                 .collect::<Vec<_>>()
         })
@@ -132,6 +133,24 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                 <details class="compacted">
                     <summary>{t("Compacted here: Cairn goes on from this summary")}</summary>
                     <div class="markdown" inner_html=present::markdown_html(&summary)></div>
+                </details>
+            }
+            .into_any()
+        }
+        PartKey::JobNote(index) => {
+            let text = message.with_untracked(|m| match m.parts.get(index) {
+                Some(Part::JobNote(text)) => text.clone(),
+                _ => String::new(),
+            });
+            let (mark, rest) = match text.split_once('\n') {
+                Some((mark, rest)) => (mark.to_owned(), rest.to_owned()),
+                None => (text.clone(), String::new()),
+            };
+            // The harness's words to the model, not the person's: a note of its own style.
+            view! {
+                <details class="job-note" open>
+                    <summary><span class="job-note-from">"Cairn"</span>{mark}</summary>
+                    <pre class="job-note-text">{rest}</pre>
                 </details>
             }
             .into_any()

@@ -14,11 +14,13 @@ use crate::i18n::{t, tf};
 use crate::slash::{self, SlashCommand};
 use crate::{ipc, present};
 
+mod jobs_strip;
 mod messages;
 mod model;
 mod task_list;
 mod welcome;
 
+use jobs_strip::*;
 use messages::*;
 use model::*;
 use task_list::*;
@@ -694,6 +696,10 @@ pub fn Workbench() -> impl IntoView {
                         <button class="icon" aria-label=t("Dismiss") on:click=move |_| notice.set(None)>"✕"</button>
                     </div>
                 </Show>
+                <JobsStrip session=Signal::derive(move || {
+                    let id = current.get()?;
+                    tasks.with(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+                }) />
                 <Composer draft on_send=send running on_stop=stop on_command=command />
             </main>
         </div>

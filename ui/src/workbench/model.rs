@@ -47,6 +47,7 @@ pub(super) enum PartKey {
     Text(usize),
     Tool(String),
     Compacted(usize),
+    JobNote(usize),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +56,8 @@ pub(super) enum Part {
     Tool(ToolLine),
     /// Where the task was compacted, with the summary the model goes on from.
     Compacted(String),
+    /// The harness told the model that a background job ended (the mark first).
+    JobNote(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -170,6 +173,7 @@ impl Message {
                 _ => self.parts.push(Part::Text(text)),
             },
             ChatEvent::Notice { .. } => {}
+            ChatEvent::JobNote { text } => self.parts.push(Part::JobNote(text)),
             ChatEvent::Retrying { reason, after_ms } => {
                 self.retrying = Some(present::retrying_text(&reason, after_ms));
             }
@@ -314,6 +318,7 @@ pub(super) fn messages_of(transcript: Vec<TranscriptMessage>) -> Vec<Entry> {
                 .map(|part| match part {
                     ReplyPart::Text { text } => Part::Text(text),
                     ReplyPart::Compacted { summary } => Part::Compacted(summary),
+                    ReplyPart::JobNote { text } => Part::JobNote(text),
                     ReplyPart::Tool(t) => Part::Tool(ToolLine {
                         call_id: t.call_id,
                         name: t.name,

@@ -147,7 +147,7 @@ async fn bash_times_out_and_a_background_job_does_not_block() -> TestResult {
     assert_eq!(
         results(&events),
         vec![
-            "[#0001]\nbefore\n[error: 1s timeout exceeded]".to_owned(),
+            "[#0001]\nbefore\n[error: 1s timeout exceeded]\n[the command is still running: it goes on in the background as job1. Read its output with job_output, stop it with job_stop. You will be told when it ends.]".to_owned(),
             "[#0002]\nstarted\n".to_owned()
         ]
     );

@@ -7,7 +7,7 @@ use std::time::Duration;
 use cairn_api::chat::Chat;
 use cairn_api::Cairn;
 use cairn_config::Home;
-use cairn_test_support::{text_reply, tool_call_reply, MockServer};
+use cairn_test_support::{text_reply, tool_call_reply, tool_calls_reply, MockServer};
 use serde_json::{json, Value};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -310,6 +310,89 @@ async fn a_scan_reports_its_progress_on_the_event_stream() -> TestResult {
         "the stream and the answer agree"
     );
     assert!(done["report"]["turns_added"].as_u64() > Some(0), "{done}");
+    api.shutdown().await?;
+    Ok(())
+}
+
+/// Two background commands run while the person keeps talking; each wakes the task when it ends,
+/// in the order they end, and a client of the event stream sees each note and the turn it opened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_jobs_wake_their_task_in_order_while_the_person_talks() -> TestResult {
+    let (model, _dir, api) = server(
+        vec![
+            tool_calls_reply(
+                "Starting both.",
+                &[
+                    (
+                        "c1",
+                        "bash",
+                        json!({"command": "sleep 1; echo first", "background": true}),
+                    ),
+                    (
+                        "c2",
+                        "bash",
+                        json!({"command": "sleep 2; echo second", "background": true}),
+                    ),
+                ],
+            ),
+            text_reply("Both are running."),
+            text_reply("4"),
+            text_reply("The first one is done."),
+            text_reply("The second one is done."),
+        ],
+        true,
+    )
+    .await?;
+    let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let mut events = Events::open(&client, &url, &token).await?;
+    let created: Value = client
+        .post(format!("{url}/api/v1/tasks"))
+        .bearer_auth(&token)
+        .json(&json!({"message": "Start both builds"}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let task = created["task"].as_str().ok_or("no task id")?.to_owned();
+    events.until(&task, "done").await?;
+
+    // The person goes on talking while both run.
+    let sent = client
+        .post(format!("{url}/api/v1/tasks/{task}/messages"))
+        .bearer_auth(&token)
+        .json(&json!({"message": "What is 2+2?"}))
+        .send()
+        .await?;
+    assert!(sent.status().is_success(), "{}", sent.status());
+    let answer = events.until(&task, "done").await?;
+    assert!(
+        answer.iter().all(|(kind, _)| kind != "job_note"),
+        "{answer:?}"
+    );
+
+    for (job, command, reply) in [
+        ("job1", "sleep 1; echo first", "The first one is done."),
+        ("job2", "sleep 2; echo second", "The second one is done."),
+    ] {
+        let woke = events.until(&task, "done").await?;
+        let (kind, note) = woke.first().ok_or("no event")?;
+        assert_eq!(kind, "job_note", "{woke:?}");
+        let text = note["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with(&format!(
+                "[A background job you started has finished:]\n{job} ({command}) exited with code 0 after"
+            )),
+            "{text}"
+        );
+        let said: String = woke
+            .iter()
+            .filter(|(k, _)| k == "text")
+            .filter_map(|(_, d)| d["text"].as_str())
+            .collect();
+        assert_eq!(said, reply);
+    }
+    assert_eq!(model.requests().len(), 5);
     api.shutdown().await?;
     Ok(())
 }
