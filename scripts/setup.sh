@@ -199,4 +199,15 @@ if [ "$(cat "$node_clients/.installed" 2>/dev/null)" != "$node_packages" ]; then
   (cd "$node_clients" && npm install --no-audit --no-fund --silent $node_packages)
   echo "$node_packages" > "$node_clients/.installed"
 fi
+# The MCP conformance suite, run against Cairn's MCP server and client. It needs Node 22, which the
+# registry ships as the `node` package, so the system's Node stays as it is.
+conformance="$HOME/.cache/cairn/clients/conformance"
+conformance_packages="node@22.23.3 @modelcontextprotocol/conformance@0.1.16"
+if [ "$(cat "$conformance/.installed" 2>/dev/null)" != "$conformance_packages" ]; then
+  say "installing the MCP conformance suite and the Node 22 it runs on (once)"
+  mkdir -p "$conformance"
+  # shellcheck disable=SC2086
+  (cd "$conformance" && npm install --no-audit --no-fund --silent $conformance_packages)
+  echo "$conformance_packages" > "$conformance/.installed"
+fi
 say "ready"

@@ -96,6 +96,24 @@ enum McpCommand {
     /// Start every MCP server of the config ([mcp.servers.*]) and print its state, its tools as
     /// the agent sees them, and its error; exits 1 when one failed.
     Status,
+    /// Connect to the MCP server at URL (streamable HTTP, or --sse), list its tools, and call one
+    /// with --call: a quick way to try a server before adding it to the config.
+    Connect {
+        /// The server's address, e.g. http://127.0.0.1:3001/mcp.
+        url: String,
+        /// Call this tool and print its result.
+        #[arg(long, value_name = "TOOL")]
+        call: Option<String>,
+        /// The call's arguments, a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        arguments: String,
+        /// A header to send, NAME=value (repeatable), e.g. Authorization=Bearer ${TOKEN}.
+        #[arg(long = "header", value_name = "NAME=VALUE")]
+        headers: Vec<String>,
+        /// Use the older SSE transport.
+        #[arg(long)]
+        sse: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -219,6 +237,68 @@ async fn mcp_status(cairn: &Cairn) -> anyhow::Result<std::process::ExitCode> {
     })
 }
 
+/// `cairn mcp connect URL [--call TOOL --arguments JSON]`: the server's tools, and one call's
+/// result (exit 1 when the tool reports an error).
+async fn mcp_connect(
+    url: &str,
+    call: Option<&str>,
+    arguments: &str,
+    headers: &[String],
+    sse: bool,
+) -> anyhow::Result<std::process::ExitCode> {
+    use anyhow::Context;
+    let headers = headers
+        .iter()
+        .map(|h| {
+            let (name, value) = h
+                .split_once('=')
+                .with_context(|| format!("{h:?} is not NAME=value"))?;
+            Ok((
+                name.trim().to_owned(),
+                cairn_config::Secret::new(value.trim().to_owned()),
+            ))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let arguments: serde_json::Value = serde_json::from_str(arguments)
+        .with_context(|| format!("--arguments is not JSON: {arguments}"))?;
+    let url = url.to_owned();
+    let transport = if sse {
+        cairn_config::McpTransport::Sse { url, headers }
+    } else {
+        cairn_config::McpTransport::StreamableHttp { url, headers }
+    };
+    let config = cairn_config::McpServerConfig {
+        transport,
+        enabled: true,
+        startup_timeout: cairn_config::DEFAULT_STARTUP_TIMEOUT,
+        tool_timeout: cairn_config::DEFAULT_TOOL_TIMEOUT,
+        enabled_tools: vec!["*".into()],
+        disabled_tools: Vec::new(),
+    };
+    let connection = cairn_mcp::connect("server", &config).await?;
+    let Some(tool) = call else {
+        for tool in connection.tools() {
+            println!("{}", tool.name);
+        }
+        return Ok(std::process::ExitCode::SUCCESS);
+    };
+    let result = tokio::time::timeout(config.tool_timeout, connection.call(tool, arguments))
+        .await
+        .with_context(|| {
+            format!(
+                "{tool} did not answer within {} s",
+                config.tool_timeout.as_secs()
+            )
+        })??;
+    let (text, failed) = cairn_mcp::render_result(&result);
+    println!("{text}");
+    Ok(if failed {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
+}
+
 fn run() -> anyhow::Result<std::process::ExitCode> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
@@ -259,6 +339,16 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Mcp {
                 command: Some(McpCommand::Status),
             } => mcp_status(&cairn).await,
+            Command::Mcp {
+                command:
+                    Some(McpCommand::Connect {
+                        url,
+                        call,
+                        arguments,
+                        headers,
+                        sse,
+                    }),
+            } => mcp_connect(&url, call.as_deref(), &arguments, &headers, sse).await,
             Command::Agent(args) => agent::run(&cairn, args).await,
             Command::Sessions(command) => {
                 sessions::run(&cairn, command).map(|()| std::process::ExitCode::SUCCESS)

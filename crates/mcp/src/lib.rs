@@ -2,7 +2,8 @@
 //! needs tools (waiting at most `mcp_wait_ms` for them), each server's tools offered to the model
 //! as `mcp__<server>__<tool>` through [`McpHub`], a [`cairn_tools::ToolSource`]. The official SDK
 //! (`rmcp`) stays behind [`Connection`]: the hub only knows how to list and call. The other way
-//! round, [`serve_stdio`] offers Cairn's memory as MCP tools (`cairn mcp`).
+//! round, [`serve_stdio`] offers Cairn's memory as MCP tools (`cairn mcp`). [`connect`] reaches one
+//! server directly (`cairn mcp connect`).
 
 mod connection;
 mod error;
@@ -19,6 +20,7 @@ pub use error::Error;
 pub use hub::{HubTools, McpHub, ServerState, ServerStatus, MCP_WAIT, RETRY_AFTER};
 pub use names::exposed_names;
 pub use render::render_result;
+pub use rmcp_client::connect;
 pub use server::{
     http_service, serve_stdio, MemoryBackend, MemoryServer, REMEMBER_TOOL, RESUME_TOOL, SEARCH_TOOL,
 };

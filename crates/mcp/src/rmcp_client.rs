@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use cairn_config::{McpServerConfig, McpTransport};
 use cairn_tools::BoxFuture;
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+};
 use rmcp::service::RunningService;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -30,7 +32,7 @@ const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 const STDERR_LINES: usize = 20;
 
 struct RmcpConnection {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, ClientConfig>,
     tools: Vec<RemoteTool>,
     instructions: Option<String>,
     stderr: Arc<Mutex<VecDeque<String>>>,
@@ -55,12 +57,19 @@ impl Drop for ChildGroup {
     }
 }
 
+/// How Cairn introduces itself: by name, with the newest protocol version that still opens with
+/// `initialize` (the handshake every transport here uses, and the one servers in the field speak).
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+}
+
 /// Starts the server `name` and completes the handshake and the tool listing within its
 /// `startup_timeout`.
-pub(crate) async fn connect(
-    name: &str,
-    config: &McpServerConfig,
-) -> Result<Arc<dyn Connection>, Error> {
+pub async fn connect(name: &str, config: &McpServerConfig) -> Result<Arc<dyn Connection>, Error> {
     let stderr = Arc::new(Mutex::new(VecDeque::new()));
     let mut child = None;
     let started = tokio::time::timeout(config.startup_timeout, async {
@@ -100,7 +109,7 @@ pub(crate) async fn connect(
                 child = Some(ChildGroup(spawned));
                 let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, stdin)
                     .with_max_line_length(MAX_MESSAGE);
-                ().serve(transport)
+                client_config().serve(transport)
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }
@@ -109,14 +118,14 @@ pub(crate) async fn connect(
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let mut transport = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 transport.custom_headers = header_map(headers)?;
-                ().serve(StreamableHttpClientTransport::from_config(transport))
+                client_config().serve(StreamableHttpClientTransport::from_config(transport))
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }
             McpTransport::Sse { url, headers } => {
                 let transport =
                     SseTransport::connect(url, header_map(headers)?.into_iter().collect()).await?;
-                ().serve(transport)
+                client_config().serve(transport)
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }

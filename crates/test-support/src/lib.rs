@@ -192,3 +192,20 @@ pub fn tool_calls_reply(text: &str, calls: &[(&str, &str, Value)]) -> Reply {
 pub fn tool_call_reply(id: &str, name: &str, arguments: Value) -> Reply {
     tool_calls_reply("", &[(id, name, arguments)])
 }
+
+/// The MCP conformance suite setup installs (`@modelcontextprotocol/conformance`): the Node 22 it
+/// runs on, and its script, ready for `node script server|client …`.
+pub fn mcp_conformance_suite() -> Result<(std::path::PathBuf, std::path::PathBuf), String> {
+    let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_owned())?;
+    let root = std::path::Path::new(&home).join(".cache/cairn/clients/conformance");
+    let node = root.join("node_modules/.bin/node");
+    let script = root.join("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    if node.exists() && script.exists() {
+        Ok((node, script))
+    } else {
+        Err(format!(
+            "the MCP conformance suite is missing in {}: run scripts/setup.sh",
+            root.display()
+        ))
+    }
+}

@@ -1,6 +1,7 @@
 //! `cairn mcp` driven by the official Python MCP client (installed by setup): the handshake, the
 //! three memory tools, a memory written and recalled, and errors as tool errors; and `cairn mcp
-//! status` over a config with a working and a broken server.
+//! status` over a config with a working and a broken server; and `cairn mcp connect`, Cairn's MCP
+//! client, through the official conformance suite's client scenarios.
 
 use std::process::Command;
 
@@ -98,5 +99,33 @@ fn mcp_status_starts_the_configured_servers_and_says_how_each_is_doing(
     let output = crate::cairn(empty.path(), &["mcp", "status"])?;
     assert!(output.status.success());
     assert!(crate::stdout(&output).starts_with("no MCP servers are configured"));
+    Ok(())
+}
+
+#[test]
+fn cairns_mcp_client_passes_the_conformance_suite() -> Result<(), Box<dyn std::error::Error>> {
+    let (node, script) = cairn_test_support::mcp_conformance_suite()?;
+    let home = tempfile::tempdir()?;
+    let cairn = env!("CARGO_BIN_EXE_cairn");
+    // The suite runs the command with its test server's address appended.
+    for (scenario, command) in [
+        ("initialize", format!("{cairn} mcp connect")),
+        (
+            "tools_call",
+            format!("{cairn} mcp connect --call add_numbers --arguments '{{\"a\":2,\"b\":3}}'"),
+        ),
+    ] {
+        let output = Command::new(&node)
+            .arg(&script)
+            .args(["client", "--command", &command, "--scenario", scenario])
+            .env("CAIRN_HOME", home.path())
+            .output()?;
+        assert!(
+            output.status.success(),
+            "{scenario} failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 mod guards;
 mod mcp;
+mod mcp_conformance;
 mod memory;
 mod openai;
 mod server;
