@@ -265,6 +265,19 @@ pub fn job_output(
         .ok_or_else(|| ApiError::new("not_found", format!("no job {id} in this task")))
 }
 
+/// Quits as the tray's Quit does: asking first when background jobs run.
+#[tauri::command]
+pub fn quit_request(app: AppHandle) {
+    crate::quit_or_ask(&app);
+}
+
+/// The person's yes to quitting while background jobs run: they stop, the app ends.
+#[tauri::command]
+pub fn quit_app(app: AppHandle, desktop: State<'_, Desktop>) {
+    desktop.chat.jobs().stop_all();
+    app.exit(0);
+}
+
 /// Stops a job from its strip; false when it had already ended.
 #[tauri::command]
 pub fn job_stop(desktop: State<'_, Desktop>, session: String, id: String) -> bool {

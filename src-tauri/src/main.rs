@@ -186,6 +186,8 @@ fn run() -> anyhow::Result<()> {
             commands::show_workbench,
             commands::toggle_pet,
             commands::send_message,
+            commands::quit_app,
+            commands::quit_request,
             commands::task_jobs,
             commands::job_output,
             commands::job_stop,
@@ -245,7 +247,10 @@ fn run() -> anyhow::Result<()> {
                         windows::remember_mode(app, "pet");
                     } else {
                         windows::remember_mode(app, "full");
-                        app.exit(0);
+                        if jobs_running(app) {
+                            api.prevent_close();
+                        }
+                        quit_or_ask(app);
                     }
                 }
             }
@@ -255,6 +260,8 @@ fn run() -> anyhow::Result<()> {
 
     app.run(|handle, event| {
         if let RunEvent::Exit = event {
+            // Nothing the tasks left running outlives the app.
+            handle.state::<Desktop>().chat.jobs().stop_all();
             let api = handle
                 .state::<Desktop>()
                 .api
@@ -269,6 +276,26 @@ fn run() -> anyhow::Result<()> {
         }
     });
     Ok(())
+}
+
+/// Whether a task has a background job running.
+fn jobs_running<R: tauri::Runtime>(app: &tauri::AppHandle<R>) -> bool {
+    app.state::<Desktop>().chat.jobs().running() > 0
+}
+
+/// Quits, unless background jobs run: then the workbench asks the person first (`quit_app` is
+/// their yes).
+pub fn quit_or_ask<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
+    if !jobs_running(app) {
+        app.exit(0);
+        return;
+    }
+    if let Err(e) = windows::show_workbench(app) {
+        tracing::warn!("cannot show the workbench to ask about quitting: {e}");
+        app.exit(0);
+        return;
+    }
+    let _ = tauri::Emitter::emit_to(app, windows::WORKBENCH, "confirm-quit", ());
 }
 
 /// SIGINT and SIGTERM end the app the same way as closing the workbench, so `runtime.json` goes too.

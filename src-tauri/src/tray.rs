@@ -159,7 +159,7 @@ pub fn act<R: Runtime>(app: &AppHandle<R>, action: Action) {
             Ok(())
         }
         Action::Quit => {
-            app.exit(0);
+            crate::quit_or_ask(app);
             Ok(())
         }
     };

@@ -885,6 +885,18 @@ async fn background_jobs_show_on_their_task_and_wake_it() -> TestResult {
         wait_for_text(client, ".job[data-job=\"job2\"] .job-state", "exit 0").await?;
         screenshot(client, "jobs-woken").await?;
 
+        // Quitting while job1 runs asks first; the person keeps Cairn running.
+        client
+            .execute(
+                "window.__TAURI_INTERNALS__.invoke('quit_request'); return true;",
+                vec![],
+            )
+            .await?;
+        wait_for_text(client, "#confirm-quit", "Background jobs are still running").await?;
+        screenshot(client, "jobs-confirm-quit").await?;
+        click(client, "#confirm-quit-cancel").await?;
+        wait_for_text(client, &format!("{server} .job-state"), "running").await?;
+
         click(client, &format!("{server} .job-stop")).await?;
         wait_for_text(client, &format!("{server} .job-state"), "stopped").await?;
         Ok::<_, Box<dyn std::error::Error>>(())

@@ -524,6 +524,11 @@ pub async fn change_settings(change: SettingsChange) -> Result<Settings, ApiErro
     }
 }
 
+/// Stops the background jobs and quits (the person said yes).
+pub async fn quit_app() -> Result<(), ApiError> {
+    invoke("quit_app").await
+}
+
 /// Task `session`'s background jobs.
 pub async fn task_jobs(session: &str) -> Result<Vec<cairn_protocol::TaskJob>, ApiError> {
     invoke_with("task_jobs", &serde_json::json!({ "session": session })).await

@@ -420,26 +420,8 @@ impl Runtime {
         }
         let text = notes.join("\n\n");
         let _ = tx.send(Event::JobNote { text: text.clone() }).await;
-        let cancel = CancellationToken::new();
-        if let Ok(mut running) = self.running.lock() {
-            running.insert(session.clone(), cancel.clone());
-        }
-        let outcome = self
-            .turn(&session, &text, Vec::new(), &mut state, &cancel, &tx)
+        self.run_turn(&session, &text, Vec::new(), &mut state, &tx)
             .await;
-        if let Ok(mut running) = self.running.lock() {
-            running.remove(&session);
-        }
-        if let Err(error) = outcome {
-            self.save(
-                &session,
-                &text,
-                &state,
-                Some(("generation", error.to_string().as_str())),
-                None,
-            );
-            let _ = tx.send(Event::failed(&error)).await;
-        }
     }
 
     async fn user_message(
@@ -453,24 +435,31 @@ impl Runtime {
         self.stop(&session);
         let state = self.state(&session);
         let mut state = state.lock().await;
+        self.run_turn(&session, &text, images, &mut state, &tx)
+            .await;
+    }
+
+    /// Runs a turn of `session` (stoppable while it runs); a failure is kept with the session and
+    /// ends the events.
+    async fn run_turn(
+        &self,
+        session: &str,
+        text: &str,
+        images: Vec<cairn_llm::Image>,
+        state: &mut SessionState,
+        tx: &mpsc::Sender<Event>,
+    ) {
         let cancel = CancellationToken::new();
         if let Ok(mut running) = self.running.lock() {
-            running.insert(session.clone(), cancel.clone());
+            running.insert(session.to_owned(), cancel.clone());
         }
-        let outcome = self
-            .turn(&session, &text, images, &mut state, &cancel, &tx)
-            .await;
+        let outcome = self.turn(session, text, images, state, &cancel, tx).await;
         if let Ok(mut running) = self.running.lock() {
-            running.remove(&session);
+            running.remove(session);
         }
         if let Err(error) = outcome {
-            self.save(
-                &session,
-                &text,
-                &state,
-                Some(("generation", error.to_string().as_str())),
-                None,
-            );
+            let message = error.to_string();
+            self.save(session, text, state, Some(("generation", &message)), None);
             let _ = tx.send(Event::failed(&error)).await;
         }
     }

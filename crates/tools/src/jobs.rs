@@ -149,11 +149,7 @@ impl Default for Jobs {
 /// Nothing a session left running outlives the runtime that ran it.
 impl Drop for Jobs {
     fn drop(&mut self) {
-        for jobs in lock(&self.sessions).values() {
-            for job in jobs.jobs.iter().filter(|j| j.state() == JobState::Running) {
-                crate::process::kill_group(job.group);
-            }
-        }
+        self.stop_all();
     }
 }
 
@@ -258,11 +254,13 @@ impl Jobs {
         }
     }
 
-    /// Stops every job of every session (the app quits).
+    /// Stops every job of every session at once (the app quits: there is no waiting for their
+    /// watchers).
     pub fn stop_all(&self) {
         for jobs in lock(&self.sessions).values() {
-            for job in &jobs.jobs {
+            for job in jobs.jobs.iter().filter(|j| j.state() == JobState::Running) {
                 job.stop.cancel();
+                crate::process::kill_group(job.group);
             }
         }
     }

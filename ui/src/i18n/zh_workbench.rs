@@ -154,4 +154,7 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Background jobs", "后台任务"),
     ("Output", "输出"),
     ("(no output yet)", "（暂无输出）"),
+    ("Background jobs are still running. Quitting Cairn stops them.", "后台任务仍在运行。退出 Cairn 会停止它们。"),
+    ("Keep Cairn running", "保持 Cairn 运行"),
+    ("Stop them and quit", "停止它们并退出"),
 ];

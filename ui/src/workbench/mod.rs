@@ -270,6 +270,11 @@ pub fn Workbench() -> impl IntoView {
     spawn_local(async move {
         let _ = ipc::on_app_event("open-task", open_asked_task).await;
     });
+    // Quitting while background jobs run asks here first.
+    let confirm_quit = RwSignal::new(false);
+    spawn_local(async move {
+        let _ = ipc::on_app_event("confirm-quit", move || confirm_quit.set(true)).await;
+    });
     sync_tasks();
     let _ = set_interval_with_handle(sync_tasks, std::time::Duration::from_secs(5));
     // Opening a stored task loads its transcript; opening any task reads it.
@@ -690,6 +695,21 @@ pub fn Workbench() -> impl IntoView {
                         Some(id) => view! { <MessageList tasks id /> }.into_any(),
                     }}
                 </section>
+                <Show when=move || confirm_quit.get()>
+                    <div id="confirm-quit" class="notice confirm-quit" role="alertdialog" aria-labelledby="confirm-quit-text">
+                        <p id="confirm-quit-text">{t("Background jobs are still running. Quitting Cairn stops them.")}</p>
+                        <div class="set-actions">
+                            <button class="secondary" id="confirm-quit-cancel" on:click=move |_| confirm_quit.set(false)>
+                                {t("Keep Cairn running")}
+                            </button>
+                            <button class="primary danger" id="confirm-quit-yes" on:click=move |_| {
+                                spawn_local(async { let _ = ipc::quit_app().await; });
+                            }>
+                                {t("Stop them and quit")}
+                            </button>
+                        </div>
+                    </div>
+                </Show>
                 <Show when=move || notice.get().is_some()>
                     <div id="notice" class="notice" role="status">
                         <pre>{move || notice.get().unwrap_or_default()}</pre>

@@ -25,6 +25,14 @@ fn last_message(server: &MockServer, n: usize) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// A runtime with the default tools, in `dir`.
+fn runtime(server: &MockServer, dir: &TempDir) -> Runtime {
+    let settings = Setup::new(server, dir.path())
+        .tools(ToolboxOptions::default())
+        .settings();
+    Runtime::new(settings, None)
+}
+
 fn notes(events: &[Event]) -> Vec<String> {
     events
         .iter()
@@ -55,12 +63,7 @@ async fn a_background_command_is_listed_read_and_stopped() -> TestResult {
         text_reply("Done."),
     ])
     .await?;
-    let runtime = Runtime::new(
-        Setup::new(&server, dir.path())
-            .tools(ToolboxOptions::default())
-            .settings(),
-        None,
-    );
+    let runtime = runtime(&server, &dir);
     let events = tokio::time::timeout(Duration::from_secs(20), run(&runtime, "s", "serve")).await?;
     assert_eq!(
         results(&events),
@@ -96,12 +99,7 @@ async fn a_job_that_ends_during_a_turn_is_told_at_the_next_step() -> TestResult 
         text_reply("It built."),
     ])
     .await?;
-    let runtime = Runtime::new(
-        Setup::new(&server, dir.path())
-            .tools(ToolboxOptions::default())
-            .settings(),
-        None,
-    );
+    let runtime = runtime(&server, &dir);
     let events = tokio::time::timeout(Duration::from_secs(20), run(&runtime, "s", "build")).await?;
     let note = format!(
         "[A background job you started has finished:]\njob1 ({command}) exited with code 0 after 0 s.\nbuilt"
@@ -131,12 +129,7 @@ async fn a_job_that_ends_between_turns_wakes_the_session() -> TestResult {
         text_reply("The build failed with code 2."),
     ])
     .await?;
-    let runtime = Runtime::new(
-        Setup::new(&server, dir.path())
-            .tools(ToolboxOptions::default())
-            .settings(),
-        None,
-    );
+    let runtime = runtime(&server, &dir);
     let mut wakeups = runtime.jobs().wakeups().ok_or("the wake-ups were taken")?;
     run(&runtime, "s", "build it").await;
     let woken = tokio::time::timeout(Duration::from_secs(10), wakeups.recv()).await?;
@@ -184,12 +177,7 @@ async fn a_ninth_background_command_is_refused() -> TestResult {
         .collect();
     replies.push(text_reply("Enough."));
     let server = MockServer::start(replies).await?;
-    let runtime = Runtime::new(
-        Setup::new(&server, dir.path())
-            .tools(ToolboxOptions::default())
-            .settings(),
-        None,
-    );
+    let runtime = runtime(&server, &dir);
     let events = tokio::time::timeout(Duration::from_secs(20), run(&runtime, "s", "go")).await?;
     let outputs = results(&events);
     assert!(

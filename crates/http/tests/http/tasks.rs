@@ -98,6 +98,24 @@ impl Events {
     }
 }
 
+/// A task created over the API with `message`; its id.
+async fn create_task(
+    client: &reqwest::Client,
+    url: &str,
+    token: &str,
+    message: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let created: Value = client
+        .post(format!("{url}/api/v1/tasks"))
+        .bearer_auth(token)
+        .json(&json!({ "message": message }))
+        .send()
+        .await?
+        .json()
+        .await?;
+    Ok(created["task"].as_str().ok_or("no task id")?.to_owned())
+}
+
 async fn server(
     replies: Vec<cairn_test_support::Reply>,
     yolo: bool,
@@ -220,15 +238,7 @@ async fn an_approval_is_answered_over_the_api() -> TestResult {
     let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
     let client = reqwest::Client::builder().no_proxy().build()?;
     let mut events = Events::open(&client, &url, &token).await?;
-    let created: Value = client
-        .post(format!("{url}/api/v1/tasks"))
-        .bearer_auth(&token)
-        .json(&json!({"message": "make a file"}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let task = created["task"].as_str().ok_or("no task id")?.to_owned();
+    let task = create_task(&client, &url, &token, "make a file").await?;
 
     let seen = events.until(&task, "approval").await?;
     let request = seen
@@ -346,15 +356,7 @@ async fn background_jobs_wake_their_task_in_order_while_the_person_talks() -> Te
     let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
     let client = reqwest::Client::builder().no_proxy().build()?;
     let mut events = Events::open(&client, &url, &token).await?;
-    let created: Value = client
-        .post(format!("{url}/api/v1/tasks"))
-        .bearer_auth(&token)
-        .json(&json!({"message": "Start both builds"}))
-        .send()
-        .await?
-        .json()
-        .await?;
-    let task = created["task"].as_str().ok_or("no task id")?.to_owned();
+    let task = create_task(&client, &url, &token, "Start both builds").await?;
     events.until(&task, "done").await?;
 
     // The person goes on talking while both run.
