@@ -407,11 +407,9 @@ impl Runtime {
         }
     }
 
-    /// A turn opened by the notes of the session's jobs that ended (none: nothing happens).
+    /// A turn opened by the notes of the session's jobs that ended, once the turn running in the
+    /// session (if any) has let go of it; nothing happens when no note is left by then.
     async fn wake(&self, session: String, tx: mpsc::Sender<Event>) {
-        if self.is_running(&session) {
-            return;
-        }
         let state = self.state(&session);
         let mut state = state.lock().await;
         let notes = self.jobs.take_notes(&session);

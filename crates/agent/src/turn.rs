@@ -61,7 +61,14 @@ impl Runtime {
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
     ) -> Result<(), TurnError> {
-        let recalled = self.recall(session, text);
+        // A wake-up's note is the harness's, not the person's: nothing is recalled for it, and
+        // it is not captured as something the person asked.
+        let machine = crate::is_job_note(text);
+        let recalled = if machine {
+            None
+        } else {
+            self.recall(session, text)
+        };
         if let Some((hits, injection, items)) = &recalled {
             let _ = tx
                 .send(Event::Recalled {
@@ -71,7 +78,11 @@ impl Runtime {
                 })
                 .await;
         }
-        let turn_id = self.start_capture(session, text);
+        let turn_id = if machine {
+            None
+        } else {
+            self.start_capture(session, text)
+        };
         let offer_tools =
             crate::tool_need::offers_tools(self.settings.compact, text, &state.messages);
         let previous_answer = last_answer(&state.messages);

@@ -18,6 +18,10 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::{Cairn, Error, ModelChoice};
 
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The runtime in `slot`, built from the config (keeping its jobs in `jobs`) when there is none.
 fn current_runtime(
     slot: &Mutex<Option<Runtime>>,
@@ -109,12 +113,7 @@ impl Chat {
     /// every call explains how to configure one, and the next call reads the config again.
     pub fn runtime(&self) -> Result<Runtime, Error> {
         let runtime = current_runtime(&self.runtime, &self.cairn, &self.project_root, &self.jobs)?;
-        if !self
-            .following
-            .swap(true, std::sync::atomic::Ordering::SeqCst)
-        {
-            self.follow_wakeups();
-        }
+        self.follow_wakeups();
         Ok(runtime)
     }
 
@@ -146,51 +145,68 @@ impl Chat {
             .collect()
     }
 
-    /// Opens a turn for each task a finished job woke while no turn of it ran (a running turn
-    /// reads the note at its next step, and what is left when it ends opens a turn then). The
-    /// turn's events go to the subscribers, as a detached turn's do.
+    /// Opens a turn for each task a finished job woke (from the first call made where an async
+    /// runtime runs). The turn waits for one running in the task to end (which may have read the
+    /// note at a step boundary: then nothing happens); a note that arrives while a wake-up turn
+    /// runs opens the next one. The turns' events go to the subscribers, as a detached turn's do.
+    /// The follower holds the chat's parts weakly: it ends with the chat, and so do the jobs.
     fn follow_wakeups(&self) {
-        let Some(mut wakeups) = self.jobs.wakeups() else {
-            return;
-        };
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let (slot, cairn, root, jobs) = (
-            self.runtime.clone(),
-            self.cairn.clone(),
-            self.project_root.clone(),
-            self.jobs.clone(),
-        );
+        if self
+            .following
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
+        let Some(mut wakeups) = self.jobs.wakeups() else {
+            return;
+        };
+        let (slot, jobs) = (Arc::downgrade(&self.runtime), Arc::downgrade(&self.jobs));
+        let (cairn, root) = (self.cairn.clone(), self.project_root.clone());
         let (running, hub) = (self.running.clone(), self.hub.clone());
+        let waking: Arc<Mutex<HashSet<String>>> = Arc::default();
         handle.spawn(async move {
             while let Some(session) = wakeups.recv().await {
+                let (Some(slot), Some(jobs)) = (slot.upgrade(), jobs.upgrade()) else {
+                    return;
+                };
+                // One wake-up turn at a time per task.
+                if !lock(&waking).insert(session.clone()) {
+                    continue;
+                }
                 let Ok(runtime) = current_runtime(&slot, &cairn, &root, &jobs) else {
+                    lock(&waking).remove(&session);
                     continue;
                 };
-                let (running, hub) = (running.clone(), hub.clone());
+                let (running, hub, waking) = (running.clone(), hub.clone(), waking.clone());
                 tokio::spawn(async move {
-                    while runtime.is_running(&session) {
-                        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                    loop {
+                        if let Ok(mut running) = running.lock() {
+                            running.insert(session.clone());
+                        }
+                        let events = runtime.submit(Op::Wake {
+                            session: session.clone(),
+                        });
+                        let mut turn = ChatTurn {
+                            events,
+                            session: session.clone(),
+                            runtime: runtime.clone(),
+                            running: running.clone(),
+                            hub: hub.clone(),
+                            finished: false,
+                        };
+                        while turn.next().await.is_some() {}
+                        drop(turn);
+                        lock(&waking).remove(&session);
+                        // A note that came while this turn ran, and found it busy, goes next.
+                        if !runtime.jobs().has_notes(&session)
+                            || !lock(&waking).insert(session.clone())
+                        {
+                            return;
+                        }
                     }
-                    if !runtime.jobs().has_notes(&session) {
-                        return;
-                    }
-                    if let Ok(mut running) = running.lock() {
-                        running.insert(session.clone());
-                    }
-                    let events = runtime.submit(Op::Wake {
-                        session: session.clone(),
-                    });
-                    let mut turn = ChatTurn {
-                        events,
-                        session,
-                        runtime,
-                        running,
-                        hub,
-                        finished: false,
-                    };
-                    while turn.next().await.is_some() {}
                 });
             }
         });

@@ -7,7 +7,7 @@ use anyhow::{bail, Context};
 use cairn_agent::{Event, Op, Runtime};
 use cairn_api::{Cairn, ModelChoice};
 use cairn_tools::ask::{hint, read_line_answer, LineAnswer};
-use cairn_tools::{Answer, JobState, Question};
+use cairn_tools::{Answer, Question};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct AgentArgs {
@@ -94,15 +94,6 @@ fn message_op(session: &str, text: &str) -> Op {
     }
 }
 
-fn running_jobs(runtime: &Runtime, session: &str) -> usize {
-    runtime
-        .jobs()
-        .list(session)
-        .iter()
-        .filter(|j| j.state == JobState::Running)
-        .count()
-}
-
 /// With nobody to ask, the jobs the prompt started are waited for (each end told to the model in
 /// a turn of its own); Ctrl-C stops them instead.
 async fn finish_jobs(
@@ -121,7 +112,7 @@ async fn finish_jobs(
             turn(runtime, session, wake, None).await?;
             continue;
         }
-        let running = running_jobs(runtime, session);
+        let running = runtime.jobs().running_in(session);
         if running == 0 {
             return Ok(());
         }
@@ -177,7 +168,7 @@ async fn converse(
         match text {
             "" => continue,
             "/exit" | "/quit" => {
-                let running = running_jobs(runtime, session);
+                let running = runtime.jobs().running_in(session);
                 if running > 0 && terminal {
                     eprint!(
                         "{running} background job(s) still running: stop them and leave? [y/N] "

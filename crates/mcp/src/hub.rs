@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cairn_config::McpServerConfig;
+use cairn_config::{McpServerConfig, McpTransport};
 use cairn_tools::{BoxFuture, Tool, ToolSource};
 use tokio::sync::watch;
 
@@ -316,9 +316,10 @@ impl Server {
                     server.set(State::Ready(connection));
                 }
                 Err(e) => {
-                    tracing::warn!(server = %server.name, "MCP server failed: {e}");
+                    let error = scrub(&e.to_string(), &server.config);
+                    tracing::warn!(server = %server.name, "MCP server failed: {error}");
                     server.set(State::Failed {
-                        error: e.to_string(),
+                        error,
                         at: Instant::now(),
                     });
                 }
@@ -359,6 +360,32 @@ impl Server {
     }
 }
 
+/// `error` without the server's secrets, for Settings and logs: its header and variable values,
+/// and its address's query and credentials (an HTTP client's errors name the address).
+fn scrub(error: &str, config: &McpServerConfig) -> String {
+    let mut text = error.to_owned();
+    let (secrets, url) = match &config.transport {
+        McpTransport::Stdio { env, .. } => (env, None),
+        McpTransport::StreamableHttp { url, headers } | McpTransport::Sse { url, headers } => {
+            (headers, Some(url))
+        }
+    };
+    if let Some(url) = url.filter(|u| u.contains('?') || u.contains('@')) {
+        let (scheme, rest) = url.split_once("://").unwrap_or(("", url.as_str()));
+        let rest = rest.split('?').next().unwrap_or_default();
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, host)| host);
+        text = text.replace(url.as_str(), &format!("{scheme}://{rest}"));
+    }
+    for secret in secrets
+        .values()
+        .map(|s| s.expose())
+        .filter(|s| s.len() >= 4)
+    {
+        text = text.replace(secret, "<redacted>");
+    }
+    text
+}
+
 /// The hub as a source of tools for the agent's toolbox.
 pub struct HubTools(pub Arc<McpHub>);
 
@@ -380,4 +407,43 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cairn_config::Secret;
+
+    fn http(url: &str, header: &str) -> McpServerConfig {
+        McpServerConfig {
+            transport: McpTransport::StreamableHttp {
+                url: url.to_owned(),
+                headers: BTreeMap::from([(
+                    "Authorization".to_owned(),
+                    Secret::new(header.to_owned()),
+                )]),
+            },
+            enabled: true,
+            startup_timeout: Duration::from_secs(1),
+            tool_timeout: Duration::from_secs(1),
+            enabled_tools: vec!["*".into()],
+            disabled_tools: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn errors_lose_the_servers_secrets() {
+        let config = http(
+            "https://ada:pw@docs.example/mcp?key=s3cret",
+            "Bearer tok-1234",
+        );
+        let error = "error sending request for url (https://ada:pw@docs.example/mcp?key=s3cret): \
+                     401 with Bearer tok-1234";
+        assert_eq!(
+            scrub(error, &config),
+            "error sending request for url (https://docs.example/mcp): 401 with <redacted>"
+        );
+        let plain = http("http://127.0.0.1:9/mcp", "x");
+        assert_eq!(scrub("refused", &plain), "refused");
+    }
 }

@@ -109,7 +109,8 @@ pub async fn connect(name: &str, config: &McpServerConfig) -> Result<Arc<dyn Con
                 child = Some(ChildGroup(spawned));
                 let transport = AsyncRwTransport::<RoleClient, _, _>::new_client(stdout, stdin)
                     .with_max_line_length(MAX_MESSAGE);
-                client_config().serve(transport)
+                client_config()
+                    .serve(transport)
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }
@@ -118,14 +119,16 @@ pub async fn connect(name: &str, config: &McpServerConfig) -> Result<Arc<dyn Con
                 let _ = rustls::crypto::ring::default_provider().install_default();
                 let mut transport = StreamableHttpClientTransportConfig::with_uri(url.as_str());
                 transport.custom_headers = header_map(headers)?;
-                client_config().serve(StreamableHttpClientTransport::from_config(transport))
+                client_config()
+                    .serve(StreamableHttpClientTransport::from_config(transport))
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }
             McpTransport::Sse { url, headers } => {
                 let transport =
                     SseTransport::connect(url, header_map(headers)?.into_iter().collect()).await?;
-                client_config().serve(transport)
+                client_config()
+                    .serve(transport)
                     .await
                     .map_err(|e| Error::Start(format!("the handshake failed: {e}")))?
             }

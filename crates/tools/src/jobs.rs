@@ -6,8 +6,6 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -77,8 +75,9 @@ struct Job {
     started: Instant,
     ended: Mutex<Option<Instant>>,
     state: Mutex<JobState>,
-    /// Where its stdout and stderr go.
-    output: Mutex<File>,
+    /// Where its stdout and stderr go (read with positioned reads only: it writes at the file's
+    /// position).
+    output: File,
     /// Bytes of the output already given to the model.
     read: Mutex<u64>,
     /// Cancelled to stop it.
@@ -101,14 +100,13 @@ impl Job {
     /// The output not read yet (marked read now), from its end when longer than `max` chars.
     fn unread(&self, max: usize) -> String {
         let mut read = lock(&self.read);
-        let mut file = lock(&self.output);
-        let mut bytes = Vec::new();
-        let done = file
-            .seek(SeekFrom::Start(*read))
-            .and_then(|_| file.read_to_end(&mut bytes));
-        if let Err(e) = done {
-            return format!("[error: the output cannot be read: {e}]");
-        }
+        let bytes = self.output.metadata().and_then(|m| {
+            crate::process::read_range(&self.output, *read, m.len().saturating_sub(*read))
+        });
+        let bytes = match bytes {
+            Ok(bytes) => bytes,
+            Err(e) => return format!("[error: the output cannot be read: {e}]"),
+        };
         *read += bytes.len() as u64;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let chars = text.chars().count();
@@ -118,6 +116,18 @@ impl Job {
         let tail: String = text.chars().skip(chars - max).collect();
         format!("[… {} earlier characters not shown …]\n{tail}", chars - max)
     }
+
+    /// Its last `max_bytes` of output, leaving what the model has read as it is.
+    fn tail(&self, max_bytes: u64) -> String {
+        let bytes = self.output.metadata().and_then(|m| {
+            let from = m.len().saturating_sub(max_bytes);
+            crate::process::read_range(&self.output, from, m.len() - from)
+        });
+        match bytes {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => format!("[error: the output cannot be read: {e}]"),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -126,6 +136,15 @@ struct SessionJobs {
     jobs: Vec<Arc<Job>>,
     /// Wake-up notes not delivered yet, in the order the jobs ended.
     notes: Vec<String>,
+}
+
+impl SessionJobs {
+    fn running(&self) -> usize {
+        self.jobs
+            .iter()
+            .filter(|j| j.state() == JobState::Running)
+            .count()
+    }
 }
 
 /// Every session's jobs, for one runtime.
@@ -200,29 +219,25 @@ impl Jobs {
             .unwrap_or_default()
     }
 
+    /// How many of `session`'s jobs run now.
+    pub fn running_in(&self, session: &str) -> usize {
+        lock(&self.sessions)
+            .get(session)
+            .map_or(0, SessionJobs::running)
+    }
+
     /// How many jobs run now, across sessions.
     pub fn running(&self) -> usize {
         lock(&self.sessions)
             .values()
-            .flat_map(|s| &s.jobs)
-            .filter(|j| j.state() == JobState::Running)
-            .count()
+            .map(SessionJobs::running)
+            .sum()
     }
 
     /// The end of job `id`'s output (at most `max_bytes`), for a person to look at: what the
     /// model has read stays as it is. `None`: no such job.
     pub fn peek(&self, session: &str, id: &str, max_bytes: u64) -> Option<String> {
-        let job = self.find(session, id)?;
-        let mut file = lock(&job.output);
-        let mut bytes = Vec::new();
-        let read = file.seek(SeekFrom::End(0)).and_then(|len| {
-            file.seek(SeekFrom::Start(len.saturating_sub(max_bytes)))?;
-            file.read_to_end(&mut bytes)
-        });
-        Some(match read {
-            Ok(_) => String::from_utf8_lossy(&bytes).into_owned(),
-            Err(e) => format!("[error: the output cannot be read: {e}]"),
-        })
+        Some(self.find(session, id)?.tail(max_bytes))
     }
 
     /// Stops job `id` of `session` as job_stop does (a person asked); false when it does not run.
@@ -269,12 +284,7 @@ impl Jobs {
     pub(crate) fn reserve(&self, session: &str) -> Result<String, String> {
         let mut sessions = lock(&self.sessions);
         let jobs = sessions.entry(session.to_owned()).or_default();
-        let running = jobs
-            .jobs
-            .iter()
-            .filter(|j| j.state() == JobState::Running)
-            .count();
-        if running >= RUNNING_MAX {
+        if jobs.running() >= RUNNING_MAX {
             return Err(fill(JOBS_FULL, &[("n", &RUNNING_MAX.to_string())]));
         }
         jobs.next += 1;
@@ -284,21 +294,10 @@ impl Jobs {
     /// Starts `command` (`bash -c`) in the background for `ctx`'s session; its id.
     pub fn start(self: &Arc<Self>, command: &str, ctx: &ToolContext) -> Result<String, String> {
         let id = self.reserve(&ctx.session)?;
-        let output = tempfile::tempfile()
-            .map_err(|e| format!("[error: no file for the job's output: {e}]"))?;
-        let mut child = Command::new("bash");
-        child.arg("-c").arg(command);
-        let spawned = (|| {
-            child
-                .current_dir(&ctx.cwd)
-                .stdin(Stdio::null())
-                .stdout(Stdio::from(output.try_clone()?))
-                .stderr(Stdio::from(output.try_clone()?))
-                .process_group(0)
-                .kill_on_drop(true);
-            child.spawn()
-        })()
-        .map_err(|e| format!("[error: bash cannot be started: {e}]"))?;
+        let mut bash = Command::new("bash");
+        bash.arg("-c").arg(command);
+        let (spawned, output) = crate::process::spawn_into_file(bash, ctx)
+            .map_err(|e| format!("[error: bash cannot be started: {e}]"))?;
         self.adopt(&ctx.session, id.clone(), command, spawned, output, 0);
         Ok(id)
     }
@@ -320,7 +319,7 @@ impl Jobs {
             started: Instant::now(),
             ended: Mutex::new(None),
             state: Mutex::new(JobState::Running),
-            output: Mutex::new(output),
+            output,
             read: Mutex::new(read),
             stop: CancellationToken::new(),
             group: child.id(),
@@ -361,17 +360,20 @@ impl Jobs {
                 let _ = child.wait().await;
             }
             *lock(&job.ended) = Some(Instant::now());
-            *lock(&job.state) = state.clone();
             // A job the model stopped itself wakes nobody.
-            if state == JobState::Stopped {
+            let note = (state != JobState::Stopped).then(|| note(&job, &state));
+            let Some(jobs) = jobs.upgrade() else {
+                *lock(&job.state) = state;
                 return;
-            }
-            let Some(jobs) = jobs.upgrade() else { return };
-            let note = note(&job, &state);
-            if let Some(entry) = lock(&jobs.sessions).get_mut(&session) {
-                entry.notes.push(note);
-            } else {
-                return;
+            };
+            // Its end and its note appear together: nobody sees it ended without its note.
+            {
+                let mut sessions = lock(&jobs.sessions);
+                *lock(&job.state) = state;
+                match (sessions.get_mut(&session), note) {
+                    (Some(entry), Some(note)) => entry.notes.push(note),
+                    _ => return,
+                }
             }
             let _ = jobs.woken.send(session);
         });

@@ -2,7 +2,6 @@
 //! in the background never blocks the call), a timeout, cancellation that kills the whole process
 //! group, and the read-back of very large outputs from both ends.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -35,37 +34,31 @@ pub async fn run(
 /// [`run`], except that a command still running at `timeout` goes on as a background job of the
 /// session labelled `job` (when given, and when the session may start one more).
 pub async fn run_or_keep(
-    mut command: Command,
+    command: Command,
     timeout: Duration,
     ctx: &ToolContext,
     job: Option<&str>,
 ) -> Result<Finished, std::io::Error> {
-    let mut sink = tempfile::tempfile()?;
-    command
-        .current_dir(&ctx.cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(sink.try_clone()?))
-        .stderr(Stdio::from(sink.try_clone()?))
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = command.spawn()?;
+    let (mut child, sink) = spawn_into_file(command, ctx)?;
     let group = child.id();
     let ending = tokio::select! {
         status = child.wait() => Ending::Exited(status?),
         _ = tokio::time::sleep(timeout) => Ending::TimedOut,
         _ = ctx.cancel.cancelled() => Ending::Cancelled,
     };
+    let timeout_line = fill(TIMEOUT, &[("timeout", &format!("{}s", timeout.as_secs()))]);
     if let (Ending::TimedOut, Some(label)) = (&ending, job) {
         if let Ok(id) = ctx.jobs.reserve(&ctx.session) {
-            let mut text = read_back(&mut sink)?;
-            let read = sink.stream_position()?;
+            // What it printed so far is shown now; the job's output starts after it.
+            let read = sink.metadata().map(|m| m.len()).unwrap_or(0);
+            let text = read_back(&sink, read);
             ctx.jobs
                 .adopt(&ctx.session, id.clone(), label, child, sink, read);
+            let mut text = text?;
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
             }
-            let timeout = format!("{}s", timeout.as_secs());
-            text.push_str(&fill(TIMEOUT, &[("timeout", &timeout)]));
+            text.push_str(&timeout_line);
             text.push('\n');
             text.push_str(&fill(JOB_MOVED, &[("id", &id)]));
             return Ok(Finished {
@@ -78,17 +71,15 @@ pub async fn run_or_keep(
         kill_group(group);
         let _ = child.wait().await;
     }
-    let mut text = read_back(&mut sink)?;
+    let len = sink.metadata()?.len();
+    let mut text = read_back(&sink, len)?;
     let suffix = match ending {
         Ending::Exited(status) if status.success() => None,
         Ending::Exited(status) => Some(match status.code() {
             Some(code) => fill(EXIT_CODE, &[("code", &code.to_string())]),
             None => fill(EXIT_CODE, &[("code", "-1")]),
         }),
-        Ending::TimedOut => Some(fill(
-            TIMEOUT,
-            &[("timeout", &format!("{}s", timeout.as_secs()))],
-        )),
+        Ending::TimedOut => Some(timeout_line),
         Ending::Cancelled => Some(CANCELLED.to_owned()),
     };
     let failed = suffix.is_some();
@@ -120,22 +111,50 @@ pub(crate) fn kill_group(group: Option<u32>) {
     }
 }
 
-/// The whole output, or its first and last MiB with the too-large line between.
-fn read_back(file: &mut std::fs::File) -> std::io::Result<String> {
-    let len = file.seek(SeekFrom::End(0))?;
-    file.seek(SeekFrom::Start(0))?;
-    let mut bytes = Vec::new();
-    if len <= 2 * READ_BACK {
-        file.read_to_end(&mut bytes)?;
-        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+/// Starts `command` in the working directory, without stdin, in a process group of its own,
+/// stdout and stderr going into one temporary file (returned with the child).
+pub(crate) fn spawn_into_file(
+    mut command: Command,
+    ctx: &ToolContext,
+) -> std::io::Result<(tokio::process::Child, std::fs::File)> {
+    let sink = tempfile::tempfile()?;
+    command
+        .current_dir(&ctx.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(sink.try_clone()?))
+        .stderr(Stdio::from(sink.try_clone()?))
+        .process_group(0)
+        .kill_on_drop(true);
+    Ok((command.spawn()?, sink))
+}
+
+/// `len` bytes of `file` from `from`, read without moving its position: a command still running
+/// writes at that position (its stdout shares it).
+pub(crate) fn read_range(file: &std::fs::File, from: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut bytes = vec![0; usize::try_from(len).unwrap_or(usize::MAX)];
+    let mut done = 0;
+    while done < bytes.len() {
+        match file.read_at(&mut bytes[done..], from + done as u64)? {
+            0 => break,
+            n => done += n,
+        }
     }
-    file.take(READ_BACK).read_to_end(&mut bytes)?;
-    let mut tail = Vec::new();
-    file.seek(SeekFrom::End(-(READ_BACK as i64)))?;
-    file.read_to_end(&mut tail)?;
+    bytes.truncate(done);
+    Ok(bytes)
+}
+
+/// The first `len` bytes of the output, or their first and last MiB with the too-large line
+/// between.
+fn read_back(file: &std::fs::File, len: u64) -> std::io::Result<String> {
+    if len <= 2 * READ_BACK {
+        return Ok(String::from_utf8_lossy(&read_range(file, 0, len)?).into_owned());
+    }
+    let head = read_range(file, 0, READ_BACK)?;
+    let tail = read_range(file, len - READ_BACK, READ_BACK)?;
     Ok(format!(
         "{}\n{TOO_LARGE}\n{}",
-        String::from_utf8_lossy(&bytes),
+        String::from_utf8_lossy(&head),
         String::from_utf8_lossy(&tail)
     ))
 }

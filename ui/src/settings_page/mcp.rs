@@ -129,19 +129,52 @@ impl McpForm {
     }
 }
 
-/// Reads every server's status, again every second while one is starting.
-fn poll_statuses(statuses: RwSignal<Option<Result<Vec<McpStatus>, String>>>) {
+/// Reads every server's status, again every second while one is starting. `polling` keeps it to
+/// one loop however often it is asked for: asked while the loop runs, the loop reads once more.
+fn poll_statuses(
+    statuses: RwSignal<Option<Result<Vec<McpStatus>, String>>>,
+    polling: StoredValue<Poll>,
+) {
+    match polling.get_value() {
+        Poll::Idle => polling.set_value(Poll::Running),
+        Poll::Running | Poll::Again => {
+            polling.set_value(Poll::Again);
+            return;
+        }
+    }
+    poll_once(statuses, polling);
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Poll {
+    Idle,
+    Running,
+    /// Asked again while running.
+    Again,
+}
+
+fn poll_once(
+    statuses: RwSignal<Option<Result<Vec<McpStatus>, String>>>,
+    polling: StoredValue<Poll>,
+) {
     spawn_local(async move {
         let answer = ipc::mcp_statuses().await.map_err(|e| e.message);
         let starting = answer
             .as_ref()
             .is_ok_and(|all| all.iter().any(|s| s.state == "starting"));
-        statuses.set(Some(answer));
-        if starting {
+        if statuses.try_set(Some(answer)).is_some() {
+            // The page has gone.
+            return;
+        }
+        let again = polling.try_get_value() == Some(Poll::Again);
+        if starting || again {
+            polling.try_set_value(Poll::Running);
             set_timeout(
-                move || poll_statuses(statuses),
-                std::time::Duration::from_secs(1),
+                move || poll_once(statuses, polling),
+                std::time::Duration::from_millis(if again { 0 } else { 1000 }),
             );
+        } else {
+            polling.try_set_value(Poll::Idle);
         }
     });
 }
@@ -171,7 +204,9 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
     let form = McpForm::new();
     let notice = RwSignal::new(None::<Notice>);
     let statuses = RwSignal::new(None::<Result<Vec<McpStatus>, String>>);
-    poll_statuses(statuses);
+    let polling = StoredValue::new(Poll::Idle);
+    let poll = move || poll_statuses(statuses, polling);
+    poll();
     let loaded = move || page.loaded();
     // Every change answers the new settings; the servers' statuses are read again after it.
     let change =
@@ -183,7 +218,7 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                         page.adopt(settings);
                         form.open.set(false);
                         notice.set(Some(Notice::Done(done)));
-                        poll_statuses(statuses);
+                        poll();
                     }
                     Err(e) => match on_error {
                         Some(field) => field.set(Some(e.message)),
@@ -209,7 +244,7 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
         notice.set(None);
         spawn_local(async move {
             match ipc::mcp_restart(&name).await {
-                Ok(()) => poll_statuses(statuses),
+                Ok(()) => poll(),
                 Err(e) => notice.set(Some(Notice::Failed(e.message))),
             }
         });

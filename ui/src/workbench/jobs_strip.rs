@@ -18,6 +18,15 @@ fn job_state(job: &TaskJob) -> String {
     format!("{state} · {}", tf("{n} s", &[("n", &seconds)]))
 }
 
+/// Puts `output` in the open panel when it is still job `id`'s.
+fn show(shown: RwSignal<Option<(String, String)>>, id: &str, output: String) {
+    shown.update(|s| {
+        if let Some((_, text)) = s.as_mut().filter(|(open, _)| open == id) {
+            *text = output;
+        }
+    });
+}
+
 #[component]
 pub(super) fn JobsStrip(session: Signal<Option<String>>) -> impl IntoView {
     let jobs = RwSignal::new(Vec::<TaskJob>::new());
@@ -39,11 +48,9 @@ pub(super) fn JobsStrip(session: Signal<Option<String>>) -> impl IntoView {
                 return;
             };
             if let Ok(output) = ipc::job_output(&open_task, &id).await {
-                shown.update(|s| {
-                    if let Some((_, text)) = s.as_mut().filter(|(open, _)| *open == id) {
-                        *text = output;
-                    }
-                });
+                if still_open() {
+                    show(shown, &id, output);
+                }
             }
         });
     };
@@ -66,11 +73,7 @@ pub(super) fn JobsStrip(session: Signal<Option<String>>) -> impl IntoView {
             let output = ipc::job_output(&session, &id)
                 .await
                 .unwrap_or_else(|e| e.message);
-            shown.update(|s| {
-                if let Some((_, text)) = s.as_mut().filter(|(open, _)| *open == id) {
-                    *text = output;
-                }
-            });
+            show(shown, &id, output);
         });
     };
     let stop = move |id: String| {

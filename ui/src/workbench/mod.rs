@@ -355,6 +355,12 @@ pub fn Workbench() -> impl IntoView {
         }
     };
 
+    // The open task's session, changing only when another task opens (not on every update).
+    let open_session = Signal::from(Memo::new(move |_| {
+        let id = current.get()?;
+        tasks.with(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+    }));
+
     let current_session = move || {
         current.get_untracked().and_then(|id| {
             tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
@@ -716,10 +722,7 @@ pub fn Workbench() -> impl IntoView {
                         <button class="icon" aria-label=t("Dismiss") on:click=move |_| notice.set(None)>"✕"</button>
                     </div>
                 </Show>
-                <JobsStrip session=Signal::derive(move || {
-                    let id = current.get()?;
-                    tasks.with(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
-                }) />
+                <JobsStrip session=open_session />
                 <Composer draft on_send=send running on_stop=stop on_command=command />
             </main>
         </div>

@@ -192,3 +192,62 @@ async fn a_ninth_background_command_is_refused() -> TestResult {
     assert!(runtime.jobs().list("s").is_empty());
     Ok(())
 }
+
+/// Reading a job's output while it writes loses nothing and reorders nothing: the reads do not
+/// move the position the job writes at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_read_while_a_job_writes_is_whole_and_in_order() -> TestResult {
+    let dir = TempDir::new()?;
+    let command = "for i in $(seq 1 300); do echo line$i; sleep 0.003; done; touch finished";
+    let mut replies = vec![tool_call_reply(
+        "c1",
+        "bash",
+        json!({"command": command, "background": true}),
+    )];
+    for i in 0..6 {
+        replies.push(tool_call_reply(
+            &format!("r{i}"),
+            "job_output",
+            json!({"id": "job1"}),
+        ));
+        replies.push(tool_call_reply(
+            &format!("w{i}"),
+            "bash",
+            json!({"command": "sleep 0.2"}),
+        ));
+    }
+    // The last read comes once the job has written everything.
+    replies.push(tool_call_reply(
+        "wait",
+        "bash",
+        json!({"command": "while [ ! -f finished ]; do sleep 0.05; done"}),
+    ));
+    replies.push(tool_call_reply("last", "job_output", json!({"id": "job1"})));
+    replies.push(text_reply("Read it all."));
+    let server = MockServer::start(replies).await?;
+    let runtime = runtime(&server, &dir);
+    let events = tokio::time::timeout(Duration::from_secs(30), run(&runtime, "s", "go")).await?;
+    // What job_output returned and what the note of its end carried, in the order they came.
+    let read: String = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolResult { name, output, .. } if name == "job_output" => output
+                .split_once("]\n")
+                .and_then(|(_, rest)| rest.split_once('\n'))
+                .map(|(_, body)| body.to_owned()),
+            Event::JobNote { text } => text.splitn(3, '\n').nth(2).map(str::to_owned),
+            _ => None,
+        })
+        .map(|body| body.replace("(no output since you last read it)", ""))
+        .map(|body| {
+            if body.ends_with('\n') || body.is_empty() {
+                body
+            } else {
+                body + "\n"
+            }
+        })
+        .collect();
+    let expected: String = (1..=300).map(|i| format!("line{i}\n")).collect();
+    assert_eq!(read, expected);
+    Ok(())
+}
