@@ -52,6 +52,43 @@ struct Planned {
     early: Option<ToolOutput>,
 }
 
+/// The conversation in `messages` as another agent is told it: the person's words, the answers,
+/// one line per tool call (never its output), newest kept within `max` characters.
+fn conversation(messages: &[cairn_llm::Message], max: usize) -> String {
+    use cairn_llm::Role;
+    let mut lines: Vec<String> = Vec::new();
+    for m in messages {
+        match m.role {
+            Role::User if !crate::is_runtime_text(&m.content) => {
+                let words = crate::person_words(&m.content).trim();
+                if !words.is_empty() {
+                    lines.push(format!("Person: {words}"));
+                }
+            }
+            Role::Assistant => {
+                if !m.content.trim().is_empty() {
+                    lines.push(format!("You: {}", m.content.trim()));
+                }
+                for call in &m.tool_calls {
+                    lines.push(format!("(called {} {})", call.name, call.arguments));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut kept: Vec<String> = Vec::new();
+    let mut size = 0;
+    for line in lines.into_iter().rev() {
+        size += line.chars().count() + 1;
+        if size > max {
+            break;
+        }
+        kept.push(line);
+    }
+    kept.reverse();
+    kept.join("\n")
+}
+
 impl Runtime {
     pub(crate) async fn run_calls(
         &self,
@@ -62,7 +99,13 @@ impl Runtime {
         counters: &mut Counters,
         spent: &mut Spent,
     ) -> StepOutcome {
+        let hands_off = step.calls.iter().any(|c| c.name == "ask_agent");
         let ctx = ToolContext {
+            conversation: if hands_off {
+                conversation(&state.messages, self.settings.max_output)
+            } else {
+                String::new()
+            },
             cwd: self.settings.started_in.clone(),
             session: step.session,
             cancel: cancel.clone(),

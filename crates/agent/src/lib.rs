@@ -3,6 +3,7 @@
 //! model step by step with its tools (agent-loop.json: backstop, budgets, wrap-up, nudges,
 //! parallel calls, context hygiene), and captures the turn into memory when it ends.
 
+mod ask_tool;
 mod context;
 mod error;
 mod execute;
@@ -15,6 +16,7 @@ mod texts;
 mod tool_need;
 mod turn;
 
+pub use ask_tool::{AgentStarter, AskAgent, AskableAgent, ASK_WATCHDOG, MAX_ASK_DEPTH};
 pub use context::{cap, result_id, ContextState};
 pub use error::{FailureKind, TurnError};
 pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};

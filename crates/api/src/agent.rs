@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_agent::{AgentSettings, Budgets, Runtime, SearchMemory};
+use cairn_agent::{
+    AgentSettings, AgentStarter, AskAgent, AskableAgent, Budgets, Runtime, SearchMemory,
+};
 use cairn_config::{Config, ProviderKind, BUILTIN_LOCAL_PROVIDER};
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
 use cairn_tools::{
@@ -61,6 +63,13 @@ impl cairn_memory::Summarizer for ModelSummarizer {
     }
 }
 
+/// Who a runtime works for: the person (depth 0), or an agent asked at `depth` with its profile.
+#[derive(Debug, Clone, Default)]
+struct Asked {
+    depth: usize,
+    profile: Option<cairn_config::AgentProfile>,
+}
+
 impl Cairn {
     /// The summary model, when `[memory] summaries = true` and a default model is configured.
     pub(crate) fn summarizer(&self) -> Option<Arc<dyn cairn_memory::Summarizer>> {
@@ -78,7 +87,7 @@ impl Cairn {
         choice: ModelChoice,
         project_root: PathBuf,
     ) -> Result<Runtime, Error> {
-        self.build_runtime(choice, project_root, true)
+        self.build_runtime(choice, project_root, true, Asked::default())
     }
 
     /// The agent runtime for other programs (the OpenAI-compatible API): the same agent and memory,
@@ -88,7 +97,9 @@ impl Cairn {
         choice: ModelChoice,
         project_root: PathBuf,
     ) -> Result<Runtime, Error> {
-        Ok(self.build_runtime(choice, project_root, false)?.one_shot())
+        Ok(self
+            .build_runtime(choice, project_root, false, Asked::default())?
+            .one_shot())
     }
 
     fn build_runtime(
@@ -96,6 +107,7 @@ impl Cairn {
         choice: ModelChoice,
         project_root: PathBuf,
         keep_sessions: bool,
+        asked: Asked,
     ) -> Result<Runtime, Error> {
         let ResolvedModel {
             provider,
@@ -165,7 +177,66 @@ impl Cairn {
             })?;
             settings.tools.add(Arc::new(DeclaredTool::new(def)));
         }
+        if !config.agent_profiles.is_empty() && !compact {
+            let root = settings.project_root.clone();
+            let tool = self.ask_agent_tool(&config, &root, asked.depth);
+            settings.tools.add(Arc::new(tool));
+        }
+        if let Some(profile) = &asked.profile {
+            settings.yolo = profile.yolo.unwrap_or(agent.yolo);
+            if let Some(tools) = &profile.tools {
+                settings.tools.retain(tools);
+            }
+        }
         Ok(Runtime::new(settings, memory))
+    }
+
+    /// `ask_agent` over the config's `[agents.*]`, for an agent asked at `depth` (0: the person's
+    /// own): each call starts the named agent one level deeper, its calls refused when they would
+    /// need someone to approve them (nobody can, inside a call) and its sessions kept in memory
+    /// only.
+    fn ask_agent_tool(
+        &self,
+        config: &Config,
+        project_root: &std::path::Path,
+        depth: usize,
+    ) -> AskAgent {
+        let agents = config
+            .agent_profiles
+            .iter()
+            .map(|(name, p)| AskableAgent {
+                name: name.clone(),
+                purpose: p
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| "(no description)".to_owned()),
+                model: p.model.as_ref().map_or_else(
+                    || "the default model".to_owned(),
+                    |(provider, model)| format!("{provider}/{model}"),
+                ),
+            })
+            .collect();
+        let (cairn, root) = (self.clone(), project_root.to_path_buf());
+        let profiles = config.agent_profiles.clone();
+        let start: AgentStarter = Arc::new(move |name: &str| {
+            let profile = profiles
+                .get(name)
+                .cloned()
+                .ok_or_else(|| format!("no agent named {name:?}"))?;
+            let choice = ModelChoice {
+                model: profile.model.as_ref().map(|(p, m)| format!("{p}/{m}")),
+                ..ModelChoice::default()
+            };
+            let asked = Asked {
+                depth: depth + 1,
+                profile: Some(profile),
+            };
+            let runtime = cairn
+                .build_runtime(choice, root.clone(), false, asked)
+                .map_err(|e| e.to_string())?;
+            Ok(runtime.one_shot())
+        });
+        AskAgent::new(agents, depth, start)
     }
 
     /// The agent's conversations on disk.

@@ -21,6 +21,8 @@ pub struct Config {
     pub api_port: Option<u16>,
     /// `[mcp.servers.<name>]`, by name.
     pub mcp_servers: BTreeMap<String, crate::McpServerConfig>,
+    /// `[agents.<name>]`: the agents `ask_agent` may hand a task to, by name.
+    pub agent_profiles: BTreeMap<String, crate::AgentProfile>,
     /// `[api] keys`: bearer keys other programs may use on the OpenAI-compatible routes, besides
     /// the per-run token (which changes with every start).
     pub api_keys: Vec<Secret>,
@@ -182,6 +184,7 @@ impl Default for Config {
             api_port: None,
             api_keys: Vec::new(),
             mcp_servers: BTreeMap::new(),
+            agent_profiles: BTreeMap::new(),
             default_model: None,
             providers: BTreeMap::new(),
             pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
@@ -307,6 +310,8 @@ struct RawConfig {
     ui: Option<RawUi>,
     models: Option<RawModels>,
     mcp: Option<crate::mcp::RawMcp>,
+    #[serde(default)]
+    agents: BTreeMap<String, crate::agents::RawProfile>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -499,8 +504,9 @@ impl Config {
             api_keys.push(Secret::new(value.trim()));
         }
         let mcp_servers = raw.mcp.unwrap_or_default().resolve(&at, &env)?;
+        let agent_profiles = crate::agents::resolve(raw.agents, &at, &providers)?;
         let default_model = match model {
-            Some(model) => Some(at.model_ref(&model, &providers)?),
+            Some(model) => Some(at.model_ref(&model, "agent.model", &providers)?),
             None => None,
         };
 
@@ -553,6 +559,7 @@ impl Config {
                 .filter(|port| *port != 0),
             api_keys,
             mcp_servers,
+            agent_profiles,
             default_model,
             providers,
             pet_shortcut,
@@ -677,9 +684,10 @@ impl Locator<'_> {
         Ok(out)
     }
 
-    fn model_ref(
+    pub(crate) fn model_ref(
         &self,
         model: &Spanned<String>,
+        key: &str,
         providers: &BTreeMap<String, ProviderConfig>,
     ) -> Result<(String, String), ConfigError> {
         let value = model.get_ref();
@@ -689,7 +697,9 @@ impl Locator<'_> {
         else {
             return Err(self.error(
                 model.span(),
-                format!("`agent.model` must be written provider/model (e.g. openai/gpt-4o), got {value:?}"),
+                format!(
+                    "`{key}` must be written provider/model (e.g. openai/gpt-4o), got {value:?}"
+                ),
             ));
         };
         if !providers.contains_key(provider) && provider != BUILTIN_LOCAL_PROVIDER {
@@ -701,9 +711,7 @@ impl Locator<'_> {
             };
             return Err(self.error(
                 model.span(),
-                format!(
-                    "`agent.model` names provider {provider:?}, which is not configured ({known})"
-                ),
+                format!("`{key}` names provider {provider:?}, which is not configured ({known})"),
             ));
         }
         Ok((provider.to_owned(), id.to_owned()))

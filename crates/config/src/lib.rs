@@ -2,6 +2,7 @@
 //! resolved [`Config`] (`file`), and the `runtime.json` that tells the CLI and hooks where the running
 //! API is (`runtime`), and the login entry that starts the app (`autostart`).
 
+mod agents;
 mod atomic;
 pub mod autostart;
 mod edit;
@@ -11,6 +12,7 @@ mod home;
 mod mcp;
 mod runtime;
 
+pub use agents::AgentProfile;
 pub use atomic::{write_atomically, write_private_atomically, Access};
 pub use edit::{edit_config_text, redact_config_text, update_config_file, ConfigEdit, EditValue};
 pub use error::ConfigError;

@@ -125,6 +125,10 @@ pub struct ToolContext {
     pub answers: Answers,
     /// The runtime's background jobs (the session's are those of `session`).
     pub jobs: Arc<Jobs>,
+    /// The conversation the turn started from, one line per question, answer and tool call (no
+    /// tool output), newest kept within `max_output`: filled only for a step that hands a task
+    /// to another agent (`ask_agent` with `with_context`).
+    pub conversation: String,
 }
 
 impl ToolContext {
@@ -138,6 +142,7 @@ impl ToolContext {
             asker: None,
             answers: Answers::default(),
             jobs: Arc::default(),
+            conversation: String::new(),
         }
     }
 

@@ -96,6 +96,12 @@ impl Toolbox {
         self.tools.push(tool);
     }
 
+    /// Keeps only the tools named in `names` (an asked agent's `tools`); the sources' tools (the
+    /// person's MCP servers) stay.
+    pub fn retain(&mut self, names: &[String]) {
+        self.tools.retain(|t| names.iter().any(|n| n == t.name()));
+    }
+
     /// Adds tools that may change between steps; a built-in keeps its name over a source's tool.
     pub fn add_source(&mut self, source: Arc<dyn ToolSource>) {
         self.sources.push(source);

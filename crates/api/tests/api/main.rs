@@ -1,6 +1,7 @@
 //! cairn-api wired to its parts: the chat's turns, the memory's background summaries through a
 //! configured model, and goals set before a task's first message.
 
+mod ask;
 mod chat;
 mod goals;
 mod mcp;
