@@ -178,8 +178,20 @@ async fn ask(runtime: &Runtime, agent: &str, task: String, ctx: &ToolContext) ->
                 return stopped(&said, &why);
             }
         };
+        let show = |text: &str| {
+            if let Some(progress) = &ctx.progress {
+                progress(text);
+            }
+        };
         match event {
-            Event::Text(text) => said.push_str(&text),
+            Event::Text(text) => {
+                show(&text);
+                said.push_str(&text);
+            }
+            // Its tool calls stream through the turn, titled with its name.
+            Event::ToolCall { display, .. } => show(&format!("\n{agent} · {display}\n")),
+            // What an agent it asked in turn is doing.
+            Event::ToolProgress { text, .. } => show(&text),
             Event::TurnComplete { answer, .. } => {
                 let answer = if answer.trim().is_empty() {
                     said

@@ -101,6 +101,7 @@ impl Runtime {
     ) -> StepOutcome {
         let hands_off = step.calls.iter().any(|c| c.name == "ask_agent");
         let ctx = ToolContext {
+            progress: None,
             conversation: if hands_off {
                 conversation(&state.messages, self.settings.max_output)
             } else {
@@ -346,6 +347,13 @@ impl Runtime {
             }
         }
         let mut ctx = ctx.clone();
+        let (call_id, progress_tx) = (p.call.id.clone(), tx.clone());
+        ctx.progress = Some(Arc::new(move |text: &str| {
+            let _ = progress_tx.try_send(Event::ToolProgress {
+                call_id: call_id.clone(),
+                text: text.to_owned(),
+            });
+        }));
         if tool.waits_on_user() && self.settings.interactive {
             ctx.asker = Some(Arc::new(EventAsker {
                 runtime: self.clone(),

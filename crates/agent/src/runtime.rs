@@ -71,6 +71,11 @@ pub enum Event {
         arguments: String,
         display: String,
     },
+    /// What a running call is doing (an asked agent's words and tool calls), as it happens.
+    ToolProgress {
+        call_id: String,
+        text: String,
+    },
     /// A call waits for the person's approval (answer with `Op::Approve`).
     ApprovalRequest {
         request: u64,

@@ -340,6 +340,7 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
         Event::Recalled { hits, items, .. } => ChatEvent::Recalled { hits, items },
         Event::Text(text) => ChatEvent::Text { text },
         Event::JobNote { text } => ChatEvent::JobNote { text },
+        Event::ToolProgress { call_id, text } => ChatEvent::ToolProgress { call_id, text },
         Event::Reasoning(_) => return None,
         Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },
         Event::Nudged { reason } => ChatEvent::Notice {

@@ -287,6 +287,11 @@ async fn turn(
                 runtime.submit(Op::Answer { request, answer });
             }
             Event::ToolResult { output, .. } => eprint!("{}", preview(&output)),
+            // An asked agent's words and calls, as they come.
+            Event::ToolProgress { text, .. } => {
+                eprint!("{text}");
+                let _ = std::io::stderr().flush();
+            }
             Event::Nudged { reason } => eprintln!("\n[asked again: the reply was {reason}]"),
             Event::Retrying { reason, after_ms } => {
                 eprintln!(

@@ -201,6 +201,8 @@ pub enum ChatEvent {
         name: String,
         display: String,
     },
+    /// What a running call is doing (an asked agent's words and tool calls), as it happens.
+    ToolProgress { call_id: String, text: String },
     /// A tool call ended with `output` (as the model reads it).
     ToolDone {
         call_id: String,

@@ -129,7 +129,13 @@ pub struct ToolContext {
     /// tool output), newest kept within `max_output`: filled only for a step that hands a task
     /// to another agent (`ask_agent` with `with_context`).
     pub conversation: String,
+    /// Where a long call shows what it is doing while it runs (an asked agent's words and tool
+    /// calls); `None` when nobody follows.
+    pub progress: Option<Progress>,
 }
+
+/// Reports a running call's progress to whoever follows the turn (best effort: never blocks).
+pub type Progress = Arc<dyn Fn(&str) + Send + Sync>;
 
 impl ToolContext {
     pub fn new(cwd: PathBuf) -> Self {
@@ -143,6 +149,7 @@ impl ToolContext {
             answers: Answers::default(),
             jobs: Arc::default(),
             conversation: String::new(),
+            progress: None,
         }
     }
 

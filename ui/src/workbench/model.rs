@@ -190,6 +190,12 @@ impl Message {
                 started_at: now_ms,
                 took_ms: None,
             })),
+            // What it does while it runs shows in its card until its result replaces it.
+            ChatEvent::ToolProgress { call_id, text } => {
+                if let Some(line) = self.tool_mut(&call_id) {
+                    line.output.push_str(&text);
+                }
+            }
             ChatEvent::ToolDone {
                 call_id,
                 output,

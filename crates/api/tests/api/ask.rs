@@ -15,19 +15,22 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 const AGENTS: &str = "\n[agents.reviewer]\ndescription = \"Reviews plans and code\"\n\n\
 [agents.reader]\ndescription = \"Reads files\"\nmodel = \"mock/small\"\nyolo = false\ntools = [\"read_file\"]\n";
 
-async fn outputs(runtime: &Runtime, text: &str) -> Vec<String> {
+/// The results of the turn's calls, and what the calls showed while they ran.
+async fn outputs(runtime: &Runtime, text: &str) -> (Vec<String>, String) {
     let mut events = runtime.submit(Op::UserMessage {
         session: "s".into(),
         text: text.into(),
         images: Vec::new(),
     });
-    let mut out = Vec::new();
+    let (mut out, mut shown) = (Vec::new(), String::new());
     while let Some(event) = events.recv().await {
-        if let Event::ToolResult { output, .. } = event {
-            out.push(output);
+        match event {
+            Event::ToolResult { output, .. } => out.push(output),
+            Event::ToolProgress { text, .. } => shown.push_str(&text),
+            _ => {}
         }
     }
-    out
+    (out, shown)
 }
 
 fn tool_names(request: &Value) -> Vec<String> {
@@ -83,7 +86,12 @@ async fn a_task_is_handed_to_a_configured_agent_and_its_answer_returned() -> Tes
     crate::write_config(dir.path(), &server.base_url, AGENTS)?;
     let cairn = Cairn::new(Home::at(dir.path()));
     let runtime = cairn.agent_runtime(ModelChoice::default(), PathBuf::from("/p"))?;
-    let results = outputs(&runtime, "Is the plan good?").await;
+    let (results, shown) = outputs(&runtime, "Is the plan good?").await;
+    // The asked agents' words streamed through the turn as they came.
+    assert_eq!(
+        shown,
+        "Ship it, but run the tests first.notes.txt says hello."
+    );
     assert_eq!(
         results,
         vec![
@@ -138,7 +146,12 @@ async fn asked_agents_nest_two_levels_deep_and_no_deeper() -> TestResult {
     crate::write_config(dir.path(), &server.base_url, AGENTS)?;
     let cairn = Cairn::new(Home::at(dir.path()));
     let runtime = cairn.agent_runtime(ModelChoice::default(), PathBuf::from("/p"))?;
-    let results = outputs(&runtime, "Review it twice").await;
+    let (results, shown) = outputs(&runtime, "Review it twice").await;
+    // The first reviewer's own call shows, titled with its name.
+    assert!(
+        shown.contains("reviewer · 🗣 ask_agent: reviewer (the default model) — Look deeper."),
+        "{shown}"
+    );
     assert_eq!(results, vec!["[#0001]\nThe second look found nothing."]);
     let refused = server.requests()[3]["messages"]
         .as_array()
