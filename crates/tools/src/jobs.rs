@@ -409,6 +409,14 @@ struct JobId {
     id: String,
 }
 
+/// The session's job that a call's `id` names, or what to answer when there is none.
+fn job_named(tool: &str, input: Value, ctx: &ToolContext) -> Result<Arc<Job>, String> {
+    let input: JobId = parse(tool, input)?;
+    ctx.jobs
+        .find(&ctx.session, &input.id)
+        .ok_or_else(|| fill(UNKNOWN_JOB, &[("id", &input.id)]))
+}
+
 fn id_parameters(what: &str) -> Value {
     json!({
         "type": "object",
@@ -482,12 +490,9 @@ impl Tool for JobOutput {
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let input: JobId = match parse("job_output", input) {
-                Ok(i) => i,
-                Err(e) => return ToolOutput::failed(e),
-            };
-            let Some(job) = ctx.jobs.find(&ctx.session, &input.id) else {
-                return ToolOutput::failed(fill(UNKNOWN_JOB, &[("id", &input.id)]));
+            let job = match job_named("job_output", input, ctx) {
+                Ok(job) => job,
+                Err(refusal) => return ToolOutput::failed(refusal),
             };
             let state = job.state();
             let unread = job.unread(ctx.max_output);
@@ -530,12 +535,9 @@ impl Tool for JobStop {
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
-            let input: JobId = match parse("job_stop", input) {
-                Ok(i) => i,
-                Err(e) => return ToolOutput::failed(e),
-            };
-            let Some(job) = ctx.jobs.find(&ctx.session, &input.id) else {
-                return ToolOutput::failed(fill(UNKNOWN_JOB, &[("id", &input.id)]));
+            let job = match job_named("job_stop", input, ctx) {
+                Ok(job) => job,
+                Err(refusal) => return ToolOutput::failed(refusal),
             };
             let state = job.state();
             if state != JobState::Running {
