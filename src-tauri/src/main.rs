@@ -102,6 +102,7 @@ fn run() -> anyhow::Result<()> {
         cairn.clone(),
         std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned()),
     ));
+    let unattended = chat.clone();
     let api = tauri::async_runtime::block_on(cairn_http::serve(
         cairn.clone(),
         config.api_port,
@@ -224,6 +225,7 @@ fn run() -> anyhow::Result<()> {
                 windows::show_pet(app.handle())?;
             }
             stop_on_signals(app.handle().clone());
+            show_unattended_turns(app.handle().clone(), unattended.subscribe());
             if let Err(e) = tray::install(app.handle()) {
                 tracing::warn!("no tray icon: {e}");
             }
@@ -296,6 +298,30 @@ pub fn quit_or_ask<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
         return;
     }
     let _ = tauri::Emitter::emit_to(app, windows::WORKBENCH, "confirm-quit", ());
+}
+
+/// The turns nobody in the workbench started (a job's wake-up, a task created over the API) reach
+/// it as they happen, as `task-event`s.
+fn show_unattended_turns(
+    app: tauri::AppHandle,
+    mut published: tokio::sync::broadcast::Receiver<cairn_api::chat::Published>,
+) {
+    use cairn_api::chat::Published;
+    use tokio::sync::broadcast::error::RecvError;
+    tauri::async_runtime::spawn(async move {
+        loop {
+            match published.recv().await {
+                Ok(Published::Task {
+                    event,
+                    attended: false,
+                }) => {
+                    let _ = tauri::Emitter::emit_to(&app, windows::WORKBENCH, "task-event", event);
+                }
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return,
+            }
+        }
+    });
 }
 
 /// SIGINT and SIGTERM end the app the same way as closing the workbench, so `runtime.json` goes too.

@@ -132,6 +132,28 @@ pub async fn on_app_event(event: &str, handler: impl FnMut() + 'static) -> Resul
     Ok(())
 }
 
+/// Calls `handler` with each event of a turn nobody here started (a job's wake-up, a task created
+/// over the local API), as the backend emits them.
+pub async fn on_unattended_turn(
+    handler: impl FnMut(cairn_protocol::TaskEvent) + 'static,
+) -> Result<(), ApiError> {
+    let mut handler = handler;
+    let closure = Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
+        let payload = js_sys::Reflect::get(&event, &JsValue::from_str("payload"));
+        if let Ok(event) = payload.map(serde_wasm_bindgen::from_value) {
+            match event {
+                Ok(event) => handler(event),
+                Err(e) => leptos::logging::warn!("a task event was not read: {e}"),
+            }
+        }
+    });
+    tauri_listen("task-event", closure.as_ref().unchecked_ref())
+        .await
+        .map_err(to_api_error)?;
+    closure.forget();
+    Ok(())
+}
+
 /// The stored tasks.
 pub async fn tasks_list() -> Result<Vec<cairn_protocol::TaskSummary>, ApiError> {
     invoke("tasks_list").await

@@ -45,7 +45,12 @@ fn current_runtime(
 /// What subscribers of [`Chat::subscribe`] receive: a task's event, or a scan's progress.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Published {
-    Task(TaskEvent),
+    /// `attended`: the turn was started by someone who streams its events (the workbench, the
+    /// CLI); not for a task created over the API or a job's wake-up, which only subscribers see.
+    Task {
+        event: TaskEvent,
+        attended: bool,
+    },
     Scan(ScanProgress),
 }
 
@@ -105,6 +110,7 @@ impl Chat {
                 images: Vec::new(),
             },
         )?;
+        turn.attended = false;
         tokio::spawn(async move { while turn.next().await.is_some() {} });
         Ok(())
     }
@@ -191,6 +197,7 @@ impl Chat {
                         });
                         let mut turn = ChatTurn {
                             events,
+                            attended: false,
                             session: session.clone(),
                             runtime: runtime.clone(),
                             running: running.clone(),
@@ -228,6 +235,7 @@ impl Chat {
         let events = runtime.submit(op);
         Ok(ChatTurn {
             events,
+            attended: true,
             session: session.to_owned(),
             runtime,
             running: self.running.clone(),
@@ -288,6 +296,8 @@ pub async fn compact(runtime: &Runtime, session: &str) -> Result<String, Error> 
 /// more), it stops the turn.
 pub struct ChatTurn {
     events: mpsc::Receiver<Event>,
+    /// Whether someone streams its events (see [`Published::Task`]).
+    attended: bool,
     session: String,
     runtime: Runtime,
     running: Arc<Mutex<HashSet<String>>>,
@@ -311,10 +321,13 @@ impl ChatTurn {
             }
             if let Some(shown) = chat_event(event) {
                 // Nobody subscribed is not an error.
-                let _ = self.hub.send(Published::Task(TaskEvent {
-                    task: self.session.clone(),
-                    event: shown.clone(),
-                }));
+                let _ = self.hub.send(Published::Task {
+                    event: TaskEvent {
+                        task: self.session.clone(),
+                        event: shown.clone(),
+                    },
+                    attended: self.attended,
+                });
                 return Some(shown);
             }
         }

@@ -201,7 +201,7 @@ async fn events(
                 _ = closing.wait_for(|closed| *closed) => return None,
             };
             let frame = match next {
-                Ok(Published::Task(event)) => {
+                Ok(Published::Task { event, .. }) => {
                     let data = serde_json::to_value(&event).unwrap_or_default();
                     let kind = data["kind"].as_str().unwrap_or("event").to_owned();
                     SseEvent::default().event(kind).data(data.to_string())

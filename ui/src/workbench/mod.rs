@@ -270,6 +270,40 @@ pub fn Workbench() -> impl IntoView {
     spawn_local(async move {
         let _ = ipc::on_app_event("open-task", open_asked_task).await;
     });
+    // A turn nobody here started (a job's wake-up, a task created over the API) streams into its
+    // task as it happens; a task not loaded yet is only marked, and loads whole when opened.
+    spawn_local(async move {
+        let _ = ipc::on_unattended_turn(move |e: cairn_protocol::TaskEvent| {
+            let now = js_sys::Date::now();
+            let ends = matches!(
+                e.event,
+                ChatEvent::Done { .. } | ChatEvent::Failed { .. } | ChatEvent::Stopped
+            );
+            let open = current.get_untracked();
+            tasks.update(|all| {
+                let Some(task) = all.iter_mut().find(|t| t.session == e.task) else {
+                    return;
+                };
+                if open != Some(task.id) {
+                    task.unread = true;
+                }
+                if !task.loaded {
+                    return;
+                }
+                if !task.running() {
+                    task.messages.push(Entry::new(Message::reply()));
+                }
+                if let Some(last) = task.messages.last() {
+                    last.message.update(|m| m.apply(e.event, now));
+                }
+                // What streamed is what was stored: the periodic sync need not reload it.
+                if ends {
+                    task.updated_at = now;
+                }
+            });
+        })
+        .await;
+    });
     // Quitting while background jobs run asks here first.
     let confirm_quit = RwSignal::new(false);
     spawn_local(async move {
