@@ -166,3 +166,36 @@ async fn asked_agents_nest_two_levels_deep_and_no_deeper() -> TestResult {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_asked_agent_that_fails_is_reported_and_the_turn_goes_on() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![
+        tool_call_reply(
+            "c1",
+            "ask_agent",
+            json!({"agent": "reviewer", "prompt": "Review it."}),
+        ),
+        // The reviewer's model refuses the request.
+        cairn_test_support::Reply::Status {
+            status: 400,
+            retry_after: None,
+            body: json!({"error": {"message": "model reviewer-9 does not exist"}}).to_string(),
+        },
+        text_reply("The reviewer is unavailable; here is my own review."),
+    ])
+    .await?;
+    crate::write_config(dir.path(), &server.base_url, AGENTS)?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let runtime = cairn.agent_runtime(ModelChoice::default(), PathBuf::from("/p"))?;
+    let (results, _) = outputs(&runtime, "Review it").await;
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].starts_with("[#0001]\n[ask_agent: reviewer failed: ")
+            && results[0].contains("model reviewer-9 does not exist"),
+        "{results:?}"
+    );
+    // The asking turn went on to its own answer.
+    assert_eq!(server.requests().len(), 3);
+    Ok(())
+}
