@@ -293,13 +293,6 @@ impl Runtime {
         &self.jobs
     }
 
-    /// Whether a turn of `session` is running.
-    pub fn is_running(&self, session: &str) -> bool {
-        self.running
-            .lock()
-            .is_ok_and(|running| running.contains_key(session))
-    }
-
     /// The same runtime where nobody can be asked: calls that would ask are rejected and
     /// ask_user answers that nobody can be asked (a one-shot run).
     pub fn one_shot(mut self) -> Self {

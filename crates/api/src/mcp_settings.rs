@@ -163,19 +163,24 @@ impl Cairn {
         self.update_config(&edits)
     }
 
+    /// `Ok` when the config names server `name`.
+    fn known_mcp_server(&self, name: &str) -> Result<(), Error> {
+        if self.mcp_server_settings().iter().any(|s| s.name == name) {
+            Ok(())
+        } else {
+            Err(Error::NotFound(format!("no MCP server named {name:?}")))
+        }
+    }
+
     /// Removes server `name` from the config.
     pub fn remove_mcp_server(&self, name: &str) -> Result<(), Error> {
-        if !self.mcp_server_settings().iter().any(|s| s.name == name) {
-            return Err(Error::NotFound(format!("no MCP server named {name:?}")));
-        }
+        self.known_mcp_server(name)?;
         self.update_config(&[ConfigEdit::remove(&["mcp", "servers", name])])
     }
 
     /// Turns server `name` on or off (off: configured but never started).
     pub fn enable_mcp_server(&self, name: &str, on: bool) -> Result<(), Error> {
-        if !self.mcp_server_settings().iter().any(|s| s.name == name) {
-            return Err(Error::NotFound(format!("no MCP server named {name:?}")));
-        }
+        self.known_mcp_server(name)?;
         self.update_config(&[ConfigEdit::set(
             &["mcp", "servers", name, "enabled"],
             EditValue::Bool(on),

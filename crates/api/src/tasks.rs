@@ -98,21 +98,8 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
             // opening the reply of the turn it woke).
             Role::User if cairn_agent::is_job_note(person_words(&m.content)) => {
                 let text = person_words(&m.content).trim().to_owned();
-                match out
-                    .last_mut()
-                    .filter(|r| !r.from_person && !r.is_compaction())
-                {
-                    Some(reply) => reply.parts.push(ReplyPart::JobNote { text }),
-                    None => out.push(TranscriptMessage {
-                        from_person: false,
-                        parts: vec![ReplyPart::JobNote { text }],
-                        attachments: Vec::new(),
-                        stopped: false,
-                        recalled: recalls
-                            .get(&position)
-                            .map(|items| (*items).clone())
-                            .unwrap_or_default(),
-                    }),
+                if let Some(reply) = current_reply(&mut out, &mut recalled_next) {
+                    reply.parts.push(ReplyPart::JobNote { text });
                 }
             }
             Role::User => {
@@ -142,21 +129,8 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
             }
             Role::Assistant if m.content.trim().is_empty() && m.tool_calls.is_empty() => {}
             Role::Assistant => {
-                let reply = match out.last_mut() {
-                    Some(last) if !last.from_person && !last.is_compaction() => last,
-                    _ => {
-                        out.push(TranscriptMessage {
-                            from_person: false,
-                            parts: Vec::new(),
-                            attachments: Vec::new(),
-                            stopped: false,
-                            recalled: std::mem::take(&mut recalled_next),
-                        });
-                        match out.last_mut() {
-                            Some(last) => last,
-                            None => continue,
-                        }
-                    }
+                let Some(reply) = current_reply(&mut out, &mut recalled_next) else {
+                    continue;
                 };
                 if !m.content.trim().is_empty() {
                     reply.parts.push(ReplyPart::Text {
@@ -199,6 +173,27 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
     }
     mark_stopped(&mut out, seen);
     out
+}
+
+/// The reply being built (the last message, when it is one), or a new one opened with the
+/// memories recalled for it.
+fn current_reply<'a>(
+    out: &'a mut Vec<TranscriptMessage>,
+    recalled: &mut Vec<RecalledMemory>,
+) -> Option<&'a mut TranscriptMessage> {
+    if !out
+        .last()
+        .is_some_and(|last| !last.from_person && !last.is_compaction())
+    {
+        out.push(TranscriptMessage {
+            from_person: false,
+            parts: Vec::new(),
+            attachments: Vec::new(),
+            stopped: false,
+            recalled: std::mem::take(recalled),
+        });
+    }
+    out.last_mut()
 }
 
 impl Cairn {
@@ -323,6 +318,57 @@ mod tests {
             goal: None,
             recalls: vec![],
         }
+    }
+
+    #[test]
+    fn job_notes_show_in_the_reply_they_came_in_or_open_the_turn_they_woke() {
+        let note = |job: &str| {
+            format!("[A background job you started has finished:]\n{job} (make) exited with code 0 after 2 s.\nbuilt")
+        };
+        let session = session_of(
+            vec![],
+            vec![
+                Message::new(Role::System, "You are Cairn."),
+                Message::new(Role::User, "Build it"),
+                Message::new(Role::Assistant, "Started."),
+                Message::new(Role::User, note("job1")),
+                Message::new(Role::Assistant, "It built."),
+                Message::new(Role::User, note("job2")),
+                Message::new(Role::Assistant, "The second one built too."),
+            ],
+        );
+        let t = transcript(&session);
+        assert_eq!(t.len(), 2, "{t:?}");
+        assert!(t[0].from_person);
+        assert_eq!(
+            t[1].parts,
+            vec![
+                ReplyPart::Text {
+                    text: "Started.".into()
+                },
+                ReplyPart::JobNote { text: note("job1") },
+                ReplyPart::Text {
+                    text: "It built.".into()
+                },
+                ReplyPart::JobNote { text: note("job2") },
+                ReplyPart::Text {
+                    text: "The second one built too.".into()
+                },
+            ]
+        );
+        // A note with no reply before it opens the reply of the turn it woke.
+        let woken = session_of(
+            vec![],
+            vec![
+                Message::new(Role::System, "You are Cairn."),
+                Message::new(Role::User, note("job3")),
+                Message::new(Role::Assistant, "Done."),
+            ],
+        );
+        let t = transcript(&woken);
+        assert_eq!(t.len(), 1, "{t:?}");
+        assert!(!t[0].from_person);
+        assert_eq!(t[0].parts[0], ReplyPart::JobNote { text: note("job3") });
     }
 
     #[test]
