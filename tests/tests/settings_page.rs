@@ -297,6 +297,11 @@ async fn mcp_flow(client: &Client, home: &Path, everything: &Path) -> TestResult
     assert_eq!(shown, json!("DEMO_TOKEN"));
     set_value(client, "#mcp-tool-timeout", "30").await?;
     click(client, "#mcp-save").await?;
+    // The card already said Running before the save: wait for the file itself.
+    let saved = std::time::Instant::now();
+    while !config().contains("tool_timeout = 30") && saved.elapsed() < Duration::from_secs(10) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     wait_for_text(client, &format!("{card} .mcp-state"), "Running").await?;
     let written = config();
     assert!(
