@@ -171,14 +171,14 @@ PY
 fi
 # Real Python clients for the tests, each pinned in its own folder outside the clone: OpenAI's
 # `openai` (the OpenAI-compatible endpoint) and the official `mcp` (`cairn mcp`).
-python_client() { # folder package version
+python_client() { # folder module version [requirement, when the distribution's name is not the module's]
   local dir="$HOME/.cache/cairn/clients/$1"
   if [ ! -f "$dir/.$2-$3" ]; then
     say "installing the $2 Python package for the tests (once)"
     ensure_pip
     rm -rf "$dir"
     python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location \
-      --target "$dir" "$2==$3" 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user\|incompatible" || true
+      --target "$dir" "${4:-$2}==$3" 2>&1 | grep -v "dependency resolver\|requires pydantic\|root' user\|incompatible" || true
     python3 -c "import sys; sys.path.insert(0, '$dir'); import $2" && touch "$dir/.$2-$3"
   fi
 }
@@ -210,4 +210,16 @@ if [ "$(cat "$conformance/.installed" 2>/dev/null)" != "$conformance_packages" ]
   (cd "$conformance" && npm install --no-audit --no-fund --silent $conformance_packages)
   echo "$conformance_packages" > "$conformance/.installed"
 fi
+# Real language servers for the lsp tool's tests, pinned, outside the clone: pyright and
+# typescript-language-server (with the TypeScript it drives) from npm, python-lsp-server from PyPI.
+lsp_clients="$HOME/.cache/cairn/clients/lsp"
+lsp_packages="pyright@1.1.414 typescript@5.9.3 typescript-language-server@5.3.0"
+if [ "$(cat "$lsp_clients/.installed" 2>/dev/null)" != "$lsp_packages" ]; then
+  say "installing the language servers for the tests (once)"
+  mkdir -p "$lsp_clients"
+  # shellcheck disable=SC2086
+  (cd "$lsp_clients" && npm install --no-audit --no-fund --silent $lsp_packages)
+  echo "$lsp_packages" > "$lsp_clients/.installed"
+fi
+python_client pylsp pylsp 1.15.0 "python-lsp-server[pyflakes,pycodestyle]"
 say "ready"

@@ -264,6 +264,8 @@ fn run() -> anyhow::Result<()> {
         if let RunEvent::Exit = event {
             // Nothing the tasks left running outlives the app.
             handle.state::<Desktop>().chat.jobs().stop_all();
+            let cairn = handle.state::<Desktop>().cairn.clone();
+            tauri::async_runtime::block_on(cairn.shutdown_language_servers());
             let api = handle
                 .state::<Desktop>()
                 .api

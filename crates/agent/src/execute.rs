@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use cairn_llm::{Message, ToolCall};
-use cairn_tools::texts::{fill, rejected};
+use cairn_tools::texts::fill;
 use cairn_tools::{
     Answer, Answers, Asker, CancellationToken, Counters, LoopVerdict, Question, Tool, ToolContext,
     ToolOutput,
@@ -316,7 +316,7 @@ impl Runtime {
         };
         if tool.needs_permission(&p.input) && !self.settings.yolo {
             if !self.settings.interactive {
-                return ToolOutput::failed(rejected(tool.name()));
+                return ToolOutput::failed(tool.rejected(&p.input));
             }
             let request = self.request_id();
             let (reply_tx, reply_rx) = oneshot::channel();
@@ -343,7 +343,7 @@ impl Runtime {
                 return ToolOutput::failed(NOT_RUN_STOPPED);
             }
             if !allowed {
-                return ToolOutput::failed(rejected(tool.name()));
+                return ToolOutput::failed(tool.rejected(&p.input));
             }
         }
         let mut ctx = ctx.clone();

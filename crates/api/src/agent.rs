@@ -157,6 +157,11 @@ impl Cairn {
                 .tools
                 .add_source(Arc::new(cairn_mcp::HubTools(hub)));
         }
+        if !compact {
+            if let Some(lsp) = cairn_lsp::Lsp::new(self.lsp_hub(&config)) {
+                settings.tools.add(Arc::new(lsp));
+            }
+        }
         if agent.unload_models && !compact {
             settings
                 .tools

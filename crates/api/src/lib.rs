@@ -8,6 +8,7 @@ pub mod chat;
 pub mod compat;
 mod error;
 mod hooks;
+mod language_servers;
 mod mcp_memory;
 mod mcp_register;
 mod mcp_settings;
@@ -59,6 +60,8 @@ pub struct Cairn {
     voice: voice::WarmModel,
     /// The MCP servers' hub, shared by every runtime of this process.
     mcp: mcp_settings::HubSlot,
+    /// The language servers' hub, shared the same way.
+    lsp: language_servers::LspSlot,
 }
 
 impl Cairn {
@@ -81,6 +84,7 @@ impl Cairn {
             memory: Arc::new(OnceLock::new()),
             voice: Arc::default(),
             mcp: Arc::default(),
+            lsp: Arc::default(),
         }
     }
 

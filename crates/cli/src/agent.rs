@@ -66,9 +66,14 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
         },
         root,
     )?;
+    for warning in cairn.lsp_warnings() {
+        eprintln!("{warning}");
+    }
     let mut session = args.session.unwrap_or_else(new_session);
     let Some(message) = message else {
-        return converse(&runtime, &mut session, terminal).await;
+        let exit = converse(&runtime, &mut session, terminal).await;
+        cairn.shutdown_language_servers().await;
+        return exit;
     };
     if message.trim().is_empty() {
         bail!("the message is empty");
@@ -83,6 +88,7 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     )
     .await?;
     finish_jobs(&runtime, &session, wakeups).await?;
+    cairn.shutdown_language_servers().await;
     Ok(std::process::ExitCode::SUCCESS)
 }
 

@@ -23,6 +23,8 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, crate::McpServerConfig>,
     /// `[agents.<name>]`: the agents `ask_agent` may hand a task to, by name.
     pub agent_profiles: BTreeMap<String, crate::AgentProfile>,
+    /// `[lsp]`: the language servers of the `lsp` tool.
+    pub lsp: crate::LspConfig,
     /// `[api] keys`: bearer keys other programs may use on the OpenAI-compatible routes, besides
     /// the per-run token (which changes with every start).
     pub api_keys: Vec<Secret>,
@@ -185,6 +187,7 @@ impl Default for Config {
             api_keys: Vec::new(),
             mcp_servers: BTreeMap::new(),
             agent_profiles: BTreeMap::new(),
+            lsp: crate::LspConfig::default(),
             default_model: None,
             providers: BTreeMap::new(),
             pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
@@ -310,6 +313,7 @@ struct RawConfig {
     ui: Option<RawUi>,
     models: Option<RawModels>,
     mcp: Option<crate::mcp::RawMcp>,
+    lsp: Option<crate::lsp::RawLsp>,
     #[serde(default)]
     agents: BTreeMap<String, crate::agents::RawProfile>,
 }
@@ -505,6 +509,7 @@ impl Config {
         }
         let mcp_servers = raw.mcp.unwrap_or_default().resolve(&at, &env)?;
         let agent_profiles = crate::agents::resolve(raw.agents, &at, &providers)?;
+        let lsp = raw.lsp.unwrap_or_default().resolve(&at, &env)?;
         let default_model = match model {
             Some(model) => Some(at.model_ref(&model, "agent.model", &providers)?),
             None => None,
@@ -560,6 +565,7 @@ impl Config {
             api_keys,
             mcp_servers,
             agent_profiles,
+            lsp,
             default_model,
             providers,
             pet_shortcut,

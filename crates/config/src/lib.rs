@@ -9,6 +9,7 @@ mod edit;
 mod error;
 mod file;
 mod home;
+mod lsp;
 mod mcp;
 mod runtime;
 
@@ -21,5 +22,6 @@ pub use file::{
     Theme, VoiceConfig, BUILTIN_LOCAL_PROVIDER, DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
 };
 pub use home::Home;
+pub use lsp::{default_lsp_servers, LspConfig, LspServerConfig, DEFAULT_LSP_TIMEOUT};
 pub use mcp::{McpServerConfig, McpTransport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
 pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};

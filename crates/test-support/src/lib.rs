@@ -209,3 +209,36 @@ pub fn mcp_conformance_suite() -> Result<(std::path::PathBuf, std::path::PathBuf
         ))
     }
 }
+
+/// The language servers setup installs for the `lsp` tool's tests.
+pub struct LanguageServers {
+    /// `pyright-langserver` (run with `--stdio`).
+    pub pyright: std::path::PathBuf,
+    /// `typescript-language-server` (run with `--stdio`).
+    pub typescript: std::path::PathBuf,
+    /// The folder holding python-lsp-server: `python3 -m pylsp` with it as `PYTHONPATH`.
+    pub pylsp_path: std::path::PathBuf,
+}
+
+/// The language servers in `~/.cache/cairn/clients`, or what to run when they are missing.
+pub fn language_servers() -> Result<LanguageServers, String> {
+    let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_owned())?;
+    let clients = std::path::Path::new(&home).join(".cache/cairn/clients");
+    let bin = clients.join("lsp/node_modules/.bin");
+    let servers = LanguageServers {
+        pyright: bin.join("pyright-langserver"),
+        typescript: bin.join("typescript-language-server"),
+        pylsp_path: clients.join("pylsp"),
+    };
+    if servers.pyright.exists()
+        && servers.typescript.exists()
+        && servers.pylsp_path.join("pylsp").exists()
+    {
+        Ok(servers)
+    } else {
+        Err(format!(
+            "the language servers are missing in {}: run scripts/setup.sh",
+            clients.display()
+        ))
+    }
+}

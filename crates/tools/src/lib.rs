@@ -191,6 +191,10 @@ pub trait Tool: Send + Sync {
     fn target_file(&self, _input: &Value) -> Option<String> {
         None
     }
+    /// What the model is told when the person refuses the call.
+    fn rejected(&self, _input: &Value) -> String {
+        texts::rejected(self.name())
+    }
     /// The terminal display line announcing the call.
     fn display(&self, input: &Value) -> String;
     /// Which turn counter a response adds to.

@@ -4,6 +4,7 @@
 mod ask;
 mod chat;
 mod goals;
+mod lsp;
 mod mcp;
 mod summaries;
 
