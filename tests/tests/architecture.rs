@@ -184,7 +184,7 @@ const LAYERS: &[&[&str]] = &[
         "cairn-importers",
         "cairn-local",
     ],
-    &["cairn-agent", "cairn-mcp"],
+    &["cairn-agent", "cairn-mcp", "cairn-lsp"],
     &["cairn-api"],
     &["cairn-http"],
     &["cairn-cli", "cairn-desktop", "cairn-tests"],
