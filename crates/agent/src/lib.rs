@@ -12,6 +12,7 @@ mod prompt;
 mod runtime;
 mod search_tool;
 mod sessions;
+mod task_tool;
 mod texts;
 mod tool_need;
 mod turn;
@@ -26,6 +27,7 @@ pub use sessions::{
     person_words, title_of, Session, SessionError, SessionHeader, SessionMark, SessionRecall,
     SessionStore,
 };
+pub use task_tool::{SubagentStarter, Task, SUBAGENT_STEPS};
 pub use texts::{
     compaction_summary, is_compaction_ack, is_job_note, is_runtime_text, CUT_OFF_ERROR,
     EMPTY_ERROR, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, WRAP_UP,

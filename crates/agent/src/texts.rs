@@ -117,9 +117,9 @@ fn is_wrap_up(content: &str) -> bool {
 
 /// Whether `words` are a background job's note to the model (they begin with a jobs mark).
 pub fn is_job_note(words: &str) -> bool {
-    use cairn_tools::texts::{MARK_COMMAND, MARK_MESSAGE, MARK_SUBAGENT};
+    use cairn_tools::texts::{MARK_COMMAND, MARK_MESSAGE, MARK_SUBAGENT, MARK_TO_SUBAGENT};
     let words = words.trim_start();
-    [MARK_COMMAND, MARK_SUBAGENT, MARK_MESSAGE]
+    [MARK_COMMAND, MARK_SUBAGENT, MARK_MESSAGE, MARK_TO_SUBAGENT]
         .iter()
         .any(|mark| words.starts_with(mark))
 }

@@ -63,11 +63,14 @@ impl cairn_memory::Summarizer for ModelSummarizer {
     }
 }
 
-/// Who a runtime works for: the person (depth 0), or an agent asked at `depth` with its profile.
+/// Who a runtime works for: the person (depth 0), an agent asked at `depth` with its profile, or
+/// a subagent one started with `task`.
 #[derive(Debug, Clone, Default)]
 struct Asked {
     depth: usize,
     profile: Option<cairn_config::AgentProfile>,
+    /// A subagent: it may not start subagents of its own, and has their step backstop.
+    subagent: bool,
 }
 
 impl Cairn {
@@ -113,7 +116,7 @@ impl Cairn {
             provider,
             model,
             server,
-        } = self.resolve_model(choice)?;
+        } = self.resolve_model(choice.clone())?;
         let memory = match self.memory() {
             Ok(memory) => Some(memory),
             Err(e) => {
@@ -187,6 +190,16 @@ impl Cairn {
             let tool = self.ask_agent_tool(&config, &root, asked.depth);
             settings.tools.add(Arc::new(tool));
         }
+        if !compact && !asked.subagent {
+            let root = settings.project_root.clone();
+            settings
+                .tools
+                .add(Arc::new(self.task_tool(choice, root, asked.clone())));
+            settings.tools.add(Arc::new(cairn_tools::JobSend));
+        }
+        if asked.subagent {
+            settings.max_steps = settings.max_steps.min(cairn_agent::SUBAGENT_STEPS);
+        }
         if let Some(profile) = &asked.profile {
             settings.yolo = profile.yolo.unwrap_or(agent.yolo);
             if let Some(tools) = &profile.tools {
@@ -235,6 +248,7 @@ impl Cairn {
             let asked = Asked {
                 depth: depth + 1,
                 profile: Some(profile),
+                subagent: false,
             };
             let runtime = cairn
                 .build_runtime(choice, root.clone(), false, asked)
@@ -242,6 +256,29 @@ impl Cairn {
             Ok(runtime.one_shot())
         });
         AskAgent::new(agents, depth, start)
+    }
+
+    /// `task`: each call starts a subagent on the same model in the same project, with the same
+    /// tools but `task` (for an asked agent: its profile's), kept in memory only; its calls are
+    /// refused when they would need someone to approve them (nobody can, inside it).
+    fn task_tool(
+        &self,
+        choice: ModelChoice,
+        project_root: PathBuf,
+        asked: Asked,
+    ) -> cairn_agent::Task {
+        let cairn = self.clone();
+        let start: cairn_agent::SubagentStarter = Arc::new(move || {
+            let asked = Asked {
+                subagent: true,
+                ..asked.clone()
+            };
+            let runtime = cairn
+                .build_runtime(choice.clone(), project_root.clone(), false, asked)
+                .map_err(|e| e.to_string())?;
+            Ok(runtime.one_shot())
+        });
+        cairn_agent::Task::new(start)
     }
 
     /// The agent's conversations on disk.

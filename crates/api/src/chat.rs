@@ -139,6 +139,8 @@ impl Chat {
                     JobState::Exited(code) => ("exited", Some(code)),
                     JobState::Killed => ("killed", None),
                     JobState::Stopped => ("stopped", None),
+                    JobState::Finished => ("finished", None),
+                    JobState::Failed => ("failed", None),
                 };
                 TaskJob {
                     id: job.id,

@@ -273,7 +273,8 @@ pub struct TaskJob {
     /// `job1`, `job2`, … (the task's one sequence).
     pub id: String,
     pub command: String,
-    /// `running`, `exited`, `killed` or `stopped`.
+    /// `running`, `exited`, `killed`, `stopped`, or for a subagent `finished` (it reported) or
+    /// `failed`.
     pub state: String,
     pub exit_code: Option<i32>,
     pub elapsed_ms: u64,

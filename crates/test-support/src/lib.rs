@@ -43,6 +43,9 @@ impl Reply {
 #[derive(Default)]
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
+    /// Replies for the conversations whose first user message contains the key (a subagent's,
+    /// running beside the conversation that started it), each in its own order.
+    routes: Mutex<Vec<(String, VecDeque<Reply>)>>,
     requests: Mutex<Vec<Value>>,
 }
 
@@ -66,6 +69,7 @@ impl MockServer {
     pub async fn start(replies: Vec<Reply>) -> Result<Self, Box<dyn std::error::Error>> {
         let script = Arc::new(Script {
             replies: Mutex::new(replies.into()),
+            routes: Mutex::default(),
             requests: Mutex::default(),
         });
         let app = Router::new()
@@ -78,6 +82,14 @@ impl MockServer {
             base_url: format!("{origin}/v1"),
             script,
         })
+    }
+
+    /// Answers the conversations whose first user message contains `key` with `replies`, in
+    /// order, instead of the main script: concurrent conversations each get their own replies.
+    pub fn route(&self, key: &str, replies: Vec<Reply>) {
+        if let Ok(mut routes) = self.script.routes.lock() {
+            routes.push((key.to_owned(), replies.into()));
+        }
     }
 
     /// Every request body received so far, in order.
@@ -97,10 +109,26 @@ async fn models() -> Json<Value> {
 }
 
 async fn complete(State(script): State<Arc<Script>>, Json(body): Json<Value>) -> Response {
+    let first_user = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default();
     if let Ok(mut requests) = script.requests.lock() {
         requests.push(body);
     }
-    let reply = script.replies.lock().ok().and_then(|mut r| r.pop_front());
+    let routed = script.routes.lock().ok().and_then(|mut routes| {
+        routes
+            .iter_mut()
+            .find(|(key, _)| first_user.contains(key.as_str()))
+            .map(|(_, replies)| replies.pop_front())
+    });
+    let reply = match routed {
+        Some(reply) => reply,
+        None => script.replies.lock().ok().and_then(|mut r| r.pop_front()),
+    };
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "no scripted reply left").into_response(),
         Some(Reply::Status {

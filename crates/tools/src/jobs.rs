@@ -1,7 +1,8 @@
 //! Background jobs (agent-loop.json `jobs`): commands a session left running — bash with
-//! `background: true`, or one still running at its timeout — each with an id of the session's one
-//! sequence (job1, job2, …), its output in a temporary file, and the tools that list, read and
-//! stop them. A job that ends leaves a note (the spec's mark first) that wakes its session: the
+//! `background: true`, or one still running at its timeout — and subagents (task with
+//! `background: true`), each with an id of the session's one sequence (job1, job2, …), its output
+//! (a subagent's words and calls) in a temporary file, and the tools that list, read, stop and
+//! (a subagent) message them. A job that ends leaves a note (the spec's mark first) that wakes its session: the
 //! runtime reads it at the next step boundary of a running turn, or starts a turn of its own.
 
 use std::collections::HashMap;
@@ -16,8 +17,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::texts::{
-    fill, JOBS_FULL, JOB_ALREADY_ENDED, JOB_ENDED, JOB_NO_NEW_OUTPUT, JOB_STOPPED, MARK_COMMAND,
-    NO_JOBS, UNKNOWN_JOB,
+    fill, JOBS_FULL, JOB_ALREADY_ENDED, JOB_ENDED, JOB_NO_NEW_OUTPUT, JOB_SEND_EMPTY,
+    JOB_SEND_ENDED, JOB_SEND_NOT_SUBAGENT, JOB_SENT, JOB_STOPPED, MARK_COMMAND, MARK_SUBAGENT,
+    MARK_TO_SUBAGENT, NO_JOBS, SUBAGENT_REPORT, UNKNOWN_JOB,
 };
 use crate::{field, parse, Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 
@@ -37,6 +39,10 @@ pub enum JobState {
     Killed,
     /// Stopped with job_stop or with its session.
     Stopped,
+    /// A subagent that gave its report.
+    Finished,
+    /// A subagent whose run failed.
+    Failed,
 }
 
 impl JobState {
@@ -47,6 +53,8 @@ impl JobState {
             Self::Exited(code) => format!("exited with code {code}"),
             Self::Killed => "was killed".into(),
             Self::Stopped => "was stopped".into(),
+            Self::Finished => "finished".into(),
+            Self::Failed => "failed".into(),
         }
     }
 
@@ -56,6 +64,8 @@ impl JobState {
             Self::Exited(code) => format!("exit {code}"),
             Self::Killed => "killed".into(),
             Self::Stopped => "stopped".into(),
+            Self::Finished => "done".into(),
+            Self::Failed => "failed".into(),
         }
     }
 }
@@ -82,8 +92,10 @@ struct Job {
     read: Mutex<u64>,
     /// Cancelled to stop it.
     stop: CancellationToken,
-    /// Its process group.
+    /// Its process group (a command's).
     group: Option<u32>,
+    /// Where job_send's messages go (a subagent's).
+    inbox: Option<Inbox>,
 }
 
 impl Job {
@@ -147,6 +159,22 @@ impl SessionJobs {
     }
 }
 
+/// Hands a message to a running subagent; false when it cannot take it.
+pub type Inbox = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// How a subagent's run ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubagentEnd {
+    /// Its answer.
+    Report(String),
+    Failed(String),
+    Stopped,
+}
+
+/// A subagent's run: given where to write what it says and does, and the token that stops it.
+pub type SubagentWork =
+    std::pin::Pin<Box<dyn std::future::Future<Output = SubagentEnd> + Send + 'static>>;
+
 /// Every session's jobs, for one runtime.
 pub struct Jobs {
     sessions: Mutex<HashMap<String, SessionJobs>>,
@@ -192,6 +220,16 @@ impl Jobs {
             .get_mut(session)
             .map(|s| std::mem::take(&mut s.notes))
             .unwrap_or_default()
+    }
+
+    /// Leaves `note` for `session` (read at its next step boundary, or waking it), as a job's.
+    pub fn deliver(&self, session: &str, note: String) {
+        lock(&self.sessions)
+            .entry(session.to_owned())
+            .or_default()
+            .notes
+            .push(note);
+        let _ = self.woken.send(session.to_owned());
     }
 
     /// Whether `session` has notes waiting.
@@ -284,11 +322,99 @@ impl Jobs {
     pub(crate) fn reserve(&self, session: &str) -> Result<String, String> {
         let mut sessions = lock(&self.sessions);
         let jobs = sessions.entry(session.to_owned()).or_default();
-        if jobs.running() >= RUNNING_MAX {
+        let commands = jobs
+            .jobs
+            .iter()
+            .filter(|j| j.inbox.is_none() && j.state() == JobState::Running)
+            .count();
+        if commands >= RUNNING_MAX {
             return Err(fill(JOBS_FULL, &[("n", &RUNNING_MAX.to_string())]));
         }
         jobs.next += 1;
         Ok(format!("job{}", jobs.next))
+    }
+
+    /// Starts a subagent as a job of `session` (`description` says what it works on): `work`
+    /// runs it, writing what it says and does to the file it is given, until it reports, fails,
+    /// or the token stops it. Its id, or why it cannot start.
+    pub fn start_subagent(
+        self: &Arc<Self>,
+        session: &str,
+        description: &str,
+        inbox: Inbox,
+        work: impl FnOnce(File, CancellationToken) -> SubagentWork,
+    ) -> Result<String, String> {
+        let output = tempfile::tempfile()
+            .map_err(|e| format!("[error: no file for the subagent's output: {e}]"))?;
+        let writer = output
+            .try_clone()
+            .map_err(|e| format!("[error: no file for the subagent's output: {e}]"))?;
+        let id = {
+            let mut sessions = lock(&self.sessions);
+            let jobs = sessions.entry(session.to_owned()).or_default();
+            jobs.next += 1;
+            format!("job{}", jobs.next)
+        };
+        let job = Arc::new(Job {
+            id: id.clone(),
+            command: format!("subagent: {description}"),
+            started: Instant::now(),
+            ended: Mutex::new(None),
+            state: Mutex::new(JobState::Running),
+            output,
+            read: Mutex::new(0),
+            stop: CancellationToken::new(),
+            group: None,
+            inbox: Some(inbox),
+        });
+        self.register(session, job.clone());
+        let run = work(writer, job.stop.clone());
+        let jobs = Arc::downgrade(self);
+        let session = session.to_owned();
+        tokio::spawn(async move {
+            let end = run.await;
+            let state = match &end {
+                SubagentEnd::Report(_) => JobState::Finished,
+                SubagentEnd::Failed(_) => JobState::Failed,
+                SubagentEnd::Stopped => JobState::Stopped,
+            };
+            *lock(&job.ended) = Some(Instant::now());
+            let note = match &end {
+                SubagentEnd::Report(report) => Some(format!(
+                    "{}\n{SUBAGENT_REPORT}\n{}",
+                    end_line(MARK_SUBAGENT, &job, &state),
+                    report.trim_end()
+                )),
+                SubagentEnd::Failed(reason) => Some(format!(
+                    "{}\n{}",
+                    end_line(MARK_SUBAGENT, &job, &state),
+                    reason.trim_end()
+                )),
+                SubagentEnd::Stopped => None,
+            };
+            ended(&jobs, &session, &job, state, note);
+        });
+        Ok(id)
+    }
+
+    /// Adds `job` to `session`'s list, forgetting the oldest finished ones past the limit.
+    fn register(&self, session: &str, job: Arc<Job>) {
+        let mut sessions = lock(&self.sessions);
+        let jobs = sessions.entry(session.to_owned()).or_default();
+        jobs.jobs.push(job);
+        let finished = jobs
+            .jobs
+            .iter()
+            .filter(|j| j.state() != JobState::Running)
+            .count();
+        let mut excess = finished.saturating_sub(FINISHED_KEPT);
+        jobs.jobs.retain(|j| {
+            let forget = excess > 0 && j.state() != JobState::Running;
+            if forget {
+                excess -= 1;
+            }
+            !forget
+        });
     }
 
     /// Starts `command` (`bash -c`) in the background for `ctx`'s session; its id.
@@ -323,26 +449,9 @@ impl Jobs {
             read: Mutex::new(read),
             stop: CancellationToken::new(),
             group: child.id(),
+            inbox: None,
         });
-        {
-            let mut sessions = lock(&self.sessions);
-            let jobs = sessions.entry(session.to_owned()).or_default();
-            jobs.jobs.push(job.clone());
-            // Past the limit, the oldest finished jobs are forgotten.
-            let finished = jobs
-                .jobs
-                .iter()
-                .filter(|j| j.state() != JobState::Running)
-                .count();
-            let mut excess = finished.saturating_sub(FINISHED_KEPT);
-            jobs.jobs.retain(|j| {
-                let forget = excess > 0 && j.state() != JobState::Running;
-                if forget {
-                    excess -= 1;
-                }
-                !forget
-            });
-        }
+        self.register(session, job.clone());
         let jobs = Arc::downgrade(self);
         let session = session.to_owned();
         tokio::spawn(async move {
@@ -362,28 +471,39 @@ impl Jobs {
             *lock(&job.ended) = Some(Instant::now());
             // A job the model stopped itself wakes nobody.
             let note = (state != JobState::Stopped).then(|| note(&job, &state));
-            let Some(jobs) = jobs.upgrade() else {
-                *lock(&job.state) = state;
-                return;
-            };
-            // Its end and its note appear together: nobody sees it ended without its note.
-            {
-                let mut sessions = lock(&jobs.sessions);
-                *lock(&job.state) = state;
-                match (sessions.get_mut(&session), note) {
-                    (Some(entry), Some(note)) => entry.notes.push(note),
-                    _ => return,
-                }
-            }
-            let _ = jobs.woken.send(session);
+            ended(&jobs, &session, &job, state, note);
         });
     }
 }
 
-/// The wake-up message of a job that ended.
-fn note(job: &Job, state: &JobState) -> String {
-    let mut text = format!(
-        "{MARK_COMMAND}\n{}",
+/// Records a job's end and leaves its note for its session (waking it); its end and its note
+/// appear together, so nobody sees it ended without its note.
+fn ended(
+    jobs: &std::sync::Weak<Jobs>,
+    session: &str,
+    job: &Job,
+    state: JobState,
+    note: Option<String>,
+) {
+    let Some(jobs) = jobs.upgrade() else {
+        *lock(&job.state) = state;
+        return;
+    };
+    {
+        let mut sessions = lock(&jobs.sessions);
+        *lock(&job.state) = state;
+        match (sessions.get_mut(session), note) {
+            (Some(entry), Some(note)) => entry.notes.push(note),
+            _ => return,
+        }
+    }
+    let _ = jobs.woken.send(session.to_owned());
+}
+
+/// `<mark>\n<id> (<command>) <how> after <elapsed>.`
+fn end_line(mark: &str, job: &Job, state: &JobState) -> String {
+    format!(
+        "{mark}\n{}",
         fill(
             JOB_ENDED,
             &[
@@ -393,7 +513,12 @@ fn note(job: &Job, state: &JobState) -> String {
                 ("elapsed", &seconds(job.elapsed())),
             ],
         )
-    );
+    )
+}
+
+/// The wake-up message of a job that ended.
+fn note(job: &Job, state: &JobState) -> String {
+    let mut text = end_line(MARK_COMMAND, job, state);
     let unread = job.unread(NOTE_TAIL_CHARS);
     text.push('\n');
     if unread.trim().is_empty() {
@@ -555,6 +680,76 @@ impl Tool for JobStop {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             ToolOutput::ok(fill(JOB_STOPPED, &[("id", &job.id)]))
+        })
+    }
+}
+
+/// `job_send`: a message to a running subagent, read at its next step.
+pub struct JobSend;
+
+#[derive(Deserialize)]
+struct SendInput {
+    id: String,
+    #[serde(default)]
+    message: String,
+}
+
+impl Tool for JobSend {
+    fn name(&self) -> &str {
+        "job_send"
+    }
+
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: "job_send".into(),
+            description: "Tell a subagent you started (task with background: true) something while it works: it reads the message at its next step.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "description": "The subagent's job id, e.g. job2."},
+                    "message": {"type": "string", "description": "What it should know or do."}
+                },
+                "required": ["id", "message"]
+            }),
+        }
+    }
+
+    fn display(&self, input: &Value) -> String {
+        format!("🛠️  job_send: {}", field(input, "id"))
+    }
+
+    fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input: SendInput = match parse("job_send", input) {
+                Ok(input) => input,
+                Err(e) => return ToolOutput::failed(e),
+            };
+            let Some(job) = ctx.jobs.find(&ctx.session, &input.id) else {
+                return ToolOutput::failed(fill(UNKNOWN_JOB, &[("id", &input.id)]));
+            };
+            let id = [("id", job.id.as_str())];
+            let Some(inbox) = &job.inbox else {
+                return ToolOutput::failed(fill(JOB_SEND_NOT_SUBAGENT, &id));
+            };
+            let state = job.state();
+            if state != JobState::Running {
+                return ToolOutput::failed(fill(
+                    JOB_SEND_ENDED,
+                    &[("id", &job.id), ("how", &state.how())],
+                ));
+            }
+            let message = input.message.trim();
+            if message.is_empty() {
+                return ToolOutput::failed(fill(JOB_SEND_EMPTY, &id));
+            }
+            if inbox(&format!("{MARK_TO_SUBAGENT}\n{message}")) {
+                ToolOutput::ok(fill(JOB_SENT, &id))
+            } else {
+                ToolOutput::failed(fill(
+                    JOB_SEND_ENDED,
+                    &[("id", &job.id), ("how", "finished")],
+                ))
+            }
         })
     }
 }

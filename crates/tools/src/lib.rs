@@ -36,7 +36,9 @@ pub use counters::{Counter, Counters};
 pub use declared::{DeclaredParameter, DeclaredTool, DeclaredToolDef};
 pub use fetch_content::FetchContent;
 pub use files::{sha_of, EditFile, ReadFile, WriteFile};
-pub use jobs::{JobInfo, JobList, JobOutput, JobState, JobStop, Jobs};
+pub use jobs::{
+    Inbox, JobInfo, JobList, JobOutput, JobSend, JobState, JobStop, Jobs, SubagentEnd, SubagentWork,
+};
 pub use loop_detector::{runaway, LoopDetector, LoopVerdict};
 pub use save_answer::SaveAnswer;
 pub use skills::ReadSkill;

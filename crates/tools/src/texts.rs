@@ -121,3 +121,16 @@ pub const UNKNOWN_JOB: &str = "[error: no job {{id}} in this session: job_list s
 /// job_stop.
 pub const JOB_STOPPED: &str = "Stopped {{id}}.";
 pub const JOB_ALREADY_ENDED: &str = "{{id}} had already ended: it {{how}}.";
+/// task `background: true`: the subagent started.
+pub const SUBAGENT_STARTED: &str = "Started {{id}}, a subagent working on: {{description}}\nIts report comes to you when it finishes. Read what it has done so far with job_output, tell it something with job_send, stop it with job_stop.";
+/// A subagent's report follows its end line in its wake-up (after [`MARK_SUBAGENT`]).
+pub const SUBAGENT_REPORT: &str = "Its report:";
+/// A subagent's own background commands stop with it.
+pub const SUBAGENT_JOBS_STOPPED: &str =
+    "(its background commands were stopped when it ended: {{ids}})";
+/// job_send.
+pub const JOB_SENT: &str = "Sent to {{id}}: it reads the message at its next step.";
+pub const JOB_SEND_NOT_SUBAGENT: &str =
+    "[error: {{id}} is a command, not a subagent: job_send writes to subagents only]";
+pub const JOB_SEND_ENDED: &str = "[error: {{id}} has ended: it {{how}}. Start another subagent with task if there is more to do]";
+pub const JOB_SEND_EMPTY: &str = "[error: the message is empty: say what {{id}} should know]";

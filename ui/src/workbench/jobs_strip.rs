@@ -13,6 +13,8 @@ fn job_state(job: &TaskJob) -> String {
         ("running", _) => t("running").to_owned(),
         ("exited", Some(code)) => tf("exit {code}", &[("code", &code.to_string())]),
         ("stopped", _) => t("stopped").to_owned(),
+        ("finished", _) => t("done").to_owned(),
+        ("failed", _) => t("failed").to_owned(),
         _ => t("killed").to_owned(),
     };
     format!("{state} · {}", tf("{n} s", &[("n", &seconds)]))

@@ -7,6 +7,7 @@ mod goals;
 mod lsp;
 mod mcp;
 mod summaries;
+mod task;
 
 /// A data home whose default model is `mock/m` at `base_url` (the scripted server), plus `extra`
 /// config lines.

@@ -324,8 +324,9 @@ async fn a_scan_reports_its_progress_on_the_event_stream() -> TestResult {
     Ok(())
 }
 
-/// Two background commands run while the person keeps talking; each wakes the task when it ends,
-/// in the order they end, and a client of the event stream sees each note and the turn it opened.
+/// A subagent and two background commands run while the person keeps talking; each wakes the
+/// task when it ends, in the order they end, and a client of the event stream sees each note and
+/// the turn it opened.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn background_jobs_wake_their_task_in_order_while_the_person_talks() -> TestResult {
     let (model, _dir, api) = server(
@@ -345,21 +346,34 @@ async fn background_jobs_wake_their_task_in_order_while_the_person_talks() -> Te
                     ),
                 ],
             ),
-            text_reply("Both are running."),
+            tool_call_reply(
+                "c3",
+                "task",
+                json!({"description": "count to three", "prompt": "SUBAGENT: count to three, slowly", "background": true}),
+            ),
+            text_reply("All three are running."),
             text_reply("4"),
             text_reply("The first one is done."),
             text_reply("The second one is done."),
+            text_reply("The subagent is done."),
         ],
         true,
     )
     .await?;
+    model.route(
+        "SUBAGENT",
+        vec![
+            tool_call_reply("s1", "bash", json!({"command": "sleep 4"})),
+            text_reply("One, two, three."),
+        ],
+    );
     let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
     let client = reqwest::Client::builder().no_proxy().build()?;
     let mut events = Events::open(&client, &url, &token).await?;
-    let task = create_task(&client, &url, &token, "Start both builds").await?;
+    let task = create_task(&client, &url, &token, "Start both builds and a count").await?;
     events.until(&task, "done").await?;
 
-    // The person goes on talking while both run.
+    // The person goes on talking while all three run.
     let sent = client
         .post(format!("{url}/api/v1/tasks/{task}/messages"))
         .bearer_auth(&token)
@@ -373,20 +387,25 @@ async fn background_jobs_wake_their_task_in_order_while_the_person_talks() -> Te
         "{answer:?}"
     );
 
-    for (job, command, reply) in [
-        ("job1", "sleep 1; echo first", "The first one is done."),
-        ("job2", "sleep 2; echo second", "The second one is done."),
+    for (first_line, reply) in [
+        (
+            "[A background job you started has finished:]\njob1 (sleep 1; echo first) exited with code 0 after",
+            "The first one is done.",
+        ),
+        (
+            "[A background job you started has finished:]\njob2 (sleep 2; echo second) exited with code 0 after",
+            "The second one is done.",
+        ),
+        (
+            "[A subagent you started has finished:]\njob3 (subagent: count to three) finished after",
+            "The subagent is done.",
+        ),
     ] {
         let woke = events.until(&task, "done").await?;
         let (kind, note) = woke.first().ok_or("no event")?;
         assert_eq!(kind, "job_note", "{woke:?}");
         let text = note["text"].as_str().unwrap_or_default();
-        assert!(
-            text.starts_with(&format!(
-                "[A background job you started has finished:]\n{job} ({command}) exited with code 0 after"
-            )),
-            "{text}"
-        );
+        assert!(text.starts_with(first_line), "{text}");
         let said: String = woke
             .iter()
             .filter(|(k, _)| k == "text")
@@ -394,7 +413,12 @@ async fn background_jobs_wake_their_task_in_order_while_the_person_talks() -> Te
             .collect();
         assert_eq!(said, reply);
     }
-    assert_eq!(model.requests().len(), 5);
+    // Its report reached the task's model with its note.
+    let requests = model.requests();
+    assert!(requests
+        .last()
+        .is_some_and(|r| r.to_string().contains("Its report:\\nOne, two, three.")));
+    assert_eq!(requests.len(), 9);
     api.shutdown().await?;
     Ok(())
 }
