@@ -3,7 +3,7 @@
 use cairn_agent::Op;
 use cairn_api::{AttachmentInput, TaskChange};
 use cairn_protocol::{
-    ApiError, ChatEvent, PetState, StatusReport, TaskJob, TaskSummary, TranscriptMessage,
+    ApiError, ChatEvent, PetState, StatusReport, TaskJob, TaskSummary, TaskTeam, TranscriptMessage,
 };
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};
@@ -242,6 +242,7 @@ pub fn task_update(
 #[tauri::command]
 pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool, ApiError> {
     desktop.chat.jobs().end_session(&session);
+    desktop.cairn.teams().end(&session);
     desktop.cairn.task_delete(&session).map_err(task_error)
 }
 
@@ -249,6 +250,12 @@ pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool,
 #[tauri::command]
 pub fn task_jobs(desktop: State<'_, Desktop>, session: String) -> Vec<TaskJob> {
     desktop.chat.task_jobs(&session)
+}
+
+/// The task's team: its members and its room.
+#[tauri::command]
+pub fn task_team(desktop: State<'_, Desktop>, session: String) -> Option<TaskTeam> {
+    desktop.cairn.teams().view(&session)
 }
 
 /// The end of a job's output (the last 64 KiB), as the person reads it.

@@ -190,6 +190,7 @@ fn run() -> anyhow::Result<()> {
             commands::quit_app,
             commands::quit_request,
             commands::task_jobs,
+            commands::task_team,
             commands::job_output,
             commands::job_stop,
             commands::voice_start,

@@ -906,6 +906,49 @@ async fn background_jobs_show_on_their_task_and_wake_it() -> TestResult {
     outcome
 }
 
+/// A task's team shows above the composer: its members, and its room as a conversation with
+/// each member's report.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_tasks_team_shows_its_members_and_room() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_call_reply(
+            "t1",
+            "team_add",
+            json!({"name": "alice", "role": "checks the docs", "prompt": "MEMBER-ALICE: check the docs", "goal": "Check the docs"}),
+        ),
+        text_reply("Alice is on it."),
+        text_reply("Alice reported: the docs are fine."),
+    ])
+    .await?;
+    model.route("MEMBER-ALICE", vec![text_reply("The docs are fine.")]);
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        ask(client, "Check the docs with a team", "Alice is on it.").await?;
+        wait_for_text(client, "#team-room", "Team · 2 agents").await?;
+        wait_for_text(
+            client,
+            ".team-member[data-member=\"alice\"]",
+            "checks the docs",
+        )
+        .await?;
+        wait_for_text(client, ".team-message.report", "The docs are fine.").await?;
+        wait_for_text(
+            client,
+            ".team-message.report .team-message-head",
+            "alice → lead",
+        )
+        .await?;
+        screenshot(client, "team-room").await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
 /// `/compact` leaves the conversation in view and on disk: a mark with the summary shows where it
 /// was summarised, live and when the task is reopened in a new run of the app.
 #[tokio::test]

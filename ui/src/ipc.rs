@@ -556,6 +556,11 @@ pub async fn task_jobs(session: &str) -> Result<Vec<cairn_protocol::TaskJob>, Ap
     invoke_with("task_jobs", &serde_json::json!({ "session": session })).await
 }
 
+/// Task `session`'s team (`None`: it has none).
+pub async fn task_team(session: &str) -> Result<Option<cairn_protocol::TaskTeam>, ApiError> {
+    invoke_with("task_team", &serde_json::json!({ "session": session })).await
+}
+
 /// The end of a job's output.
 pub async fn job_output(session: &str, id: &str) -> Result<String, ApiError> {
     invoke_with(

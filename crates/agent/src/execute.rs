@@ -314,6 +314,11 @@ impl Runtime {
             // recall: answered from the session's stored results by the caller.
             return ToolOutput::ok("");
         };
+        if let Some(manages) = &self.settings.manages {
+            if manages(&ctx.session) && crate::team::manager_may_not(tool.as_ref(), &p.input) {
+                return ToolOutput::failed(crate::team::texts::MANAGER);
+            }
+        }
         if tool.needs_permission(&p.input) && !self.settings.yolo {
             if !self.settings.interactive {
                 return ToolOutput::failed(tool.rejected(&p.input));

@@ -13,6 +13,7 @@ mod runtime;
 mod search_tool;
 mod sessions;
 mod task_tool;
+mod team;
 mod texts;
 mod tool_need;
 mod turn;
@@ -28,6 +29,7 @@ pub use sessions::{
     SessionStore,
 };
 pub use task_tool::{SubagentStarter, Task, SUBAGENT_STEPS};
+pub use team::{team_tools, MemberSeat, MemberStarter, Seat, Team, Teams, TEAM_MAX};
 pub use texts::{
     compaction_summary, is_compaction_ack, is_job_note, is_runtime_text, CUT_OFF_ERROR,
     EMPTY_ERROR, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, WRAP_UP,

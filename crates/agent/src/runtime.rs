@@ -153,6 +153,9 @@ pub struct Budgets {
     pub completion_tokens: Option<u64>,
 }
 
+/// Whether the agent of a session manages team members now.
+pub type ManagerCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// How the runtime works.
 #[derive(Clone)]
 pub struct AgentSettings {
@@ -181,6 +184,12 @@ pub struct AgentSettings {
     pub yolo: bool,
     /// Whether someone can answer (approvals, ask_user); a one-shot run cannot.
     pub interactive: bool,
+    /// Whether turns are captured into the memory (the person's are; a subagent's, a team
+    /// member's or an asked agent's are machine-written and report back to one that is).
+    pub capture: bool,
+    /// Whether the agent of a session manages team members now (its writing and executing calls
+    /// are then refused: it gives work away).
+    pub manages: Option<ManagerCheck>,
     /// `maxOutput` for tools.
     pub max_output: usize,
     pub bash_timeout: Duration,
@@ -213,6 +222,8 @@ impl AgentSettings {
             tools: Toolbox::default(),
             yolo: true,
             interactive: true,
+            manages: None,
+            capture: true,
             max_output: cairn_tools::DEFAULT_MAX_OUTPUT,
             bash_timeout: Duration::from_secs(30),
             compact: false,

@@ -132,9 +132,14 @@ fn background(
     ctx: &ToolContext,
 ) -> ToolOutput {
     let runtime = Arc::new(runtime);
+    // Open while it runs: a message sent after that is refused, never lost.
+    let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let inbox: Inbox = {
-        let (jobs, session) = (runtime.jobs().clone(), session.clone());
+        let (jobs, session, open) = (runtime.jobs().clone(), session.clone(), open.clone());
         Arc::new(move |message: &str| {
+            if !open.load(std::sync::atomic::Ordering::SeqCst) {
+                return false;
+            }
             jobs.deliver(&session, message.to_owned());
             true
         })
@@ -152,7 +157,9 @@ fn background(
                         let _ = log.write_all(text.as_bytes());
                     }
                 };
-                run_subagent(&runtime, &session, prompt, &stop, &write).await
+                let end = run_subagent(&runtime, &session, prompt, &stop, &write).await;
+                open.store(false, std::sync::atomic::Ordering::SeqCst);
+                end
             })
         },
     );
@@ -185,7 +192,7 @@ pub(crate) async fn run_subagent(
         let event = tokio::select! {
             event = tokio::time::timeout(ASK_WATCHDOG, events.recv()) => event,
             _ = stop.cancelled() => {
-                runtime.submit(Op::Stop { session: session.to_owned() });
+                stop_turn(runtime, session, &mut events).await;
                 break SubagentEnd::Stopped;
             }
         };
@@ -198,6 +205,14 @@ pub(crate) async fn run_subagent(
             Ok(Some(Event::ToolProgress { text, .. })) => show(&text),
             Ok(Some(Event::JobNote { text })) => show(&format!("\n{text}\n")),
             Ok(Some(Event::TurnComplete { answer, .. })) => {
+                // A message that came during its last step is read before it reports.
+                if runtime.jobs().has_notes(session) {
+                    said.clear();
+                    events = runtime.submit(Op::Wake {
+                        session: session.to_owned(),
+                    });
+                    continue;
+                }
                 let report = if answer.trim().is_empty() {
                     said
                 } else {
@@ -247,4 +262,26 @@ pub(crate) async fn run_subagent(
         SubagentEnd::Failed(reason) => SubagentEnd::Failed(format!("{reason}\n{stopped}")),
         SubagentEnd::Stopped => SubagentEnd::Stopped,
     }
+}
+
+/// Stops the subagent's turn and waits (briefly) until it has let go: nothing it does outlives
+/// the stop.
+async fn stop_turn(
+    runtime: &Runtime,
+    session: &str,
+    events: &mut tokio::sync::mpsc::Receiver<Event>,
+) {
+    let wait = async {
+        loop {
+            runtime.submit(Op::Stop {
+                session: session.to_owned(),
+            });
+            match tokio::time::timeout(std::time::Duration::from_millis(200), events.recv()).await {
+                Ok(None | Some(Event::Stopped { .. } | Event::TurnComplete { .. })) => return,
+                Ok(Some(Event::Error { .. })) => return,
+                _ => {}
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), wait).await;
 }

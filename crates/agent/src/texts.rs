@@ -122,6 +122,8 @@ pub fn is_job_note(words: &str) -> bool {
     [MARK_COMMAND, MARK_SUBAGENT, MARK_MESSAGE, MARK_TO_SUBAGENT]
         .iter()
         .any(|mark| words.starts_with(mark))
+        || words.starts_with("[Team message from ")
+        || words.starts_with("[Team report from ")
 }
 
 #[cfg(test)]

@@ -551,7 +551,7 @@ impl Runtime {
     }
 
     fn start_capture(&self, session: &str, text: &str) -> Option<i64> {
-        let memory = self.memory.as_ref()?;
+        let memory = self.memory.as_ref().filter(|_| self.settings.capture)?;
         memory
             .start_turn(TurnStart {
                 session: session.to_owned(),

@@ -63,14 +63,16 @@ impl cairn_memory::Summarizer for ModelSummarizer {
     }
 }
 
-/// Who a runtime works for: the person (depth 0), an agent asked at `depth` with its profile, or
-/// a subagent one started with `task`.
-#[derive(Debug, Clone, Default)]
+/// Who a runtime works for: the person (depth 0), an agent asked at `depth` with its profile, a
+/// subagent one started with `task`, or a member of a team.
+#[derive(Clone, Default)]
 struct Asked {
     depth: usize,
     profile: Option<cairn_config::AgentProfile>,
     /// A subagent: it may not start subagents of its own, and has their step backstop.
     subagent: bool,
+    /// A team member: its team tools speak from its seat.
+    member: Option<cairn_agent::MemberSeat>,
 }
 
 impl Cairn {
@@ -168,7 +170,7 @@ impl Cairn {
         if agent.unload_models && !compact {
             settings
                 .tools
-                .add(Arc::new(UnloadModel::new(server, model)));
+                .add(Arc::new(UnloadModel::new(server, model.clone())));
         }
         if agent.search_memory_tool && !compact {
             settings.tools.add(Arc::new(SearchMemory {
@@ -192,13 +194,33 @@ impl Cairn {
         }
         if !compact && !asked.subagent {
             let root = settings.project_root.clone();
-            settings
-                .tools
-                .add(Arc::new(self.task_tool(choice, root, asked.clone())));
+            settings.tools.add(Arc::new(self.task_tool(
+                choice.clone(),
+                root,
+                asked.clone(),
+            )));
             settings.tools.add(Arc::new(cairn_tools::JobSend));
         }
         if asked.subagent {
             settings.max_steps = settings.max_steps.min(cairn_agent::SUBAGENT_STEPS);
+        }
+        settings.capture = asked.depth == 0 && !asked.subagent && asked.member.is_none();
+        // Teams: the person's agent leads its task's team; a member may add members of its own.
+        let seat = match &asked.member {
+            Some(seat) => Some(cairn_agent::Seat::Member(seat.clone())),
+            None if asked.depth == 0 && !asked.subagent => Some(cairn_agent::Seat::Lead {
+                teams: self.teams.clone(),
+                model: model.clone(),
+            }),
+            None => None,
+        };
+        if let Some(seat) = seat.filter(|_| !compact) {
+            let start =
+                self.member_starter(choice.clone(), settings.project_root.clone(), asked.clone());
+            for tool in cairn_agent::team_tools(seat.clone(), start) {
+                settings.tools.add(tool);
+            }
+            settings.manages = Some(Arc::new(move |session: &str| seat.manages(session)));
         }
         if let Some(profile) = &asked.profile {
             settings.yolo = profile.yolo.unwrap_or(agent.yolo);
@@ -249,6 +271,7 @@ impl Cairn {
                 depth: depth + 1,
                 profile: Some(profile),
                 subagent: false,
+                member: None,
             };
             let runtime = cairn
                 .build_runtime(choice, root.clone(), false, asked)
@@ -271,6 +294,7 @@ impl Cairn {
         let start: cairn_agent::SubagentStarter = Arc::new(move || {
             let asked = Asked {
                 subagent: true,
+                member: None,
                 ..asked.clone()
             };
             let runtime = cairn
@@ -279,6 +303,29 @@ impl Cairn {
             Ok(runtime.one_shot())
         });
         cairn_agent::Task::new(start)
+    }
+
+    /// Starts team members on the same model in the same project, each with the team tools of its
+    /// own seat, kept in memory only; their calls are refused when they would need someone to
+    /// approve them (nobody can, inside a team).
+    fn member_starter(
+        &self,
+        choice: ModelChoice,
+        project_root: PathBuf,
+        asked: Asked,
+    ) -> cairn_agent::MemberStarter {
+        let cairn = self.clone();
+        Arc::new(move |seat: cairn_agent::MemberSeat| {
+            let asked = Asked {
+                member: Some(seat),
+                subagent: false,
+                ..asked.clone()
+            };
+            let runtime = cairn
+                .build_runtime(choice.clone(), project_root.clone(), false, asked)
+                .map_err(|e| e.to_string())?;
+            Ok(runtime.one_shot())
+        })
     }
 
     /// The agent's conversations on disk.

@@ -191,6 +191,12 @@ impl Chat {
                 let (running, hub, waking) = (running.clone(), hub.clone(), waking.clone());
                 tokio::spawn(async move {
                     loop {
+                        // Its notes may have been read already, at a step boundary of a turn
+                        // that was running: then there is nothing to wake for.
+                        if !runtime.jobs().has_notes(&session) {
+                            lock(&waking).remove(&session);
+                            return;
+                        }
                         if let Ok(mut running) = running.lock() {
                             running.insert(session.clone());
                         }

@@ -62,6 +62,8 @@ pub struct Cairn {
     mcp: mcp_settings::HubSlot,
     /// The language servers' hub, shared the same way.
     lsp: language_servers::LspSlot,
+    /// The tasks' teams, by the lead's session.
+    teams: Arc<cairn_agent::Teams>,
 }
 
 impl Cairn {
@@ -85,7 +87,13 @@ impl Cairn {
             voice: Arc::default(),
             mcp: Arc::default(),
             lsp: Arc::default(),
+            teams: Arc::default(),
         }
+    }
+
+    /// The tasks' teams (a deleted task's team stops with [`cairn_agent::Teams::end`]).
+    pub fn teams(&self) -> &Arc<cairn_agent::Teams> {
+        &self.teams
     }
 
     /// The memory store, opened (and migrated) on first use.

@@ -48,7 +48,8 @@ struct Shared {
 
 /// A running server process and the conversation with it.
 pub(crate) struct Connection {
-    stdin: Arc<tokio::sync::Mutex<ChildStdin>>,
+    /// Whole messages for the writer task: a call stopped mid-send never leaves half of one.
+    outbox: Outbox,
     shared: Arc<Shared>,
     child: tokio::sync::Mutex<Child>,
     next_id: AtomicI64,
@@ -88,7 +89,7 @@ impl Connection {
                 message: "no stdio".into(),
             });
         };
-        let stdin = Arc::new(tokio::sync::Mutex::new(stdin));
+        let outbox = spawn_writer(stdin);
         let shared = Arc::new(Shared::default());
         let (published_tx, published) = watch::channel(0);
         let (working_tx, working) = watch::channel(0);
@@ -97,14 +98,14 @@ impl Connection {
             stdout,
             Reader {
                 shared: shared.clone(),
-                stdin: stdin.clone(),
+                outbox: outbox.clone(),
                 published: published_tx,
                 working: working_tx,
                 root_uri,
             },
         ));
         Ok(Self {
-            stdin,
+            outbox,
             shared,
             child: tokio::sync::Mutex::new(child),
             next_id: AtomicI64::new(1),
@@ -139,24 +140,16 @@ impl Connection {
             pending.insert(id, tx);
         }
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        if let Err(e) = self.send(&message).await {
-            self.forget(id);
-            return Err(e);
-        }
+        // Forgotten however the wait ends (a failed send, a timeout, a stopped call).
+        let _forget = Forget(&self.shared, id);
+        self.send(&message).await?;
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(answer)) => answer,
             Ok(Err(_)) => Err(LspError::Exited(self.exited().unwrap_or_default())),
             Err(_) => {
-                self.forget(id);
                 let _ = self.notify("$/cancelRequest", json!({"id": id})).await;
                 Err(LspError::Timeout(timeout))
             }
-        }
-    }
-
-    fn forget(&self, id: i64) {
-        if let Ok(mut pending) = self.shared.pending.lock() {
-            pending.remove(&id);
         }
     }
 
@@ -166,16 +159,17 @@ impl Connection {
     }
 
     async fn send(&self, message: &Value) -> Result<(), LspError> {
-        write_message(&self.stdin, message).await
+        post(&self.outbox, message)
     }
 
-    /// The last publication for `uri`.
-    pub(crate) fn publication(&self, uri: &str) -> Option<Publication> {
+    /// The last publication for the document at `path`.
+    pub(crate) fn publication(&self, path: &std::path::Path) -> Option<Publication> {
+        let key = path.display().to_string();
         self.shared
             .diagnostics
             .lock()
             .ok()
-            .and_then(|d| d.get(uri).cloned())
+            .and_then(|d| d.get(&key).cloned())
     }
 
     /// A receiver that changes with every publication.
@@ -225,23 +219,33 @@ impl Connection {
     }
 }
 
-async fn write_message(
-    stdin: &tokio::sync::Mutex<ChildStdin>,
-    message: &Value,
-) -> Result<(), LspError> {
+type Outbox = tokio::sync::mpsc::UnboundedSender<Vec<u8>>;
+
+/// The task that writes framed messages to the server, whole, in order, until it is gone.
+fn spawn_writer(mut stdin: ChildStdin) -> Outbox {
+    let (outbox, mut messages) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        while let Some(message) = messages.recv().await {
+            if stdin.write_all(&message).await.is_err() || stdin.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    outbox
+}
+
+/// Queues `message` for the server.
+fn post(outbox: &Outbox, message: &Value) -> Result<(), LspError> {
     let body = message.to_string();
-    let mut stdin = stdin.lock().await;
     let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
-    stdin
-        .write_all(framed.as_bytes())
-        .await
-        .map_err(|e| LspError::Io(e.to_string()))?;
-    stdin.flush().await.map_err(|e| LspError::Io(e.to_string()))
+    outbox
+        .send(framed.into_bytes())
+        .map_err(|_| LspError::Io("the server's input is closed".into()))
 }
 
 struct Reader {
     shared: Arc<Shared>,
-    stdin: Arc<tokio::sync::Mutex<ChildStdin>>,
+    outbox: Outbox,
     published: watch::Sender<u64>,
     working: watch::Sender<usize>,
     root_uri: String,
@@ -336,7 +340,7 @@ impl Reader {
                     Err(code) => json!({"jsonrpc": "2.0", "id": id, "error": {
                         "code": code, "message": format!("{method} is not supported by Cairn")}}),
                 };
-                if let Err(e) = write_message(&self.stdin, &message).await {
+                if let Err(e) = post(&self.outbox, &message) {
                     tracing::debug!("lsp: cannot answer {method}: {e}");
                 }
             }
@@ -439,9 +443,14 @@ impl Reader {
             return;
         };
         let seq = *self.published.borrow() + 1;
+        // By path: servers spell URIs differently (which characters they escape).
+        let key = crate::server::path_of(params.uri.as_str()).map_or_else(
+            || params.uri.as_str().to_owned(),
+            |p| p.display().to_string(),
+        );
         if let Ok(mut all) = self.shared.diagnostics.lock() {
             all.insert(
-                params.uri.as_str().to_owned(),
+                key,
                 Publication {
                     diagnostics: params.diagnostics,
                     seq,
@@ -465,6 +474,17 @@ async fn read_stderr(stderr: impl AsyncRead + Unpin, shared: Arc<Shared>, name: 
                 tail.pop_front();
             }
             tail.push_back(line.chars().take(300).collect());
+        }
+    }
+}
+
+/// Removes a request's waiting slot when dropped.
+struct Forget<'a>(&'a Shared, i64);
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut pending) = self.0.pending.lock() {
+            pending.remove(&self.1);
         }
     }
 }

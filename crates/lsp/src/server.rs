@@ -132,17 +132,18 @@ impl Server {
         match documents.get_mut(path) {
             Some(document) if document.text == text => Ok(false),
             Some(document) => {
-                document.version += 1;
-                document.text = text.to_owned();
+                let version = document.version + 1;
                 self.connection
                     .notify(
                         "textDocument/didChange",
                         json!({
-                            "textDocument": {"uri": uri, "version": document.version},
+                            "textDocument": {"uri": uri, "version": version},
                             "contentChanges": [{"text": text}],
                         }),
                     )
                     .await?;
+                document.version = version;
+                document.text = text.to_owned();
                 Ok(true)
             }
             None => {
@@ -169,6 +170,25 @@ impl Server {
         }
     }
 
+    /// Syncs every other document the server has open from disk (an edit since the server saw
+    /// it — edit_file, a rename — would otherwise make its answers point at old lines).
+    pub(crate) async fn sync_open(&self, except: &Path) -> Result<(), LspError> {
+        let open: Vec<PathBuf> = self
+            .documents
+            .lock()
+            .await
+            .keys()
+            .filter(|p| p.as_path() != except)
+            .cloned()
+            .collect();
+        for path in open {
+            if let Ok(bytes) = tokio::fs::read(&path).await {
+                self.sync(&path, &String::from_utf8_lossy(&bytes)).await?;
+            }
+        }
+        Ok(())
+    }
+
     /// The file's diagnostics once it is synced (`changed`: whether the sync sent anything):
     /// pulled when the server offers it, else the publication that follows the sync.
     pub(crate) async fn diagnostics(
@@ -181,7 +201,7 @@ impl Server {
         if self.pulls_diagnostics() {
             return self.pull(&uri).await;
         }
-        let last = self.connection.publication(&uri);
+        let last = self.connection.publication(path);
         if !changed {
             if let Some(last) = last {
                 return Ok(Diagnostics::AsLastPublished(last.diagnostics));
@@ -189,7 +209,7 @@ impl Server {
         }
         let mut publications = self.connection.publications();
         let deadline = Instant::now() + DIAGNOSTICS_WAIT;
-        let fresh = || self.connection.publication(&uri).filter(|p| p.seq > since);
+        let fresh = || self.connection.publication(path).filter(|p| p.seq > since);
         // Once something came, a short quiet ends the wait.
         let mut settled_at = fresh().map(|_| Instant::now() + DIAGNOSTICS_SETTLE);
         loop {
@@ -239,7 +259,11 @@ impl Server {
         if let Some((Some(id), _)) = &previous {
             params["previousResultId"] = json!(id);
         }
-        let answer = self.request("textDocument/diagnostic", params).await?;
+        // Asked at once: the diagnostics' own wait is the spec's 3 s, not a project's load.
+        let answer = self
+            .connection
+            .request("textDocument/diagnostic", params)
+            .await?;
         let report: lsp_types::DocumentDiagnosticReport =
             serde_json::from_value(answer).map_err(|e| LspError::BadAnswer(e.to_string()))?;
         let (result_id, items) = match report {

@@ -195,7 +195,8 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
 
 /// The symbol and the new name, cleaned (`Greet 1 12 Hello` split when new_name is empty).
 fn names(input: &Input) -> (String, String) {
-    if input.new_name.trim().is_empty() && input.symbol.split_whitespace().count() > 1 {
+    let rename = Action::parse(&input.action) == Some(Action::Rename);
+    if rename && input.new_name.trim().is_empty() && input.symbol.split_whitespace().count() > 1 {
         if let Some(both) = symbol_and_new_name(&input.symbol) {
             return both;
         }
@@ -336,7 +337,11 @@ impl Call<'_> {
         self.server
             .sync(&self.file.absolute, &self.file.text)
             .await?;
+        self.server.sync_open(&self.file.absolute).await?;
         let lines = Lines::new(&self.file.text);
+        // An occurrence the server cannot place (in a string, say) may be answered with an
+        // error: the next one is tried; only when every one fails is the error the answer.
+        let (mut errors, mut last_error) = (0, None);
         for &(line, column) in positions {
             let mut params = json!({
                 "textDocument": self.document()?,
@@ -347,7 +352,15 @@ impl Call<'_> {
                 Action::Rename => params["newName"] = json!(new_name),
                 _ => {}
             }
-            let answer = self.server.request(action.method(), params).await?;
+            let answer = match self.server.request(action.method(), params).await {
+                Ok(answer) => answer,
+                Err(e @ (LspError::Rpc { .. } | LspError::BadAnswer(_))) => {
+                    errors += 1;
+                    last_error = Some(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let output = match action {
                 Action::Definition | Action::References => self.locations(action, answer).await,
                 Action::Hover => hover_text(answer).map(ToolOutput::ok),
@@ -356,6 +369,9 @@ impl Call<'_> {
             if let Some(output) = output {
                 return Ok(output);
             }
+        }
+        if let Some(error) = last_error.filter(|_| errors == positions.len()) {
+            return Err(error);
         }
         let (line, column) = positions.first().copied().unwrap_or_default();
         let at = format!("{}:{}:{}", self.file.shown, line + 1, column + 1);
@@ -503,7 +519,8 @@ this kind of file, or may still be starting: ask again in a moment)",
         if by_file.values().all(Vec::is_empty) {
             return Ok(None);
         }
-        let mut counts = BTreeMap::new();
+        // Every file's new text first: nothing is written unless every edit applies.
+        let mut renamed = Vec::new();
         for (path, edits) in by_file {
             if edits.is_empty() {
                 continue;
@@ -513,16 +530,20 @@ this kind of file, or may still be starting: ask again in a moment)",
                 Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
                 Err(e) => return Ok(Some(fail(format!("[lsp: cannot read {shown}: {e}]")))),
             };
-            let Some(renamed) = apply_edits(&text, &edits) else {
+            let Some(new_text) = apply_edits(&text, &edits) else {
                 return Ok(Some(fail(format!(
                     "[lsp: the server's edits to {shown} overlap: nothing was changed]"
                 ))));
             };
-            if let Err(e) = write(&path, &renamed).await {
+            renamed.push((path, shown, new_text, edits.len()));
+        }
+        let mut counts = BTreeMap::new();
+        for (path, shown, new_text, edits) in renamed {
+            if let Err(e) = write(&path, &new_text).await {
                 return Ok(Some(fail(format!("[lsp: cannot write {shown}: {e}]"))));
             }
-            self.server.sync(&path, &renamed).await?;
-            counts.insert(shown, edits.len());
+            self.server.sync(&path, &new_text).await?;
+            counts.insert(shown, edits);
         }
         let total: usize = counts.values().sum();
         let mut out = vec![format!(

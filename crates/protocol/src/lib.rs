@@ -280,6 +280,37 @@ pub struct TaskJob {
     pub elapsed_ms: u64,
 }
 
+/// A task's team, as the workbench shows it: who is on it, and its room as a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskTeam {
+    /// The members in tree order (the lead is not listed).
+    pub members: Vec<TeamMember>,
+    /// The room's messages, oldest first.
+    pub room: Vec<TeamMessage>,
+}
+
+/// A member of a task's team.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMember {
+    pub name: String,
+    pub role: String,
+    /// Who added it (`lead`, or a member's name).
+    pub parent: String,
+    /// `working`, `finished` or `idle`.
+    pub state: String,
+}
+
+/// A message of a team's room.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMessage {
+    pub from: String,
+    /// A name, or `all`.
+    pub to: String,
+    pub text: String,
+    /// A member's report to whoever added it.
+    pub report: bool,
+}
+
 /// A question put by ask_user, as the form shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskQuestion {

@@ -44,7 +44,8 @@ impl Reply {
 struct Script {
     replies: Mutex<VecDeque<Reply>>,
     /// Replies for the conversations whose first user message contains the key (a subagent's,
-    /// running beside the conversation that started it), each in its own order.
+    /// running beside the conversation that started it), each in its own order; when several
+    /// keys are in it, the one found first.
     routes: Mutex<Vec<(String, VecDeque<Reply>)>>,
     requests: Mutex<Vec<Value>>,
 }
@@ -120,9 +121,12 @@ async fn complete(State(script): State<Arc<Script>>, Json(body): Json<Value>) ->
         requests.push(body);
     }
     let routed = script.routes.lock().ok().and_then(|mut routes| {
+        // The key found earliest wins: a conversation's own prompt comes before what it
+        // recalled from the others.
         routes
             .iter_mut()
-            .find(|(key, _)| first_user.contains(key.as_str()))
+            .filter_map(|(key, replies)| first_user.find(key.as_str()).map(|at| (at, replies)))
+            .min_by_key(|(at, _)| *at)
             .map(|(_, replies)| replies.pop_front())
     });
     let reply = match routed {

@@ -147,6 +147,13 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Each question needs an answer (marked *); or decline them all.", "每个问题都需要回答（标有 *）；也可以全部拒绝。"),
     ("Trying again in {seconds} s — {reason}", "{seconds} 秒后重试 — {reason}"),
     ("There is no goal for this task. Set one: /goal <text>.", "此任务还没有目标。设置一个：/goal <文本>。"),
+    // workbench/team_room.rs
+    ("Team · {n} agents", "团队 · {n} 个智能体"),
+    ("added by {name}", "由 {name} 加入"),
+    ("report", "汇报"),
+    ("working", "工作中"),
+    ("finished", "已完成"),
+    ("idle", "空闲"),
     // workbench/jobs_strip.rs
     ("exit {code}", "退出码 {code}"),
     ("killed", "已被终止"),

@@ -18,12 +18,14 @@ mod jobs_strip;
 mod messages;
 mod model;
 mod task_list;
+mod team_room;
 mod welcome;
 
 use jobs_strip::*;
 use messages::*;
 use model::*;
 use task_list::*;
+use team_room::*;
 use welcome::*;
 
 type StatusState = Option<Result<StatusReport, ApiError>>;
@@ -756,6 +758,7 @@ pub fn Workbench() -> impl IntoView {
                         <button class="icon" aria-label=t("Dismiss") on:click=move |_| notice.set(None)>"✕"</button>
                     </div>
                 </Show>
+                <TeamRoom session=open_session />
                 <JobsStrip session=open_session />
                 <Composer draft on_send=send running on_stop=stop on_command=command />
             </main>

@@ -8,6 +8,7 @@ mod lsp;
 mod mcp;
 mod summaries;
 mod task;
+mod team;
 
 /// A data home whose default model is `mock/m` at `base_url` (the scripted server), plus `extra`
 /// config lines.
