@@ -4,6 +4,7 @@
 //! parallel calls, context hygiene), and captures the turn into memory when it ends.
 
 mod ask_tool;
+mod capacity;
 mod context;
 mod error;
 mod execute;
@@ -19,6 +20,7 @@ mod tool_need;
 mod turn;
 
 pub use ask_tool::{AgentStarter, AskAgent, AskableAgent, ASK_WATCHDOG, MAX_ASK_DEPTH};
+pub use capacity::{Capacity, Slot};
 pub use context::{cap, result_id, ContextState};
 pub use error::{FailureKind, TurnError};
 pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};

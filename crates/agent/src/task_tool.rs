@@ -13,7 +13,7 @@ use cairn_tools::{
 };
 use serde_json::{json, Value};
 
-use crate::{Event, Op, Runtime, ASK_WATCHDOG};
+use crate::{Capacity, Event, Op, Runtime, Slot, ASK_WATCHDOG};
 
 /// The step backstop of a subagent (`jobs.subagent_steps`).
 pub const SUBAGENT_STEPS: usize = 50;
@@ -24,11 +24,13 @@ pub type SubagentStarter = Arc<dyn Fn() -> Result<Runtime, String> + Send + Sync
 
 pub struct Task {
     start: SubagentStarter,
+    /// The model's slots beside the conversation's own; `None`: as many as are needed.
+    capacity: Option<Capacity>,
 }
 
 impl Task {
-    pub fn new(start: SubagentStarter) -> Self {
-        Self { start }
+    pub fn new(start: SubagentStarter, capacity: Option<Capacity>) -> Self {
+        Self { start, capacity }
     }
 }
 
@@ -77,6 +79,27 @@ impl Tool for Task {
                     "[task: the prompt is empty — say what the subagent must do and report]",
                 );
             }
+            // A background subagent is not started where the model cannot serve it beside this
+            // conversation and the subagents already running (agent-loop.json `capacity`); one
+            // waited for runs while this conversation waits, on the slot it leaves.
+            let in_background = input.get("background").and_then(Value::as_bool) == Some(true);
+            let slot = match self.capacity.as_ref().filter(|_| in_background) {
+                None => None,
+                Some(capacity) => match capacity.try_take() {
+                    Some(slot) => Some(slot),
+                    None if capacity.parallel <= 1 => {
+                        return ToolOutput::failed(
+                            "[task: this model serves one request at a time, so a subagent cannot run beside you. Do the work yourself.]",
+                        )
+                    }
+                    None => {
+                        return ToolOutput::failed(format!(
+                            "[task: this model serves {} requests at once and all are busy: no subagent can start now. Do the work yourself, or wait for a subagent to finish.]",
+                            capacity.parallel
+                        ))
+                    }
+                },
+            };
             let runtime = match (self.start)() {
                 Ok(runtime) => runtime,
                 Err(reason) => {
@@ -92,8 +115,8 @@ impl Tool for Task {
                     .map(|d| d.as_nanos())
                     .unwrap_or(0)
             );
-            if input.get("background").and_then(Value::as_bool) == Some(true) {
-                return background(runtime, session, &title, prompt, ctx);
+            if in_background {
+                return background(runtime, session, &title, prompt, slot, ctx);
             }
             let show = |text: &str| {
                 if let Some(progress) = &ctx.progress {
@@ -129,6 +152,7 @@ fn background(
     session: String,
     title: &str,
     prompt: String,
+    slot: Option<Slot>,
     ctx: &ToolContext,
 ) -> ToolOutput {
     let runtime = Arc::new(runtime);
@@ -159,6 +183,7 @@ fn background(
                 };
                 let end = run_subagent(&runtime, &session, prompt, &stop, &write).await;
                 open.store(false, std::sync::atomic::Ordering::SeqCst);
+                drop(slot);
                 end
             })
         },

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use cairn_protocol::{TaskTeam, TeamMember, TeamMessage};
 
-use crate::{Event, Op, Runtime};
+use crate::{Capacity, Event, Op, Runtime, Slot};
 
 /// The agents a team may have, the lead included (`team.agents.max`).
 pub const TEAM_MAX: usize = 4;
@@ -27,6 +27,10 @@ const LEAD: &str = "lead";
 /// `team.texts`, `team.read`, `team.marks`.
 pub mod texts {
     pub const ADDED: &str = "Added {{name}} ({{role}}): it is working. Its report comes to you when it finishes. The team is {{size}} of {{max}} agents.";
+    pub const ADDED_WAITING: &str = "Added {{name}} ({{role}}): it waits for a free slot — the model serves {{parallel}} requests at once and all are busy — and starts when one frees. Its report comes to you when it finishes. The team is {{size}} of {{max}} agents.";
+    pub const ONE_REQUEST: &str =
+        "This model serves one request at a time now, so there is no team. Do the work yourself.";
+    pub const WAITING: &str = "waiting for a slot";
     pub const SENT: &str = "Sent to {{to}}.";
     pub const STOPPED: &str = "Stopped {{names}}. The team is {{size}} of {{max}} agents.";
     pub const MANAGER: &str = "You lead a team: give this to a member (team_add or team_send).";
@@ -83,7 +87,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Teams {
     /// The team `session` leads, made on first use (its reports go to `jobs`).
-    fn team(&self, session: &str, jobs: &Arc<Jobs>, model: &str) -> Arc<Team> {
+    fn team(
+        &self,
+        session: &str,
+        jobs: &Arc<Jobs>,
+        model: &str,
+        capacity: &Option<Capacity>,
+    ) -> Arc<Team> {
         lock(&self.by_session)
             .entry(session.to_owned())
             .or_insert_with(|| {
@@ -92,6 +102,7 @@ impl Teams {
                     lead_jobs: jobs.clone(),
                     lead_model: model.to_owned(),
                     max: TEAM_MAX,
+                    capacity: capacity.clone(),
                     state: Mutex::default(),
                 })
             })
@@ -147,6 +158,8 @@ pub struct Team {
     lead_jobs: Arc<Jobs>,
     lead_model: String,
     max: usize,
+    /// The model's slots beside the lead's own; `None`: as many as are needed.
+    capacity: Option<Capacity>,
     state: Mutex<TeamState>,
 }
 
@@ -164,6 +177,8 @@ struct Member {
     parent: String,
     model: String,
     working: bool,
+    /// Waiting for a free slot of the model.
+    waiting: bool,
     reported: bool,
     last_end: Option<Instant>,
     runtime: Arc<Runtime>,
@@ -173,7 +188,9 @@ struct Member {
 
 impl Member {
     fn state_word(&self) -> &'static str {
-        if self.working {
+        if self.waiting {
+            texts::WAITING
+        } else if self.working {
             "working"
         } else if self.reported {
             "finished"
@@ -191,6 +208,28 @@ struct RoomMessage {
 }
 
 impl Team {
+    /// What every team tool answers while there can be no team (agent-loop.json
+    /// `team.unavailable`).
+    fn unavailable(&self) -> Option<&'static str> {
+        if self.max <= 1 {
+            Some(texts::ONE_AGENT)
+        } else if self.capacity.as_ref().is_some_and(|c| c.parallel <= 1) {
+            Some(texts::ONE_REQUEST)
+        } else {
+            None
+        }
+    }
+
+    fn set_waiting(&self, name: &str, waiting: bool) {
+        if let Some(member) = lock(&self.state)
+            .members
+            .iter_mut()
+            .find(|m| m.name == name)
+        {
+            member.waiting = waiting;
+        }
+    }
+
     /// Whether `name` has members under it now.
     pub fn manages(&self, name: &str) -> bool {
         lock(&self.state).members.iter().any(|m| m.parent == name)
@@ -288,6 +327,7 @@ impl Team {
 
 /// Runs member `name`: its first turn on `first`, then a turn for every message that reaches it
 /// while it is idle, each turn's answer reported to whoever added it, until it is stopped.
+#[allow(clippy::too_many_arguments)]
 async fn run_member(
     team: Arc<Team>,
     name: String,
@@ -296,6 +336,7 @@ async fn run_member(
     session: String,
     first: String,
     stop: CancellationToken,
+    mut slot: Option<Slot>,
 ) {
     let mut wakeups = runtime.jobs().wakeups();
     let mut op = Some(Op::UserMessage {
@@ -305,10 +346,29 @@ async fn run_member(
     });
     loop {
         if let Some(op) = op.take() {
+            // A turn needs a slot of the model: it waits for one when all are busy.
+            let held = match (&team.capacity, slot.take()) {
+                (Some(capacity), None) => {
+                    team.set_waiting(&name, true);
+                    let taken = tokio::select! {
+                        taken = capacity.take() => taken,
+                        _ = stop.cancelled() => None,
+                    };
+                    team.set_waiting(&name, false);
+                    if stop.is_cancelled() {
+                        runtime.jobs().end_session(&session);
+                        return;
+                    }
+                    taken
+                }
+                (_, given) => given,
+            };
             team.set_working(&name, true, false);
             let report = follow(&runtime, &session, op, &stop).await;
             let reported = report.is_some();
             team.set_working(&name, false, reported);
+            // Idle, it gives its slot back.
+            drop(held);
             if let Some(report) = report {
                 team.say(&name, &parent, &report, true);
             }
@@ -378,16 +438,25 @@ async fn follow(
 /// Whose team tools these are: the person's agent (the lead of its session's team) or a member.
 #[derive(Clone)]
 pub enum Seat {
-    Lead { teams: Arc<Teams>, model: String },
+    Lead {
+        teams: Arc<Teams>,
+        model: String,
+        capacity: Option<Capacity>,
+    },
     Member(MemberSeat),
 }
 
 impl Seat {
     fn resolve(&self, ctx: &ToolContext) -> (Arc<Team>, String) {
         match self {
-            Self::Lead { teams, model } => {
-                (teams.team(&ctx.session, &ctx.jobs, model), LEAD.to_owned())
-            }
+            Self::Lead {
+                teams,
+                model,
+                capacity,
+            } => (
+                teams.team(&ctx.session, &ctx.jobs, model, capacity),
+                LEAD.to_owned(),
+            ),
             Self::Member(seat) => (seat.team.clone(), seat.name.clone()),
         }
     }
@@ -459,8 +528,8 @@ impl Tool for TeamAdd {
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let (team, caller) = self.seat.resolve(ctx);
-            if team.max <= 1 {
-                return ToolOutput::failed(texts::ONE_AGENT);
+            if let Some(unavailable) = team.unavailable() {
+                return ToolOutput::failed(unavailable);
             }
             let name = field(&input, "name").trim().to_owned();
             let role = field(&input, "role").trim().to_owned();
@@ -501,6 +570,8 @@ impl Tool for TeamAdd {
             };
             let session = format!("team-{}-{name}", team.lead_session);
             let stop = CancellationToken::new();
+            let slot = team.capacity.as_ref().and_then(Capacity::try_take);
+            let waiting = team.capacity.is_some() && slot.is_none();
             let first = format!(
                 "You are {name}, a member of a team (the team so far: {names}, {name}). The team's goal: {goal}\nYour role: {role}. {caller} added you and gives you this work:\n{prompt}\n\nWhen you are done, answer with your report: it goes to {caller}. Talk to the team with team_send and read its room with team_read."
             );
@@ -511,7 +582,8 @@ impl Tool for TeamAdd {
                     role: role.clone(),
                     parent: caller.clone(),
                     model: team.lead_model.clone(),
-                    working: true,
+                    working: !waiting,
+                    waiting,
                     reported: false,
                     last_end: None,
                     runtime: runtime.clone(),
@@ -528,10 +600,21 @@ impl Tool for TeamAdd {
                 session,
                 first,
                 stop,
+                slot,
             ));
+            let parallel = team
+                .capacity
+                .as_ref()
+                .map_or(String::new(), |c| c.parallel.to_string());
+            let template = if waiting {
+                texts::ADDED_WAITING
+            } else {
+                texts::ADDED
+            };
             ToolOutput::ok(fill(
-                texts::ADDED,
+                template,
                 &[
+                    ("parallel", &parallel),
                     ("name", &name),
                     ("role", &role),
                     ("size", &size),
@@ -573,8 +656,8 @@ impl Tool for TeamSend {
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let (team, caller) = self.seat.resolve(ctx);
-            if team.max <= 1 {
-                return ToolOutput::failed(texts::ONE_AGENT);
+            if let Some(unavailable) = team.unavailable() {
+                return ToolOutput::failed(unavailable);
             }
             let to = field(&input, "to").trim().to_owned();
             let message = field(&input, "message").trim().to_owned();
@@ -628,8 +711,8 @@ impl Tool for TeamStop {
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let (team, caller) = self.seat.resolve(ctx);
-            if team.max <= 1 {
-                return ToolOutput::failed(texts::ONE_AGENT);
+            if let Some(unavailable) = team.unavailable() {
+                return ToolOutput::failed(unavailable);
             }
             let name = field(&input, "name").trim().to_owned();
             let mut state = lock(&team.state);
@@ -696,8 +779,8 @@ impl Tool for TeamRead {
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
             let (team, caller) = self.seat.resolve(ctx);
-            if team.max <= 1 {
-                return ToolOutput::failed(texts::ONE_AGENT);
+            if let Some(unavailable) = team.unavailable() {
+                return ToolOutput::failed(unavailable);
             }
             let since = input.get("since").and_then(Value::as_u64).unwrap_or(0) as usize;
             let state = lock(&team.state);
@@ -722,13 +805,10 @@ impl Tool for TeamRead {
                     ),
                     Some(m) => {
                         let state_word = m.state_word();
-                        let last = if m.working {
-                            texts::ACTIVE.to_owned()
-                        } else {
-                            m.last_end.map_or_else(
-                                || texts::ACTIVE.to_owned(),
-                                |t| ago(t.elapsed().as_secs()),
-                            )
+                        let last = match (m.working, m.last_end) {
+                            (true, _) => texts::ACTIVE.to_owned(),
+                            (false, Some(ended)) => ago(ended.elapsed().as_secs()),
+                            (false, None) => "not started yet".to_owned(),
                         };
                         fill(
                             texts::AGENT,

@@ -192,13 +192,11 @@ impl Cairn {
             let tool = self.ask_agent_tool(&config, &root, asked.depth);
             settings.tools.add(Arc::new(tool));
         }
+        let capacity = self.capacity(&config, &choice);
         if !compact && !asked.subagent {
             let root = settings.project_root.clone();
-            settings.tools.add(Arc::new(self.task_tool(
-                choice.clone(),
-                root,
-                asked.clone(),
-            )));
+            let task = self.task_tool(choice.clone(), root, asked.clone(), capacity.clone());
+            settings.tools.add(Arc::new(task));
             settings.tools.add(Arc::new(cairn_tools::JobSend));
         }
         if asked.subagent {
@@ -211,6 +209,7 @@ impl Cairn {
             None if asked.depth == 0 && !asked.subagent => Some(cairn_agent::Seat::Lead {
                 teams: self.teams.clone(),
                 model: model.clone(),
+                capacity,
             }),
             None => None,
         };
@@ -289,6 +288,7 @@ impl Cairn {
         choice: ModelChoice,
         project_root: PathBuf,
         asked: Asked,
+        capacity: Option<cairn_agent::Capacity>,
     ) -> cairn_agent::Task {
         let cairn = self.clone();
         let start: cairn_agent::SubagentStarter = Arc::new(move || {
@@ -302,7 +302,28 @@ impl Cairn {
                 .map_err(|e| e.to_string())?;
             Ok(runtime.one_shot())
         });
-        cairn_agent::Task::new(start)
+        cairn_agent::Task::new(start, capacity)
+    }
+
+    /// The capacity of `choice`'s model when its provider says how many requests it answers at
+    /// once (`parallel`): one per model for the whole process, so every conversation's subagents
+    /// and members share its slots.
+    fn capacity(&self, config: &Config, choice: &ModelChoice) -> Option<cairn_agent::Capacity> {
+        if choice.base_url.is_some() {
+            return None;
+        }
+        let (provider, model) = self.model_name(config, choice.model.clone()).ok()?;
+        let parallel = config.providers.get(&provider)?.parallel? as usize;
+        let key = format!("{provider}/{model}");
+        let mut all = self.capacities.lock().unwrap_or_else(|e| e.into_inner());
+        match all.get(&key) {
+            Some(known) if known.parallel == parallel => Some(known.clone()),
+            _ => {
+                let capacity = cairn_agent::Capacity::new(parallel);
+                all.insert(key, capacity.clone());
+                Some(capacity)
+            }
+        }
     }
 
     /// Starts team members on the same model in the same project, each with the team tools of its

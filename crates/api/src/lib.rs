@@ -64,6 +64,8 @@ pub struct Cairn {
     lsp: language_servers::LspSlot,
     /// The tasks' teams, by the lead's session.
     teams: Arc<cairn_agent::Teams>,
+    /// Each model's slots for subagents and team members, by `provider/model`.
+    capacities: Arc<std::sync::Mutex<std::collections::HashMap<String, cairn_agent::Capacity>>>,
 }
 
 impl Cairn {
@@ -88,6 +90,7 @@ impl Cairn {
             mcp: Arc::default(),
             lsp: Arc::default(),
             teams: Arc::default(),
+            capacities: Arc::default(),
         }
     }
 

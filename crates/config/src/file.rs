@@ -212,6 +212,10 @@ pub struct ProviderConfig {
     pub base_url: String,
     pub api_key: Option<Secret>,
     pub models: Vec<String>,
+    /// How many requests its server answers at once (Ollama's `OLLAMA_NUM_PARALLEL`,
+    /// llama.cpp's `--parallel`); `None`: as many as are sent. Subagents and team members share
+    /// what the conversation itself does not use.
+    pub parallel: Option<u32>,
 }
 
 /// The wire dialect a provider speaks.
@@ -397,6 +401,7 @@ struct RawProvider {
     api_key: Option<Spanned<String>>,
     #[serde(default)]
     models: Vec<String>,
+    parallel: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -461,6 +466,12 @@ impl Config {
                 )?)),
                 None => None,
             };
+            if raw.parallel == Some(0) {
+                return Err(at.error_at_line(
+                    at.line_of_key(&format!("providers.{name}")),
+                    format!("`providers.{name}.parallel` must be at least 1"),
+                ));
+            }
             providers.insert(
                 name,
                 ProviderConfig {
@@ -468,6 +479,7 @@ impl Config {
                     base_url,
                     api_key,
                     models: raw.models,
+                    parallel: raw.parallel,
                 },
             );
         }

@@ -187,3 +187,109 @@ async fn a_team_of_three_works_a_task_to_the_end() -> TestResult {
     cairn.teams().end("s");
     Ok(())
 }
+
+/// A model that answers two requests at once leaves one slot beside the lead: the second member
+/// waits for it, and starts when the first one's turn ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_wait_for_a_free_slot_of_the_model() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![
+        tool_call_reply(
+            "c1",
+            "team_add",
+            json!({"name": "alice", "role": "goes first", "prompt": "MEMBER-ALICE: wait a second", "goal": "Take turns"}),
+        ),
+        tool_call_reply(
+            "c2",
+            "team_add",
+            json!({"name": "bob", "role": "goes second", "prompt": "MEMBER-BOB: say done"}),
+        ),
+        text_reply("Both are on it."),
+    ])
+    .await?;
+    server.route(
+        "MEMBER-ALICE",
+        vec![
+            tool_call_reply("a1", "bash", json!({"command": "sleep 1"})),
+            text_reply("Alice is done."),
+        ],
+    );
+    server.route("MEMBER-BOB", vec![text_reply("Bob is done.")]);
+    crate::write_config(dir.path(), &server.base_url, "parallel = 2\n")?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let runtime = cairn.agent_runtime(ModelChoice::default(), dir.path().to_path_buf())?;
+    let said = results(
+        &runtime,
+        Op::UserMessage {
+            session: "s".into(),
+            text: "Take turns".into(),
+            images: Vec::new(),
+        },
+    )
+    .await;
+    assert_eq!(
+        said,
+        [
+            "[#0001]\nAdded alice (goes first): it is working. Its report comes to you when it finishes. The team is 2 of 4 agents.",
+            "[#0002]\nAdded bob (goes second): it waits for a free slot — the model serves 2 requests at once and all are busy — and starts when one frees. Its report comes to you when it finishes. The team is 3 of 4 agents.",
+        ]
+    );
+    for _ in 0..100 {
+        if cairn.teams().view("s").is_some_and(|t| t.room.len() == 2) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let room = cairn.teams().view("s").ok_or("no team")?.room;
+    let order: Vec<&str> = room.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(order, ["Alice is done.", "Bob is done."]);
+    cairn.teams().end("s");
+    Ok(())
+}
+
+/// A model that answers one request at a time has no room for a team or a background subagent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_serving_one_request_at_a_time_has_no_team() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![
+        tool_calls_reply(
+            "",
+            &[
+                (
+                    "c1",
+                    "team_add",
+                    json!({"name": "alice", "role": "x", "prompt": "x", "goal": "x"}),
+                ),
+                ("c2", "team_read", json!({})),
+                (
+                    "c3",
+                    "task",
+                    json!({"description": "x", "prompt": "x", "background": true}),
+                ),
+            ],
+        ),
+        text_reply("I will do it myself."),
+    ])
+    .await?;
+    crate::write_config(dir.path(), &server.base_url, "parallel = 1\n")?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let runtime = cairn.agent_runtime(ModelChoice::default(), dir.path().to_path_buf())?;
+    let said = results(
+        &runtime,
+        Op::UserMessage {
+            session: "s".into(),
+            text: "Split it".into(),
+            images: Vec::new(),
+        },
+    )
+    .await;
+    assert_eq!(
+        said,
+        [
+            "[#0001]\nThis model serves one request at a time now, so there is no team. Do the work yourself.",
+            "[#0002]\nThis model serves one request at a time now, so there is no team. Do the work yourself.",
+            "[#0003]\n[task: this model serves one request at a time, so a subagent cannot run beside you. Do the work yourself.]",
+        ]
+    );
+    Ok(())
+}
