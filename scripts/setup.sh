@@ -184,42 +184,31 @@ python_client() { # folder module version [requirement, when the distribution's 
 }
 python_client python openai 3.57.0
 python_client python-mcp mcp 2.3.0
-# Real peers from npm for the tests, pinned, kept outside the clone: the reference MCP servers
-# (the MCP client's tests) and OpenAI's Node client (the OpenAI-compatible endpoint's).
-node_clients="$HOME/.cache/cairn/clients/node"
-node_packages="@modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 openai@7.59.0"
-if [ "$(cat "$node_clients/.installed" 2>/dev/null)" != "$node_packages" ]; then
-  say "installing the reference MCP servers and the openai npm package for the tests (once)"
-  if ! command -v npm >/dev/null 2>&1; then
-    $SUDO apt-get update -qq
-    apt_install nodejs npm
+# npm packages for the tests, each set pinned in its own folder outside the clone.
+node_client() { # folder what packages…
+  local dir="$HOME/.cache/cairn/clients/$1" what="$2"
+  shift 2
+  if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$*" ]; then
+    say "installing $what for the tests (once)"
+    if ! command -v npm >/dev/null 2>&1; then
+      $SUDO apt-get update -qq
+      apt_install nodejs npm
+    fi
+    mkdir -p "$dir"
+    (cd "$dir" && npm install --no-audit --no-fund --silent "$@")
+    echo "$*" > "$dir/.installed"
   fi
-  mkdir -p "$node_clients"
-  # shellcheck disable=SC2086
-  (cd "$node_clients" && npm install --no-audit --no-fund --silent $node_packages)
-  echo "$node_packages" > "$node_clients/.installed"
-fi
+}
+# Real peers: the reference MCP servers (the MCP client's tests) and OpenAI's Node client (the
+# OpenAI-compatible endpoint's).
+node_client node "the reference MCP servers and the openai npm package" \
+  @modelcontextprotocol/server-everything@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31 openai@7.59.0
 # The MCP conformance suite, run against Cairn's MCP server and client. It needs Node 22, which the
 # registry ships as the `node` package, so the system's Node stays as it is.
-conformance="$HOME/.cache/cairn/clients/conformance"
-conformance_packages="node@22.23.3 @modelcontextprotocol/conformance@0.1.16"
-if [ "$(cat "$conformance/.installed" 2>/dev/null)" != "$conformance_packages" ]; then
-  say "installing the MCP conformance suite and the Node 22 it runs on (once)"
-  mkdir -p "$conformance"
-  # shellcheck disable=SC2086
-  (cd "$conformance" && npm install --no-audit --no-fund --silent $conformance_packages)
-  echo "$conformance_packages" > "$conformance/.installed"
-fi
-# Real language servers for the lsp tool's tests, pinned, outside the clone: pyright and
-# typescript-language-server (with the TypeScript it drives) from npm, python-lsp-server from PyPI.
-lsp_clients="$HOME/.cache/cairn/clients/lsp"
-lsp_packages="pyright@1.1.414 typescript@5.9.3 typescript-language-server@5.3.0"
-if [ "$(cat "$lsp_clients/.installed" 2>/dev/null)" != "$lsp_packages" ]; then
-  say "installing the language servers for the tests (once)"
-  mkdir -p "$lsp_clients"
-  # shellcheck disable=SC2086
-  (cd "$lsp_clients" && npm install --no-audit --no-fund --silent $lsp_packages)
-  echo "$lsp_packages" > "$lsp_clients/.installed"
-fi
+node_client conformance "the MCP conformance suite and the Node 22 it runs on" \
+  node@22.23.3 @modelcontextprotocol/conformance@0.1.16
+# Real language servers for the lsp tool's tests: pyright and typescript-language-server (with the
+# TypeScript it drives) from npm, python-lsp-server from PyPI.
+node_client lsp "the language servers" pyright@1.1.414 typescript@5.9.3 typescript-language-server@5.3.0
 python_client pylsp pylsp 1.15.0 "python-lsp-server[pyflakes,pycodestyle]"
 say "ready"

@@ -23,6 +23,8 @@ pub const TEAM_MAX: usize = 4;
 /// Messages team_read shows at most (`team.read_max`).
 const READ_MAX: usize = 50;
 const LEAD: &str = "lead";
+/// Of a member's stream, how much the workbench can read (the end of it).
+const OUTPUT_KEPT: usize = 8 * 1024;
 
 /// `team.texts`, `team.read`, `team.marks`.
 pub mod texts {
@@ -128,6 +130,7 @@ impl Teams {
                 role: m.role.clone(),
                 parent: m.parent.clone(),
                 state: m.state_word().to_owned(),
+                output: m.output.clone(),
             })
             .collect();
         let room = state
@@ -179,6 +182,8 @@ struct Member {
     working: bool,
     /// Waiting for a free slot of the model.
     waiting: bool,
+    /// The end of what it said and did (its words, its calls), for the workbench.
+    output: String,
     reported: bool,
     last_end: Option<Instant>,
     runtime: Arc<Runtime>,
@@ -217,6 +222,24 @@ impl Team {
             Some(texts::ONE_REQUEST)
         } else {
             None
+        }
+    }
+
+    /// Adds to what member `name` has said and done, as its card shows it (the end of it).
+    fn log(&self, name: &str, text: &str) {
+        if let Some(member) = lock(&self.state)
+            .members
+            .iter_mut()
+            .find(|m| m.name == name)
+        {
+            member.output.push_str(text);
+            if member.output.len() > OUTPUT_KEPT {
+                let mut cut = member.output.len() - OUTPUT_KEPT;
+                while !member.output.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                member.output.drain(..cut);
+            }
         }
     }
 
@@ -364,7 +387,7 @@ async fn run_member(
                 (_, given) => given,
             };
             team.set_working(&name, true, false);
-            let report = follow(&runtime, &session, op, &stop).await;
+            let report = follow(&team, &name, &runtime, &session, op, &stop).await;
             let reported = report.is_some();
             team.set_working(&name, false, reported);
             // Idle, it gives its slot back.
@@ -401,12 +424,15 @@ async fn run_member(
 
 /// One turn of a member; its report (`None` when the turn had nothing to do).
 async fn follow(
+    team: &Team,
+    name: &str,
     runtime: &Runtime,
     session: &str,
     op: Op,
     stop: &CancellationToken,
 ) -> Option<String> {
     let mut events = runtime.submit(op);
+    let show = |text: &str| team.log(name, text);
     loop {
         let event = tokio::select! {
             event = events.recv() => event,
@@ -430,6 +456,10 @@ async fn follow(
             Event::Error { message, .. } => {
                 return Some(fill(texts::ENDED, &[("reason", &message)]));
             }
+            Event::Text(text) => show(&text),
+            Event::ToolCall { display, .. } => show(&format!("\n{display}\n")),
+            Event::ToolProgress { text, .. } => show(&text),
+            Event::JobNote { text } => show(&format!("\n{text}\n")),
             _ => {}
         }
     }
@@ -584,6 +614,7 @@ impl Tool for TeamAdd {
                     model: team.lead_model.clone(),
                     working: !waiting,
                     waiting,
+                    output: String::new(),
                     reported: false,
                     last_end: None,
                     runtime: runtime.clone(),

@@ -17,8 +17,11 @@ pub struct LspHub {
     available: Vec<LspServerConfig>,
     warnings: Vec<String>,
     timeout: Duration,
-    running: tokio::sync::Mutex<HashMap<(String, PathBuf), Arc<Server>>>,
+    /// One slot per server and project root: starting one server never holds up another.
+    running: std::sync::Mutex<HashMap<(String, PathBuf), Slot>>,
 }
+
+type Slot = Arc<tokio::sync::Mutex<Option<Arc<Server>>>>;
 
 impl LspHub {
     /// The servers of `config` whose command is found now; a configured one that is not is
@@ -40,7 +43,7 @@ impl LspHub {
             available,
             warnings,
             timeout: config.timeout,
-            running: tokio::sync::Mutex::default(),
+            running: std::sync::Mutex::default(),
         }
     }
 
@@ -100,26 +103,40 @@ impl LspHub {
         root: &Path,
     ) -> Result<Arc<Server>, LspError> {
         let key = (config.name.clone(), root.to_path_buf());
-        let mut running = self.running.lock().await;
-        if let Some(server) = running.get(&key) {
+        let slot = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_default()
+            .clone();
+        let mut slot = slot.lock().await;
+        if let Some(server) = slot.as_ref() {
             match server.exited() {
                 None => return Ok(server.clone()),
                 Some(reason) => {
                     tracing::info!("lsp {}: exited{reason}; starting it again", config.name);
-                    running.remove(&key);
                 }
             }
         }
         let server = Arc::new(Server::start(config, root, self.timeout).await?);
-        running.insert(key, server.clone());
+        *slot = Some(server.clone());
         Ok(server)
     }
 
     /// Stops every running server (`shutdown`, `exit`, then the process).
     pub async fn shutdown(&self) {
-        let servers: Vec<Arc<Server>> = self.running.lock().await.drain().map(|(_, s)| s).collect();
-        for server in servers {
-            server.stop().await;
+        let slots: Vec<Slot> = self
+            .running
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .map(|(_, slot)| slot)
+            .collect();
+        for slot in slots {
+            if let Some(server) = slot.lock().await.take() {
+                server.stop().await;
+            }
         }
     }
 }

@@ -296,8 +296,10 @@ pub struct TeamMember {
     pub role: String,
     /// Who added it (`lead`, or a member's name).
     pub parent: String,
-    /// `working`, `finished` or `idle`.
+    /// `working`, `waiting for a slot`, `finished` or `idle`.
     pub state: String,
+    /// The end of its stream: its words and its calls, as they came.
+    pub output: String,
 }
 
 /// A message of a team's room.

@@ -154,6 +154,8 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("working", "工作中"),
     ("finished", "已完成"),
     ("idle", "空闲"),
+    ("waiting for a slot", "等待空闲名额"),
+    ("Show what it said and did", "查看它说过和做过的"),
     // workbench/jobs_strip.rs
     ("exit {code}", "退出码 {code}"),
     ("killed", "已被终止"),

@@ -9,6 +9,8 @@ use super::*;
 #[component]
 pub(super) fn TeamRoom(session: Signal<Option<String>>) -> impl IntoView {
     let team = RwSignal::new(None::<TaskTeam>);
+    // The member whose stream is open.
+    let open = RwSignal::new(None::<String>);
     let refresh = move || {
         let Some(open_task) = session.get_untracked() else {
             team.set(None);
@@ -50,11 +52,18 @@ pub(super) fn TeamRoom(session: Signal<Option<String>>) -> impl IntoView {
                                 let state = match m.state.as_str() {
                                     "working" => t("working"),
                                     "finished" => t("finished"),
+                                    "waiting for a slot" => t("waiting for a slot"),
                                     _ => t("idle"),
+                                };
+                                let name = m.name.clone();
+                                let toggle = move |_| {
+                                    open.update(|o| {
+                                        *o = if o.as_deref() == Some(name.as_str()) { None } else { Some(name.clone()) };
+                                    })
                                 };
                                 view! {
                                     <li class="team-member" class:working=working data-member=m.name.clone()>
-                                        <span class="team-member-name">{m.name.clone()}</span>
+                                        <button class="link team-member-name" title=t("Show what it said and did") on:click=toggle>{m.name.clone()}</button>
                                         <span class="team-member-role">{m.role.clone()}</span>
                                         <span class="team-member-state">{state}</span>
                                         <span class="team-member-parent">{tf("added by {name}", &[("name", &m.parent)])}</span>
@@ -64,6 +73,17 @@ pub(super) fn TeamRoom(session: Signal<Option<String>>) -> impl IntoView {
                             .collect_view()
                     }}
                 </ul>
+                {move || {
+                    let name = open.get()?;
+                    let output = team.with(|t| {
+                        t.as_ref()?.members.iter().find(|m| m.name == name).map(|m| m.output.clone())
+                    })?;
+                    Some(view! {
+                        <pre class="team-member-output" data-member=name>
+                            {if output.is_empty() { t("(no output yet)").to_owned() } else { output }}
+                        </pre>
+                    })
+                }}
                 <ol class="team-messages">
                     {move || {
                         team.get()

@@ -240,9 +240,14 @@ async fn members_wait_for_a_free_slot_of_the_model() -> TestResult {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let room = cairn.teams().view("s").ok_or("no team")?.room;
-    let order: Vec<&str> = room.iter().map(|m| m.text.as_str()).collect();
+    let team = cairn.teams().view("s").ok_or("no team")?;
+    let order: Vec<&str> = team.room.iter().map(|m| m.text.as_str()).collect();
     assert_eq!(order, ["Alice is done.", "Bob is done."]);
+    // Each member's stream is kept for the workbench to show under its name.
+    assert_eq!(
+        team.members[0].output,
+        "\n🛠️  bash: sleep 1\nAlice is done."
+    );
     cairn.teams().end("s");
     Ok(())
 }

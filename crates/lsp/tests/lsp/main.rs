@@ -60,6 +60,20 @@ impl Project {
         self.tool.run(input, &ctx).await
     }
 
+    /// `diagnostics` of `path` once the server has published: a loaded machine can take longer
+    /// than the spec's 3 s wait, and the answer then says to ask again, as a model would.
+    pub async fn published_diagnostics(&self, path: &str) -> ToolOutput {
+        let input = serde_json::json!({"action": "diagnostics", "path": path});
+        let mut output = self.call(input.clone()).await;
+        for _ in 0..5 {
+            if !output.text.starts_with("no diagnostics received") {
+                break;
+            }
+            output = self.call(input.clone()).await;
+        }
+        output
+    }
+
     pub fn read(&self, file: &str) -> std::io::Result<String> {
         std::fs::read_to_string(self.root.join(file))
     }
