@@ -29,6 +29,12 @@ $SUDO rm -rf "$home"
 $SUDO mkdir -p "$home"
 $SUDO chown "$user:" "$home"
 
+# A run that stopped halfway (a failure, a kill) may have left its package installed, newer than
+# this one: start from a machine without it.
+if [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" = "install ok installed" ]; then
+  say "removing the $package an earlier run left installed"
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get remove -y --purge "$package" >/dev/null
+fi
 say "installing $deb"
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$deb" >/dev/null
 installed_files=$(mktemp)
