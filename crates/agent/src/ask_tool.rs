@@ -135,16 +135,19 @@ impl Tool for AskAgent {
     }
 }
 
+/// A new in-memory session's name: `prefix` and the time in nanoseconds.
+pub(crate) fn fresh_session(prefix: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{prefix}-{nanos}")
+}
+
 /// Runs `task` in a fresh session of `runtime` until its answer, its failure, the asking turn's
 /// stop, or [`ASK_WATCHDOG`] of silence.
 async fn ask(runtime: &Runtime, agent: &str, task: String, ctx: &ToolContext) -> ToolOutput {
-    let session = format!(
-        "ask-{agent}-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    );
+    let session = fresh_session(&format!("ask-{agent}"));
     let mut events = runtime.submit(Op::UserMessage {
         session: session.clone(),
         text: task,

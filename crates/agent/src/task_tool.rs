@@ -108,13 +108,7 @@ impl Tool for Task {
                     ))
                 }
             };
-            let session = format!(
-                "task-{}",
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos())
-                    .unwrap_or(0)
-            );
+            let session = crate::ask_tool::fresh_session("task");
             if in_background {
                 return background(runtime, session, &title, prompt, slot, ctx);
             }

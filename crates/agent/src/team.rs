@@ -319,7 +319,6 @@ impl Team {
                 member.runtime.jobs().deliver(&member.session, note.clone());
             }
         }
-        drop(state);
     }
 
     fn set_working(&self, name: &str, working: bool, reported: bool) {

@@ -539,7 +539,7 @@ this kind of file, or may still be starting: ask again in a moment)",
         }
         let mut counts = BTreeMap::new();
         for (path, shown, new_text, edits) in renamed {
-            if let Err(e) = write(&path, &new_text).await {
+            if let Err(e) = cairn_tools::write_atomically(&path, new_text.as_bytes()).await {
                 return Ok(Some(fail(format!("[lsp: cannot write {shown}: {e}]"))));
             }
             self.server.sync(&path, &new_text).await?;
@@ -775,16 +775,6 @@ fn apply_edits(text: &str, edits: &[lsp_types::TextEdit]) -> Option<String> {
     }
     out.push_str(&text[at..]);
     Some(out)
-}
-
-async fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    let (path, text) = (path.to_path_buf(), text.to_owned());
-    tokio::task::spawn_blocking(move || {
-        cairn_config::write_atomically(&path, text.as_bytes(), cairn_config::Access::AsBefore)
-            .map_err(|e| std::io::Error::other(e.to_string()))
-    })
-    .await
-    .map_err(std::io::Error::other)?
 }
 
 #[cfg(test)]

@@ -160,7 +160,7 @@ fn read_window(input: &ReadInput, absolute: &Path, bytes: &[u8], ctx: &ToolConte
 
 /// Writes `content` to `path` through a temporary file in the same directory (flushed, then
 /// renamed), keeping the permissions of the file it replaces.
-async fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
+pub async fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()> {
     let (path, content) = (path.to_path_buf(), content.to_vec());
     tokio::task::spawn_blocking(move || {
         cairn_config::write_atomically(&path, &content, cairn_config::Access::AsBefore)

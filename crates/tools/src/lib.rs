@@ -35,7 +35,7 @@ pub use bash::Bash;
 pub use counters::{Counter, Counters};
 pub use declared::{DeclaredParameter, DeclaredTool, DeclaredToolDef};
 pub use fetch_content::FetchContent;
-pub use files::{sha_of, EditFile, ReadFile, WriteFile};
+pub use files::{sha_of, write_atomically, EditFile, ReadFile, WriteFile};
 pub use jobs::{
     Inbox, JobInfo, JobList, JobOutput, JobSend, JobState, JobStop, Jobs, SubagentEnd, SubagentWork,
 };
