@@ -139,9 +139,13 @@ pub fn import_conversation(
     report: &mut SourceReport,
 ) -> Result<ConversationCheckpoint, ImportError> {
     let complete: Vec<&ImportedTurn> = conversation.turns.iter().filter(|t| t.complete).collect();
-    for turn in &complete {
+    let turns = complete
+        .iter()
+        .map(|turn| import_of(source, conversation, turn))
+        .collect();
+    for outcome in memory.import_turns(turns)? {
         report.turns_seen += 1;
-        match memory.import_turn(import_of(source, conversation, turn)) {
+        match outcome {
             Ok(ImportOutcome::Added) => report.turns_added += 1,
             Ok(ImportOutcome::Existing) => {}
             Ok(ImportOutcome::Skipped) => report.turns_skipped += 1,
@@ -216,6 +220,56 @@ pub fn import_of(
     }
 }
 
+/// One file as the reading thread hands it over.
+enum FileRead {
+    /// Its size and time match its checkpoint (an incremental scan skips it).
+    Unchanged { conversations: usize },
+    /// It could not be read (gone, unreadable, not the source's format).
+    Failed,
+    Read {
+        size: u64,
+        modified_ms: i64,
+        conversations: Vec<ImportedConversation>,
+    },
+}
+
+/// Reads one file unless its checkpoint says it has not changed.
+fn read_file(
+    source: &dyn HistorySource,
+    file: &Path,
+    known: &SourceState,
+    mode: ScanMode,
+) -> FileRead {
+    let Some((size, modified_ms)) = stat(file) else {
+        return FileRead::Failed;
+    };
+    let previous = known.files.get(&file.display().to_string());
+    if mode == ScanMode::Incremental {
+        if let Some(previous) = previous.filter(|p| p.size == size && p.modified_ms == modified_ms)
+        {
+            return FileRead::Unchanged {
+                conversations: previous.conversations.len(),
+            };
+        }
+    }
+    match source.read(file) {
+        Ok(conversations) => FileRead::Read {
+            size,
+            modified_ms,
+            conversations,
+        },
+        Err(e) => {
+            tracing::warn!("{}: {e}", source.name());
+            FileRead::Failed
+        }
+    }
+}
+
+/// The checkpoint a file had when the scan began.
+fn known_file(state: &SyncState, source: &str, key: &str) -> Option<FileCheckpoint> {
+    state.sources.get(source)?.files.get(key).cloned()
+}
+
 fn stat(path: &Path) -> Option<(u64, i64)> {
     let meta = std::fs::metadata(path).ok()?;
     let modified = meta
@@ -251,76 +305,89 @@ pub fn scan(
             ..SourceReport::default()
         };
         let mut stopped = false;
-        for (done, file) in files.iter().enumerate() {
-            if control.should_stop() {
-                stopped = true;
-                break;
-            }
-            let key = file.display().to_string();
-            let Some((size, modified_ms)) = stat(file) else {
-                report.files_failed += 1;
-                continue;
-            };
-            let source_state = state.sources.entry(name.to_owned()).or_default();
-            let previous = source_state.files.get(&key).cloned();
-            let unchanged = previous
-                .as_ref()
-                .is_some_and(|p| p.size == size && p.modified_ms == modified_ms);
-            if mode == ScanMode::Incremental && unchanged {
-                report.conversations += previous.as_ref().map_or(0, |p| p.conversations.len());
-                continue;
-            }
-            let conversations = match source.read(file) {
-                Ok(c) => c,
-                Err(e) => {
-                    tracing::warn!("{name}: {e}");
-                    report.files_failed += 1;
-                    continue;
+        // One thread reads and parses the next file while this one writes the last to memory.
+        let known = state.sources.get(name).cloned().unwrap_or_default();
+        std::thread::scope(|scope| -> Result<(), ImportError> {
+            let (send, files_read) = std::sync::mpsc::sync_channel(1);
+            let files = &files;
+            let known = &known;
+            let reader = scope.spawn(move || {
+                for file in files {
+                    let read = read_file(*source, file, known, mode);
+                    if send.send((file, read)).is_err() {
+                        return;
+                    }
                 }
-            };
-            report.files_read += 1;
-            report.bytes_read += size;
-            let mut checkpoint = FileCheckpoint {
-                size,
-                modified_ms,
-                conversations: BTreeMap::new(),
-            };
-            for conversation in &conversations {
-                report.conversations += 1;
-                report.lines_malformed += conversation.malformed;
-                let known = previous
-                    .as_ref()
-                    .and_then(|p| p.conversations.get(&conversation.id));
-                let complete: Vec<&ImportedTurn> =
-                    conversation.turns.iter().filter(|t| t.complete).collect();
-                let fresh = checkpoint_of(&complete);
-                let conversation_checkpoint = if mode == ScanMode::Incremental
-                    && known.is_some_and(|k| k.content_hash == fresh.content_hash)
-                {
-                    report.turns_seen += complete.len();
-                    fresh
-                } else {
-                    import_conversation(memory, name, conversation, &mut report)?
-                };
-                checkpoint
-                    .conversations
-                    .insert(conversation.id.clone(), conversation_checkpoint);
-            }
-            state
-                .sources
-                .entry(name.to_owned())
-                .or_default()
-                .files
-                .insert(key, checkpoint);
-            // A killed scan keeps every file done so far.
-            state.save(state_path)?;
-            on_progress(Progress::File {
-                source: name.to_owned(),
-                done: done + 1,
-                files: files.len(),
-                report: report.clone(),
             });
-        }
+            for (done, (file, read)) in files_read.iter().enumerate() {
+                if control.should_stop() {
+                    stopped = true;
+                    break;
+                }
+                let key = file.display().to_string();
+                let (size, modified_ms, conversations) = match read {
+                    FileRead::Unchanged { conversations } => {
+                        report.conversations += conversations;
+                        continue;
+                    }
+                    FileRead::Failed => {
+                        report.files_failed += 1;
+                        continue;
+                    }
+                    FileRead::Read {
+                        size,
+                        modified_ms,
+                        conversations,
+                    } => (size, modified_ms, conversations),
+                };
+                report.files_read += 1;
+                report.bytes_read += size;
+                let previous = known_file(&state, name, &key);
+                let mut checkpoint = FileCheckpoint {
+                    size,
+                    modified_ms,
+                    conversations: BTreeMap::new(),
+                };
+                for conversation in &conversations {
+                    report.conversations += 1;
+                    report.lines_malformed += conversation.malformed;
+                    let known = previous
+                        .as_ref()
+                        .and_then(|p| p.conversations.get(&conversation.id));
+                    let complete: Vec<&ImportedTurn> =
+                        conversation.turns.iter().filter(|t| t.complete).collect();
+                    let fresh = checkpoint_of(&complete);
+                    let conversation_checkpoint = if mode == ScanMode::Incremental
+                        && known.is_some_and(|k| k.content_hash == fresh.content_hash)
+                    {
+                        report.turns_seen += complete.len();
+                        fresh
+                    } else {
+                        import_conversation(memory, name, conversation, &mut report)?
+                    };
+                    checkpoint
+                        .conversations
+                        .insert(conversation.id.clone(), conversation_checkpoint);
+                }
+                state
+                    .sources
+                    .entry(name.to_owned())
+                    .or_default()
+                    .files
+                    .insert(key, checkpoint);
+                // A killed scan keeps every file done so far.
+                state.save(state_path)?;
+                on_progress(Progress::File {
+                    source: name.to_owned(),
+                    done: done + 1,
+                    files: files.len(),
+                    report: report.clone(),
+                });
+            }
+            drop(files_read);
+            let _ = reader.join();
+            Ok(())
+        })?;
         let source_state = state.sources.entry(name.to_owned()).or_default();
         source_state.last_sync = Some(cairn_memory::now_ms());
         if !stopped && report.files_failed == 0 {

@@ -2,11 +2,13 @@
 //! merge), the raw turn kept whole, and one L1 trace per turn with the spec's caps. Secrets are
 //! redacted before anything is written; a turn over 2 MiB is skipped and counted, not truncated.
 
-use rusqlite::{params, OptionalExtension};
+use std::collections::HashMap;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Layer, NewMemory};
-use crate::store::{cached, log_change, snippet};
+use crate::store::{cached, log_change, snippet, Unindexed};
 use crate::{redact, MemoryError, MemoryStore};
 
 /// The capture caps.
@@ -105,23 +107,7 @@ impl MemoryStore {
         title: Option<&str>,
         workspace: Option<&str>,
     ) -> Result<i64, MemoryError> {
-        if key.trim().is_empty() {
-            return Err(MemoryError::Invalid(
-                "a session needs a non-empty id".into(),
-            ));
-        }
-        let conn = self.lock()?;
-        conn.execute(
-            "INSERT INTO sessions (key, source, title, workspace, opened_at) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(key) DO UPDATE SET closed_at = NULL,
-                 title = coalesce(excluded.title, title), workspace = coalesce(excluded.workspace, workspace)",
-            params![key, source.unwrap_or("cairn"), title, workspace, self.now()],
-        )?;
-        Ok(
-            conn.query_row("SELECT id FROM sessions WHERE key = ?1", [key], |row| {
-                row.get(0)
-            })?,
-        )
+        open_session(&*self.lock()?, key, source, title, workspace, self.now())
     }
 
     /// Closes a conversation; false when it was not open.
@@ -135,44 +121,59 @@ impl MemoryStore {
 
     /// Records the start of a turn (opening its session if needed) and places it in an episode.
     pub fn start_turn(&self, start: TurnStart) -> Result<i64, MemoryError> {
-        if start.request.trim().is_empty() {
-            return Err(MemoryError::Invalid(
-                "a turn needs the person's request".into(),
-            ));
-        }
-        let source = start.source.clone().unwrap_or_else(|| "cairn".to_owned());
-        let session_id = self.open_session(
-            &start.session,
-            Some(&source),
-            None,
-            start.workspace.as_deref(),
-        )?;
-        let at = start.started_at.unwrap_or_else(|| self.now());
+        check_request(&start)?;
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
+        let session_id = self.open_turn_session(&tx, &start)?;
+        let id = self.begin_turn(&tx, start, session_id)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    fn open_turn_session(
+        &self,
+        tx: &Transaction<'_>,
+        start: &TurnStart,
+    ) -> Result<i64, MemoryError> {
+        open_session(
+            tx,
+            &start.session,
+            Some(start.source.as_deref().unwrap_or("cairn")),
+            None,
+            start.workspace.as_deref(),
+            self.now(),
+        )
+    }
+
+    /// The start of a turn within a transaction, its session opened: the turn's row, its episode
+    /// and the implicit rating its request gives the reply before it.
+    fn begin_turn(
+        &self,
+        tx: &Transaction<'_>,
+        start: TurnStart,
+        session_id: i64,
+    ) -> Result<i64, MemoryError> {
+        let source = start.source.clone().unwrap_or_else(|| "cairn".to_owned());
+        let at = start.started_at.unwrap_or_else(|| self.now());
         if let Some(key) = &start.idempotency_key {
             let existing: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM turns WHERE idempotency_key = ?1",
-                    [key],
-                    |row| row.get(0),
-                )
+                .prepare_cached("SELECT id FROM turns WHERE idempotency_key = ?1")?
+                .query_row([key], |row| row.get(0))
                 .optional()?;
             if let Some(id) = existing {
                 return Ok(id);
             }
         }
         let last: Option<(i64, i64)> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT id, last_at FROM episodes WHERE session_id = ?1 ORDER BY last_at DESC LIMIT 1",
-                [session_id],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
+            )?
+            .query_row([session_id], |row| Ok((row.get(0)?, row.get(1)?)))
             .optional()?;
         let episode_id = match last {
             Some((id, last_at)) if at - last_at <= CAPTURE_LIMITS.episode_gap_ms => {
                 cached(
-                    &tx,
+                    tx,
                     "UPDATE episodes SET last_at = max(last_at, ?2) WHERE id = ?1",
                     params![id, at],
                 )?;
@@ -180,21 +181,20 @@ impl MemoryStore {
             }
             _ => {
                 cached(
-                    &tx,
+                    tx,
                     "INSERT INTO episodes (session_id, started_at, last_at) VALUES (?1, ?2, ?2)",
                     params![session_id, at],
                 )?;
                 tx.last_insert_rowid()
             }
         };
-        cached(&tx,
+        cached(tx,
             "INSERT INTO turns (session_id, episode_id, idempotency_key, status, source, request, started_at)
              VALUES (?1, ?2, ?3, 'started', ?4, ?5, ?6)",
             params![session_id, episode_id, start.idempotency_key, source, redact(&start.request), at],
         )?;
         let id = tx.last_insert_rowid();
-        crate::feedback::rate_previous_reply(&tx, at, id, session_id, &start.request)?;
-        tx.commit()?;
+        crate::feedback::rate_previous_reply(tx, at, id, session_id, &start.request)?;
         Ok(id)
     }
 
@@ -205,32 +205,45 @@ impl MemoryStore {
         done: TurnCompletion,
     ) -> Result<CaptureOutcome, MemoryError> {
         let mut conn = self.lock()?;
-        let turn: Option<(String, String, String, Option<i64>, i64)> = conn
-            .query_row(
+        let tx = conn.transaction()?;
+        let mut unindexed = Unindexed::default();
+        let outcome = self.finish_turn(&tx, turn_id, done, &mut unindexed)?;
+        self.index_marked(&tx, unindexed)?;
+        tx.commit()?;
+        Ok(outcome)
+    }
+
+    /// The end of a turn within a transaction; the terms of the memories it writes are left to
+    /// the caller's [`MemoryStore::index_marked`].
+    fn finish_turn(
+        &self,
+        tx: &Transaction<'_>,
+        turn_id: i64,
+        done: TurnCompletion,
+        unindexed: &mut Unindexed,
+    ) -> Result<CaptureOutcome, MemoryError> {
+        let turn: Option<(String, String, String, Option<i64>, i64)> = tx
+            .prepare_cached(
                 "SELECT t.request, t.source, s.key, t.episode_id, t.started_at
                  FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ?1",
-                [turn_id],
-                |row| {
-                    Ok((
-                        row.get(0)?,
-                        row.get(1)?,
-                        row.get(2)?,
-                        row.get(3)?,
-                        row.get(4)?,
-                    ))
-                },
-            )
+            )?
+            .query_row([turn_id], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                ))
+            })
             .optional()?;
         let Some((request, source, session, episode_id, started_at)) = turn else {
             return Err(MemoryError::NotFound(format!("turn {turn_id}")));
         };
         let external_id = format!("turn:{turn_id}");
-        let captured: Option<i64> = conn
-            .query_row(
-                "SELECT id FROM memories WHERE source = ?1 AND external_id = ?2",
-                params![source, external_id],
-                |row| row.get(0),
-            )
+        let captured: Option<i64> = tx
+            .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
+            .query_row(params![source, external_id], |row| row.get(0))
             .optional()?;
         if let Some(memory_id) = captured {
             return Ok(CaptureOutcome::AlreadyCaptured { memory_id });
@@ -246,17 +259,15 @@ impl MemoryStore {
         .to_string();
         let now = self.now();
         if raw.len() > CAPTURE_LIMITS.turn_bytes {
-            let tx = conn.transaction()?;
-            cached(&tx,
+            cached(tx,
                 "INSERT INTO skipped_turns (at, source, reason, bytes) VALUES (?1, ?2, 'over 2 MiB', ?3)",
                 params![now, source, raw.len() as i64],
             )?;
             cached(
-                &tx,
+                tx,
                 "UPDATE turns SET status = 'skipped', completed_at = ?2 WHERE id = ?1",
                 params![turn_id, now],
             )?;
-            tx.commit()?;
             return Ok(CaptureOutcome::Skipped { bytes: raw.len() });
         }
 
@@ -265,9 +276,8 @@ impl MemoryStore {
             .clone()
             .unwrap_or_else(|| "completed".to_owned());
         let text = trace_text(&request, &done);
-        let tx = conn.transaction()?;
         cached(
-            &tx,
+            tx,
             "UPDATE turns SET status = ?2, completed_at = ?3, raw = ?4 WHERE id = ?1",
             params![
                 turn_id,
@@ -277,7 +287,7 @@ impl MemoryStore {
             ],
         )?;
         let memory_id = self.insert(
-            &tx,
+            tx,
             NewMemory {
                 text,
                 layer: Some(Layer::Trace),
@@ -294,17 +304,17 @@ impl MemoryStore {
             },
             episode_id,
             Some(turn_id),
+            unindexed,
         )?;
         log_change(
-            &tx,
+            tx,
             now,
             "capture",
             Some(memory_id),
             &serde_json::json!({ "turn": turn_id }),
         )?;
         let failures = done.tool_calls.iter().filter(|c| c.is_error).count();
-        crate::feedback::rate_failing_tools(&tx, now, memory_id, failures)?;
-        tx.commit()?;
+        crate::feedback::rate_failing_tools(tx, now, memory_id, failures)?;
         Ok(CaptureOutcome::Captured { memory_id })
     }
 }
@@ -331,28 +341,102 @@ pub enum ImportOutcome {
 
 impl MemoryStore {
     /// Imports a complete turn in one call, idempotently by its key.
-    pub fn import_turn(&self, mut turn: ImportTurn) -> Result<ImportOutcome, MemoryError> {
-        let known: Option<String> = self
-            .lock()?
-            .query_row(
-                "SELECT status FROM turns WHERE idempotency_key = ?1",
-                [&turn.key],
-                |row| row.get(0),
-            )
-            .optional()?;
-        match known.as_deref() {
-            Some("skipped") => return Ok(ImportOutcome::Skipped),
-            Some(status) if status != "started" => return Ok(ImportOutcome::Existing),
-            _ => {}
-        }
-        turn.start.idempotency_key = Some(turn.key);
-        let id = self.start_turn(turn.start)?;
-        Ok(match self.complete_turn(id, turn.done)? {
-            CaptureOutcome::Captured { .. } => ImportOutcome::Added,
-            CaptureOutcome::AlreadyCaptured { .. } => ImportOutcome::Existing,
-            CaptureOutcome::Skipped { .. } => ImportOutcome::Skipped,
-        })
+    pub fn import_turn(&self, turn: ImportTurn) -> Result<ImportOutcome, MemoryError> {
+        let mut outcomes = self.import_turns(vec![turn])?;
+        outcomes
+            .pop()
+            .unwrap_or_else(|| Err(MemoryError::Invalid("no turn was imported".into())))
     }
+
+    /// Imports complete turns (a conversation, in order) in one transaction, idempotently by
+    /// their keys: all of them are stored or, when the write fails, none. A turn that cannot be
+    /// imported (no request) gets its error in the outcomes and the others go on.
+    pub fn import_turns(
+        &self,
+        turns: Vec<ImportTurn>,
+    ) -> Result<Vec<Result<ImportOutcome, MemoryError>>, MemoryError> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        let mut unindexed = Unindexed::default();
+        let mut sessions: HashMap<String, i64> = HashMap::new();
+        let mut outcomes = Vec::with_capacity(turns.len());
+        for mut turn in turns {
+            if let Err(e) = check_request(&turn.start) {
+                outcomes.push(Err(e));
+                continue;
+            }
+            let known: Option<String> = tx
+                .prepare_cached("SELECT status FROM turns WHERE idempotency_key = ?1")?
+                .query_row([&turn.key], |row| row.get(0))
+                .optional()?;
+            match known.as_deref() {
+                Some("skipped") => {
+                    outcomes.push(Ok(ImportOutcome::Skipped));
+                    continue;
+                }
+                Some(status) if status != "started" => {
+                    outcomes.push(Ok(ImportOutcome::Existing));
+                    continue;
+                }
+                _ => {}
+            }
+            let session_id = match sessions.get(&turn.start.session) {
+                Some(id) => *id,
+                None => {
+                    let id = self.open_turn_session(&tx, &turn.start)?;
+                    sessions.insert(turn.start.session.clone(), id);
+                    id
+                }
+            };
+            turn.start.idempotency_key = Some(turn.key);
+            let id = self.begin_turn(&tx, turn.start, session_id)?;
+            outcomes.push(Ok(
+                match self.finish_turn(&tx, id, turn.done, &mut unindexed)? {
+                    CaptureOutcome::Captured { .. } => ImportOutcome::Added,
+                    CaptureOutcome::AlreadyCaptured { .. } => ImportOutcome::Existing,
+                    CaptureOutcome::Skipped { .. } => ImportOutcome::Skipped,
+                },
+            ));
+        }
+        self.index_marked(&tx, unindexed)?;
+        tx.commit()?;
+        Ok(outcomes)
+    }
+}
+
+/// A turn needs the person's request.
+fn check_request(start: &TurnStart) -> Result<(), MemoryError> {
+    if start.request.trim().is_empty() {
+        return Err(MemoryError::Invalid(
+            "a turn needs the person's request".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Opens (or reopens) a conversation on `conn`; returns its row id.
+fn open_session(
+    conn: &Connection,
+    key: &str,
+    source: Option<&str>,
+    title: Option<&str>,
+    workspace: Option<&str>,
+    now: i64,
+) -> Result<i64, MemoryError> {
+    if key.trim().is_empty() {
+        return Err(MemoryError::Invalid(
+            "a session needs a non-empty id".into(),
+        ));
+    }
+    cached(conn,
+        "INSERT INTO sessions (key, source, title, workspace, opened_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT(key) DO UPDATE SET closed_at = NULL,
+             title = coalesce(excluded.title, title), workspace = coalesce(excluded.workspace, workspace)",
+        params![key, source.unwrap_or("cairn"), title, workspace, now],
+    )?;
+    Ok(conn
+        .prepare_cached("SELECT id FROM sessions WHERE key = ?1")?
+        .query_row([key], |row| row.get(0))?)
 }
 
 /// The L1 trace of a turn: request, answer and tool calls, each within its cap.

@@ -14,6 +14,13 @@ use crate::{redact, schema, Embedder, MemoryError};
 /// How much of a neighbouring memory is indexed as a memory's context.
 const CONTEXT_CHARS: usize = 600;
 
+/// Memories whose full-text terms went stale within a transaction. A write marks them and
+/// [`MemoryStore::index_marked`] indexes each once before the commit: a batch of turns of one
+/// conversation changes the previous memory's context turn after turn, and its terms are
+/// computed once, not once per turn.
+#[derive(Default)]
+pub(crate) struct Unindexed(std::collections::BTreeSet<i64>);
+
 /// The memory database. All methods take `&self`; writes are serialised on one connection.
 pub struct MemoryStore {
     conn: Mutex<Connection>,
@@ -132,7 +139,9 @@ impl MemoryStore {
     pub fn add(&self, memory: NewMemory) -> Result<MemoryRecord, MemoryError> {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        let id = self.insert(&tx, memory, None, None)?;
+        let mut unindexed = Unindexed::default();
+        let id = self.insert(&tx, memory, None, None, &mut unindexed)?;
+        self.index_marked(&tx, unindexed)?;
         tx.commit()?;
         self.wake_embedding();
         get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
@@ -143,9 +152,11 @@ impl MemoryStore {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
         let mut ids = Vec::with_capacity(memories.len());
+        let mut unindexed = Unindexed::default();
         for memory in memories {
-            ids.push(self.insert(&tx, memory, None, None)?);
+            ids.push(self.insert(&tx, memory, None, None, &mut unindexed)?);
         }
+        self.index_marked(&tx, unindexed)?;
         tx.commit()?;
         self.wake_embedding();
         Ok(ids)
@@ -157,15 +168,13 @@ impl MemoryStore {
         memory: NewMemory,
         episode_id: Option<i64>,
         turn_id: Option<i64>,
+        unindexed: &mut Unindexed,
     ) -> Result<i64, MemoryError> {
         let source = memory.source.unwrap_or_else(|| "cairn".to_owned());
         if let Some(external) = &memory.external_id {
             let existing: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM memories WHERE source = ?1 AND external_id = ?2",
-                    params![source, external],
-                    |row| row.get(0),
-                )
+                .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
+                .query_row(params![source, external], |row| row.get(0))
                 .optional()?;
             if let Some(id) = existing {
                 return Ok(id);
@@ -207,13 +216,14 @@ impl MemoryStore {
         let mut context = String::new();
         if let Some(session) = &memory.session {
             let previous: Option<(i64, String, String)> = tx
-                .query_row(
+                .prepare_cached(
                     "SELECT id, text, context FROM memories
                      WHERE session_key = ?1 AND id != ?2 AND created_at <= ?3 AND status != 'deleted'
                      ORDER BY created_at DESC, id DESC LIMIT 1",
-                    params![session, id, created_at],
-                    |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
-                )
+                )?
+                .query_row(params![session, id, created_at], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })
                 .optional()?;
             if let Some((prev_id, prev_text, prev_context)) = previous {
                 context = snippet(&prev_text, CONTEXT_CHARS);
@@ -227,7 +237,7 @@ impl MemoryStore {
                     "UPDATE memories SET context = ?2 WHERE id = ?1",
                     params![prev_id, prev_context],
                 )?;
-                self.index_terms(tx, prev_id, &prev_text, &prev_context)?;
+                unindexed.0.insert(prev_id);
             }
         }
         if !context.is_empty() {
@@ -237,7 +247,7 @@ impl MemoryStore {
                 params![id, context],
             )?;
         }
-        self.index_terms(tx, id, &text, &context)?;
+        unindexed.0.insert(id);
         index_idents(tx, id, &text)?;
         log_change(
             tx,
@@ -247,6 +257,25 @@ impl MemoryStore {
             &serde_json::json!({ "layer": layer.as_str(), "source": source }),
         )?;
         Ok(id)
+    }
+
+    /// Indexes the full-text terms of every memory `unindexed` marked, each once, from its
+    /// stored text and context.
+    pub(crate) fn index_marked(
+        &self,
+        tx: &Transaction<'_>,
+        unindexed: Unindexed,
+    ) -> Result<(), MemoryError> {
+        for id in unindexed.0 {
+            let stored: Option<(String, String)> = tx
+                .prepare_cached("SELECT text, context FROM memories WHERE id = ?1")?
+                .query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
+                .optional()?;
+            if let Some((text, context)) = stored {
+                self.index_terms(tx, id, &text, &context)?;
+            }
+        }
+        Ok(())
     }
 
     fn index_terms(
@@ -262,8 +291,8 @@ impl MemoryStore {
             "INSERT INTO memory_terms (rowid, body, context) VALUES (?1, ?2, ?3)",
             params![
                 id,
-                self.analyzer.terms(text).join(" "),
-                self.analyzer.terms(context).join(" ")
+                self.analyzer.indexed(text),
+                self.analyzer.indexed(context)
             ],
         )?;
         Ok(())

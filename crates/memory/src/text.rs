@@ -2,7 +2,8 @@
 //! Chinese/Japanese/Korean as overlapping character pairs) and structural fragments (paths,
 //! identifiers, error codes) that must match exactly.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -20,6 +21,9 @@ impl Default for Analyzer {
         }
     }
 }
+
+/// Distinct words whose stems a thread keeps (a few MB at most); the cache starts over beyond.
+const STEM_CACHE_WORDS: usize = 50_000;
 
 const STOP_WORDS: &[&str] = &[
     "a", "about", "after", "again", "all", "am", "an", "and", "any", "are", "as", "at", "be",
@@ -55,48 +59,82 @@ impl Analyzer {
     /// The terms of `text`, in order, with repeats (BM25 counts them).
     pub fn terms(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
+        self.each_term(text, &mut |term| out.push(term.to_owned()));
+        out
+    }
+
+    /// The terms of `text` joined by spaces: what the full-text index stores.
+    pub fn indexed(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        self.each_term(text, &mut |term| {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(term);
+        });
+        out
+    }
+
+    /// Calls `emit` with each term of `text`, in order; one buffer serves every word.
+    fn each_term(&self, text: &str, emit: &mut dyn FnMut(&str)) {
         let mut word = String::new();
         let mut cjk: Vec<char> = Vec::new();
         for c in text.chars() {
             if is_cjk(c) {
-                self.flush_word(&mut word, &mut out);
+                self.flush_word(&mut word, emit);
                 cjk.push(c);
             } else if c.is_alphanumeric() {
-                flush_cjk(&mut cjk, &mut out);
-                word.extend(c.to_lowercase());
+                flush_cjk(&mut cjk, emit);
+                if c.is_ascii() {
+                    word.push(c.to_ascii_lowercase());
+                } else {
+                    word.extend(c.to_lowercase());
+                }
             } else if c == '\'' || c == '’' {
                 // "Caroline's" → "caroline"; "don't" → "don" (a stop word).
-                self.flush_word(&mut word, &mut out);
-                flush_cjk(&mut cjk, &mut out);
+                self.flush_word(&mut word, emit);
+                flush_cjk(&mut cjk, emit);
                 word.push('\u{0}');
             } else {
-                self.flush_word(&mut word, &mut out);
-                flush_cjk(&mut cjk, &mut out);
+                self.flush_word(&mut word, emit);
+                flush_cjk(&mut cjk, emit);
             }
         }
-        self.flush_word(&mut word, &mut out);
-        flush_cjk(&mut cjk, &mut out);
-        out
+        self.flush_word(&mut word, emit);
+        flush_cjk(&mut cjk, emit);
     }
 
-    fn flush_word(&self, word: &mut String, out: &mut Vec<String>) {
+    fn flush_word(&self, word: &mut String, emit: &mut dyn FnMut(&str)) {
         // A word right after an apostrophe (the "s" of "'s") is marked with a leading NUL: drop it.
-        if word.starts_with('\u{0}') {
-            word.clear();
-            return;
+        let keep = !word.is_empty()
+            && !word.starts_with('\u{0}')
+            && !stop_words().contains(word.as_str())
+            && (word.chars().nth(1).is_some() || word.chars().all(|c| c.is_ascii_digit()));
+        if keep {
+            self.stem(word, emit);
         }
-        if word.is_empty() {
-            return;
+        word.clear();
+    }
+
+    /// Emits the English stem of a lower-cased word, remembered: text repeats its words (Zipf),
+    /// and stemming was most of the cost of indexing an import.
+    fn stem(&self, word: &str, emit: &mut dyn FnMut(&str)) {
+        thread_local! {
+            static STEMS: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
         }
-        let w = std::mem::take(word);
-        if stop_words().contains(w.as_str()) {
-            return;
-        }
-        if w.chars().count() == 1 && !w.chars().all(|c| c.is_ascii_digit()) {
-            return;
-        }
-        let stem = self.stemmer.stem(&w).into_owned();
-        out.push(stem);
+        STEMS.with(|stems| {
+            let mut stems = stems.borrow_mut();
+            if let Some(stem) = stems.get(word) {
+                emit(stem);
+                return;
+            }
+            if stems.len() >= STEM_CACHE_WORDS {
+                stems.clear();
+            }
+            let stem = self.stemmer.stem(word).into_owned();
+            emit(&stem);
+            stems.insert(word.to_owned(), stem);
+        })
     }
 
     /// Distinct terms of a query, in first-seen order, at most `max`.
@@ -110,13 +148,20 @@ impl Analyzer {
     }
 }
 
-fn flush_cjk(run: &mut Vec<char>, out: &mut Vec<String>) {
+fn flush_cjk(run: &mut Vec<char>, emit: &mut dyn FnMut(&str)) {
+    let mut buf = [0u8; 8];
     match run.len() {
         0 => {}
-        1 => out.push(run[0].to_string()),
+        1 => emit(run[0].encode_utf8(&mut buf)),
         _ => {
             for pair in run.windows(2) {
-                out.push(pair.iter().collect());
+                let first = pair[0].len_utf8();
+                pair[0].encode_utf8(&mut buf);
+                pair[1].encode_utf8(&mut buf[first..]);
+                let len = first + pair[1].len_utf8();
+                if let Ok(term) = std::str::from_utf8(&buf[..len]) {
+                    emit(term);
+                }
             }
         }
     }

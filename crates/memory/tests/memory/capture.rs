@@ -282,3 +282,93 @@ fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult
     assert_eq!(store.summarize_pending(4)?, 0, "nothing left to rewrite");
     Ok(())
 }
+
+/// The turns of one imported conversation; the third has no request and cannot be imported.
+fn conversation() -> Vec<cairn_memory::ImportTurn> {
+    let words = [
+        ("the staging deploy hangs", "the migration lock is held"),
+        ("who holds the lock", "a stuck reindex job"),
+        ("", "an empty request"),
+        ("kill the reindex", "killed; the deploy went through"),
+        ("write it down", "noted in the runbook under staging"),
+    ];
+    words
+        .iter()
+        .enumerate()
+        .map(|(i, (request, answer))| cairn_memory::ImportTurn {
+            key: format!("claude-code:c1:{i}"),
+            start: start("claude-code:c1", request, 1_000 + i as i64 * 1_000),
+            done: TurnCompletion {
+                answer: (*answer).into(),
+                ..TurnCompletion::default()
+            },
+        })
+        .collect()
+}
+
+/// One query's hits: memory ids with their scores.
+type Ranked = Vec<(i64, String)>;
+
+/// What recall finds for each word of the conversation.
+fn recalled(store: &MemoryStore) -> Result<Vec<Ranked>, Box<dyn std::error::Error>> {
+    let mut all = Vec::new();
+    for query in [
+        "staging",
+        "lock",
+        "reindex",
+        "runbook",
+        "deploy",
+        "migration",
+    ] {
+        let result = store.search(&SearchQuery::new(query))?;
+        all.push(
+            result
+                .hits
+                .iter()
+                .chain(&result.dropped)
+                .map(|h| (h.memory.id, format!("{:.6}", h.score)))
+                .collect(),
+        );
+    }
+    Ok(all)
+}
+
+#[test]
+fn a_conversation_imported_in_one_batch_is_stored_as_turn_by_turn() -> TestResult {
+    let one_by_one = MemoryStore::open_in_memory()?;
+    let mut outcomes = Vec::new();
+    for turn in conversation() {
+        outcomes.push(one_by_one.import_turn(turn).map_err(|e| e.to_string()));
+    }
+    let batched = MemoryStore::open_in_memory()?;
+    let batch: Vec<_> = batched
+        .import_turns(conversation())?
+        .into_iter()
+        .map(|o| o.map_err(|e| e.to_string()))
+        .collect();
+    assert_eq!(batch, outcomes);
+    assert_eq!(batch.iter().filter(|o| o.is_ok()).count(), 4);
+    assert!(
+        batch[2].as_ref().is_err_and(|e| e.contains("request")),
+        "{batch:?}"
+    );
+    // The same memories, with the same neighbourhood indexed: every query ranks alike.
+    for id in 1..=4 {
+        assert_eq!(
+            batched.get(id)?.map(|m| m.text),
+            one_by_one.get(id)?.map(|m| m.text)
+        );
+    }
+    let found = recalled(&batched)?;
+    assert_eq!(found, recalled(&one_by_one)?);
+    assert!(found.iter().all(|hits| !hits.is_empty()), "{found:?}");
+
+    // Importing the conversation again adds nothing.
+    let again = batched.import_turns(conversation())?;
+    assert!(again
+        .iter()
+        .filter_map(|o| o.as_ref().ok())
+        .all(|o| *o == cairn_memory::ImportOutcome::Existing));
+    assert_eq!(batched.overview()?.total, 4);
+    Ok(())
+}
