@@ -292,6 +292,7 @@ pub fn bench_recall(
     }
 
     let mut times = Vec::with_capacity(queries);
+    let mut phases: Vec<cairn_protocol::memory::Phase> = Vec::new();
     for _ in 0..queries {
         let len = 3 + (rng.next() % 6) as usize;
         let query = (0..len)
@@ -299,8 +300,11 @@ pub fn bench_recall(
             .collect::<Vec<_>>()
             .join(" ");
         let t = Instant::now();
-        store.search(&SearchQuery::new(query))?;
+        let result = store.search(&SearchQuery::new(query))?;
         times.push(t.elapsed().as_secs_f64() * 1000.0);
+        for phase in result.phases {
+            cairn_protocol::memory::add_phase(&mut phases, &phase.phase, phase.ms / queries as f64);
+        }
     }
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
@@ -313,20 +317,27 @@ pub fn bench_recall(
             "search_ms": { "p50": round2(p50), "p95": round2(p95), "p99": round2(p99) },
             "queries": queries,
             "vectors": embedder.as_ref().map(|e| e.model()),
+            "mean_ms_by_phase": phases.iter().map(|p| (p.phase.clone(), serde_json::json!(round2(p.ms)))).collect::<serde_json::Map<_, _>>(),
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         println!("ingested {memories} memories in {ingest_s:.1} s ({ingest_per_s:.0} per second)");
         match &embedder {
             Some(e) => println!(
-                "vector channel on: queries embedded by {}, every stored vector scanned",
-                e.model()
+                "vector channel on: queries embedded by {}; every vector compared, by its signs first from {} vectors on",
+                e.model(),
+                cairn_memory::BINARY_FIRST_FROM
             ),
             None => println!("vector channel off: no embedding model installed (run ./run setup)"),
         }
         println!(
             "search over {memories} memories, {queries} queries: p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms"
         );
+        let spent: Vec<String> = phases
+            .iter()
+            .map(|p| format!("{} {:.2}", p.phase, p.ms))
+            .collect();
+        println!("where a search's time goes (mean ms): {}", spent.join(", "));
     }
     Ok(())
 }

@@ -9,7 +9,9 @@ const LAYERS: usize = 6;
 const HEADS: usize = 12;
 const LAYER_NORM_EPS: f32 = 1e-12;
 
-/// A dense layer: `y = x Wᵀ + b`, with `W` stored `[out, in]` row-major as in the checkpoint.
+/// A dense layer: `y = x W + b`, with `W` kept `[in, out]` row-major: the checkpoint's `[out, in]`
+/// transposed once at load, so each multiplication reads the weights in order (packing them from
+/// the transposed view was most of a query's embedding time).
 struct Linear {
     weight: Vec<f32>,
     bias: Vec<f32>,
@@ -26,13 +28,35 @@ impl Linear {
         }
         let shapes = (
             ArrayView2::from_shape((rows, self.inputs), x),
-            ArrayView2::from_shape((self.outputs, self.inputs), &self.weight[..]),
+            ArrayView2::from_shape((self.inputs, self.outputs), &self.weight[..]),
             ArrayViewMut2::from_shape((rows, self.outputs), &mut y[..]),
         );
         if let (Ok(a), Ok(w), Ok(mut out)) = shapes {
-            general_mat_mul(1.0, &a, &w.t(), 1.0, &mut out);
+            general_mat_mul(1.0, &a, &w, 1.0, &mut out);
         }
         y
+    }
+
+    /// Several layers over the same input as one: their outputs side by side.
+    fn side_by_side(parts: &[Linear]) -> Result<Linear, String> {
+        let inputs = parts.first().map_or(0, |p| p.inputs);
+        if parts.iter().any(|p| p.inputs != inputs) {
+            return Err("fused layers differ in their inputs".into());
+        }
+        let outputs = parts.iter().map(|p| p.outputs).sum();
+        let mut weight = Vec::with_capacity(inputs * outputs);
+        for row in 0..inputs {
+            for part in parts {
+                weight
+                    .extend_from_slice(&part.weight[row * part.outputs..(row + 1) * part.outputs]);
+            }
+        }
+        Ok(Linear {
+            weight,
+            bias: parts.iter().flat_map(|p| p.bias.iter().copied()).collect(),
+            inputs,
+            outputs,
+        })
     }
 }
 
@@ -56,9 +80,8 @@ impl LayerNorm {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
+    /// Query, key and value projections in one: `[rows, 3 × hidden]`.
+    qkv: Linear,
     attention_out: Linear,
     attention_norm: LayerNorm,
     intermediate: Linear,
@@ -98,8 +121,19 @@ fn linear(st: &SafeTensors<'_>, prefix: &str) -> Result<Linear, String> {
     let [outputs, inputs] = shape[..] else {
         return Err(format!("{prefix}.weight is not a matrix"));
     };
+    if weight.len() != outputs * inputs {
+        return Err(format!(
+            "{prefix}.weight does not hold {outputs}×{inputs} values"
+        ));
+    }
+    let mut transposed = vec![0.0f32; weight.len()];
+    for (o, row) in weight.chunks_exact(inputs).enumerate() {
+        for (i, w) in row.iter().enumerate() {
+            transposed[i * outputs + o] = *w;
+        }
+    }
     Ok(Linear {
-        weight,
+        weight: transposed,
         bias,
         inputs,
         outputs,
@@ -123,9 +157,11 @@ impl Bert {
             .map(|i| {
                 let p = format!("encoder.layer.{i}");
                 Ok(Layer {
-                    query: linear(&st, &format!("{p}.attention.self.query"))?,
-                    key: linear(&st, &format!("{p}.attention.self.key"))?,
-                    value: linear(&st, &format!("{p}.attention.self.value"))?,
+                    qkv: Linear::side_by_side(&[
+                        linear(&st, &format!("{p}.attention.self.query"))?,
+                        linear(&st, &format!("{p}.attention.self.key"))?,
+                        linear(&st, &format!("{p}.attention.self.value"))?,
+                    ])?,
                     attention_out: linear(&st, &format!("{p}.attention.output.dense"))?,
                     attention_norm: layer_norm(&st, &format!("{p}.attention.output.LayerNorm"))?,
                     intermediate: linear(&st, &format!("{p}.intermediate.dense"))?,
@@ -183,19 +219,21 @@ impl Bert {
     fn layer(&self, layer: &Layer, x: Vec<f32>, n: usize) -> Vec<f32> {
         let h = self.hidden;
         let head = h / HEADS;
-        let q = layer.query.forward(&x, n);
-        let k = layer.key.forward(&x, n);
-        let v = layer.value.forward(&x, n);
+        let qkv = layer.qkv.forward(&x, n);
+        let row = |i: usize, part: usize, off: usize| {
+            let at = i * 3 * h + part * h + off;
+            &qkv[at..at + head]
+        };
         let scale = 1.0 / (head as f32).sqrt();
         let mut context = vec![0.0f32; n * h];
         let mut scores = vec![0.0f32; n];
         for hd in 0..HEADS {
             let off = hd * head;
             for i in 0..n {
-                let qi = &q[i * h + off..i * h + off + head];
+                let qi = row(i, 0, off);
                 let mut max = f32::MIN;
                 for (j, s) in scores.iter_mut().enumerate() {
-                    let kj = &k[j * h + off..j * h + off + head];
+                    let kj = row(j, 1, off);
                     *s = qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale;
                     max = max.max(*s);
                 }
@@ -207,7 +245,7 @@ impl Bert {
                 let out = &mut context[i * h + off..i * h + off + head];
                 for (j, s) in scores.iter().enumerate() {
                     let weight = s / total;
-                    let vj = &v[j * h + off..j * h + off + head];
+                    let vj = row(j, 2, off);
                     for (o, val) in out.iter_mut().zip(vj) {
                         *o += weight * val;
                     }

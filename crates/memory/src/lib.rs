@@ -34,4 +34,4 @@ pub use recall::Baseline;
 pub use redact::redact;
 pub use store::{now_ms, snippet, MemoryStore};
 pub use summaries::Summarizer;
-pub use vectors::Embedder;
+pub use vectors::{Embedder, BINARY_FIRST_FROM};

@@ -10,7 +10,9 @@ use rusqlite::types::Value;
 use rusqlite::{params, params_from_iter, OptionalExtension};
 
 use crate::facts::Asked;
-use crate::model::{Layer, MemoryRecord, SearchHit, SearchQuery, SearchResult, Trace};
+use crate::model::{
+    add_phase, Layer, MemoryRecord, Phase, SearchHit, SearchQuery, SearchResult, Trace,
+};
 use crate::store::{record, COLUMNS};
 use crate::text::{fts_or_query, idents};
 use crate::{MemoryError, MemoryStore};
@@ -93,7 +95,7 @@ impl MemoryStore {
         let started = Instant::now();
         let mut result = self.ranked(query, crate::facts::asked(&query.query))?;
         if let Some((subject, change)) = crate::facts::split_before(&query.query) {
-            let earlier = self.said_before_change(query, subject, change)?;
+            let earlier = self.said_before_change(query, subject, change, &mut result.phases)?;
             if !earlier.is_empty() {
                 let mut hits = earlier;
                 for hit in result.hits.drain(..) {
@@ -119,20 +121,20 @@ impl MemoryStore {
         query: &SearchQuery,
         subject: String,
         change: String,
+        phases: &mut Vec<Phase>,
     ) -> Result<Vec<SearchHit>, MemoryError> {
-        let found = self
-            .ranked(
-                &SearchQuery {
-                    query: change,
-                    limit: 1,
-                    ..query.clone()
-                },
-                Asked::Unordered,
-            )?
-            .hits
-            .into_iter()
-            .next()
-            .map(|h| h.memory);
+        let found = self.ranked(
+            &SearchQuery {
+                query: change,
+                limit: 1,
+                ..query.clone()
+            },
+            Asked::Unordered,
+        )?;
+        for phase in &found.phases {
+            add_phase(phases, &phase.phase, phase.ms);
+        }
+        let found = found.hits.into_iter().next().map(|h| h.memory);
         let Some(change) = found else {
             return Ok(Vec::new());
         };
@@ -153,6 +155,9 @@ impl MemoryStore {
                 },
                 Asked::Unordered,
             )?;
+            for phase in &found.phases {
+                add_phase(phases, &phase.phase, phase.ms);
+            }
             found.hits.retain(|h| {
                 let theirs = crate::facts::statement(&h.memory.text);
                 theirs.owner == said.owner
@@ -174,66 +179,49 @@ impl MemoryStore {
     /// `asked`: what the question asks about time (see [`crate::facts::asked`]).
     fn ranked(&self, query: &SearchQuery, asked: Asked) -> Result<SearchResult, MemoryError> {
         let started = Instant::now();
+        let mut clock = Laps::new();
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
 
+        // The query's embedding runs on another core while the keyword channels search.
+        let (lexical, embedded) = std::thread::scope(|scope| {
+            let embedding = self.embedder().is_some().then(|| {
+                scope.spawn(|| {
+                    let started = Instant::now();
+                    let vector = self.embed_query(&query.query);
+                    (vector, started.elapsed().as_secs_f64() * 1000.0)
+                })
+            });
+            let lexical = self.keyword_candidates(query, terms, &fragments, pool, &mut clock);
+            (lexical, embedding.map(|handle| handle.join()))
+        });
+        let mut candidates = lexical?;
         let (filter_sql, filter_values) = filters(query);
-        let mut candidates: HashMap<i64, Candidate> = HashMap::new();
-        let conn = self.lock()?;
-        let terms = plan_terms(&conn, terms)?;
-        if !terms.is_empty() {
-            // Without narrowing filters, rank inside the full-text index first and join only the
-            // best few hundred rows; with them, filter every match.
-            let sql = if narrowed(query) {
-                format!(
-                    "SELECT m.id, -bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) AS score
-                     FROM memory_terms JOIN memories m ON m.id = memory_terms.rowid
-                     WHERE memory_terms MATCH ? {filter_sql}
-                     ORDER BY score DESC LIMIT {pool}"
-                )
-            } else {
-                format!(
-                    "SELECT m.id, f.score FROM (
-                         SELECT rowid, -bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) AS score
-                         FROM memory_terms WHERE memory_terms MATCH ?
-                         ORDER BY bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) LIMIT {}
-                     ) f JOIN memories m ON m.id = f.rowid
-                     WHERE 1 {filter_sql}
-                     ORDER BY f.score DESC LIMIT {pool}",
-                    pool * 4
-                )
-            };
-            let mut values = vec![Value::Text(fts_or_query(&terms))];
-            values.extend(filter_values.iter().cloned());
-            gather(&conn, &sql, values, "fts", 1.0, &mut candidates)?;
-        }
-        if !fragments.is_empty() {
-            let sql = format!(
-                "SELECT m.id, -bm25(memory_idents) AS score
-                 FROM memory_idents JOIN memories m ON m.id = memory_idents.rowid
-                 WHERE memory_idents MATCH ? {filter_sql}
-                 ORDER BY score DESC LIMIT {pool}"
-            );
-            let mut values = vec![Value::Text(fts_or_query(&fragments))];
-            values.extend(filter_values.iter().cloned());
-            gather(&conn, &sql, values, "structural", 1.0, &mut candidates)?;
-        }
-
-        drop(conn);
 
         // Filters are applied after the scan: a narrowed query looks further down the list.
         let depth = if narrowed(query) { pool * 5 } else { pool };
-        let similar: Vec<(i64, f64)> = self
-            .vector_candidates(&query.query, depth, MIN_SIMILARITY)?
-            .into_iter()
-            .map(|(id, s)| (id, f64::from(s)))
-            .collect();
-        add_channel(similar, "vec", VECTOR_WEIGHT, &mut candidates);
+        if let Some(embedded) = embedded {
+            let (vector, embed_ms) = embedded.map_err(|_| {
+                MemoryError::Invalid("embedding the query failed: the model panicked".into())
+            })?;
+            clock.lap("waiting for embed");
+            add_phase(&mut clock.phases, "embed", embed_ms);
+            if let Some(vector) = vector? {
+                let similar: Vec<(i64, f64)> = self
+                    .vector_candidates(&vector, depth, MIN_SIMILARITY)?
+                    .into_iter()
+                    .map(|(id, s)| (id, f64::from(s)))
+                    .collect();
+                add_channel(similar, "vec", VECTOR_WEIGHT, &mut candidates);
+                clock.lap("vectors");
+            }
+        }
 
         let ids: Vec<i64> = candidates.keys().copied().collect();
         let records = fetch(&*self.lock()?, &ids, &filter_sql, &filter_values)?;
+        clock.lap("fetch");
 
         let now = self.now();
         let mut scored: Vec<(f64, MemoryRecord, Vec<Trace>)> = records
@@ -291,12 +279,72 @@ impl MemoryStore {
         MemoryStore::order_by_time(asked, &mut hits);
         MemoryStore::explain_versions(&mut hits, &placed);
         MemoryStore::explain_versions(&mut dropped, &placed);
+        clock.lap("fusion");
         let took_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(SearchResult {
             hits,
             dropped: if query.verbose { dropped } else { Vec::new() },
             took_ms,
+            phases: clock.phases,
         })
+    }
+
+    /// The keyword channels' candidates: full-text terms (the rarest within the postings budget)
+    /// and structural fragments.
+    fn keyword_candidates(
+        &self,
+        query: &SearchQuery,
+        terms: Vec<String>,
+        fragments: &[String],
+        pool: usize,
+        clock: &mut Laps,
+    ) -> Result<HashMap<i64, Candidate>, MemoryError> {
+        let (filter_sql, filter_values) = filters(query);
+        let mut candidates: HashMap<i64, Candidate> = HashMap::new();
+        let conn = self.lock()?;
+        let terms = self.plan_terms(&conn, terms)?;
+        clock.lap("terms");
+        if !terms.is_empty() {
+            // Without narrowing filters, rank inside the full-text index first and join only the
+            // best few hundred rows; with them, filter every match.
+            let sql = if narrowed(query) {
+                format!(
+                    "SELECT m.id, -bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) AS score
+                     FROM memory_terms JOIN memories m ON m.id = memory_terms.rowid
+                     WHERE memory_terms MATCH ? {filter_sql}
+                     ORDER BY score DESC LIMIT {pool}"
+                )
+            } else {
+                format!(
+                    "SELECT m.id, f.score FROM (
+                         SELECT rowid, -bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) AS score
+                         FROM memory_terms WHERE memory_terms MATCH ?
+                         ORDER BY bm25(memory_terms, 1.0, {CONTEXT_WEIGHT}) LIMIT {}
+                     ) f JOIN memories m ON m.id = f.rowid
+                     WHERE 1 {filter_sql}
+                     ORDER BY f.score DESC LIMIT {pool}",
+                    pool * 4
+                )
+            };
+            let mut values = vec![Value::Text(fts_or_query(&terms))];
+            values.extend(filter_values.iter().cloned());
+            gather(&conn, &sql, values, "fts", 1.0, &mut candidates)?;
+            clock.lap("fts");
+        }
+        if !fragments.is_empty() {
+            let sql = format!(
+                "SELECT m.id, -bm25(memory_idents) AS score
+                 FROM memory_idents JOIN memories m ON m.id = memory_idents.rowid
+                 WHERE memory_idents MATCH ? {filter_sql}
+                 ORDER BY score DESC LIMIT {pool}"
+            );
+            let mut values = vec![Value::Text(fts_or_query(fragments))];
+            values.extend(filter_values.iter().cloned());
+            gather(&conn, &sql, values, "structural", 1.0, &mut candidates)?;
+            clock.lap("structural");
+        }
+
+        Ok(candidates)
     }
 
     /// Episode rollups: when two or more kept traces belong to one episode, they become one hit
@@ -476,26 +524,95 @@ pub(crate) fn document_frequency(
         .optional()?)
 }
 
-/// Keeps the rarest terms within the postings budget (see [`POSTINGS_BUDGET`]); terms the index has
-/// never seen are dropped, since they cannot match.
-fn plan_terms(conn: &rusqlite::Connection, terms: Vec<String>) -> Result<Vec<String>, MemoryError> {
-    let mut with_df = Vec::with_capacity(terms.len());
-    for term in terms {
-        if let Some(df) = document_frequency(conn, &term)?.filter(|df| *df > 0) {
-            with_df.push((df, term));
+/// Document frequencies looked up for planning queries, kept until enough memories were written
+/// since to move them: they only choose which terms to search (a stale count changes how many
+/// postings are read, never whether a term is searched), and counting a common term's documents
+/// is the slowest part of planning.
+#[derive(Default)]
+pub(crate) struct TermStats {
+    frequencies: HashMap<String, i64>,
+    written: usize,
+}
+
+/// Memories written before the remembered document frequencies are looked up again.
+const TERM_STATS_WRITES: usize = 500;
+
+impl TermStats {
+    /// Counts memories whose terms were (re)indexed.
+    pub(crate) fn written(&mut self, memories: usize) {
+        self.written += memories;
+    }
+}
+
+impl MemoryStore {
+    /// Keeps the rarest terms within the postings budget (see [`POSTINGS_BUDGET`]); terms the
+    /// index has never seen are dropped, since they cannot match.
+    fn plan_terms(
+        &self,
+        conn: &rusqlite::Connection,
+        terms: Vec<String>,
+    ) -> Result<Vec<String>, MemoryError> {
+        let mut stats = self
+            .term_stats
+            .lock()
+            .map_err(|_| MemoryError::Invalid("the term statistics were poisoned".into()))?;
+        if stats.written >= TERM_STATS_WRITES {
+            *stats = TermStats::default();
+        }
+        let mut with_df = Vec::with_capacity(terms.len());
+        for term in terms {
+            let df = match stats.frequencies.get(&term) {
+                Some(df) => *df,
+                None => {
+                    let df = document_frequency(conn, &term)?.unwrap_or(0);
+                    // A term no memory holds yet is asked again: the next memory may hold it.
+                    if df > 0 {
+                        stats.frequencies.insert(term.clone(), df);
+                    }
+                    df
+                }
+            };
+            if df > 0 {
+                with_df.push((df, term));
+            }
+        }
+        with_df.sort();
+        let mut total = 0;
+        Ok(with_df
+            .into_iter()
+            .enumerate()
+            .take_while(|(i, (df, _))| {
+                total += df;
+                *i < 1 || total <= POSTINGS_BUDGET
+            })
+            .map(|(_, (_, term))| term)
+            .collect())
+    }
+}
+
+/// A stopwatch that charges the time since its last lap to a named phase.
+struct Laps {
+    last: Instant,
+    phases: Vec<Phase>,
+}
+
+impl Laps {
+    fn new() -> Self {
+        Self {
+            last: Instant::now(),
+            phases: Vec::new(),
         }
     }
-    with_df.sort();
-    let mut total = 0;
-    Ok(with_df
-        .into_iter()
-        .enumerate()
-        .take_while(|(i, (df, _))| {
-            total += df;
-            *i < 1 || total <= POSTINGS_BUDGET
-        })
-        .map(|(_, (_, term))| term)
-        .collect())
+
+    fn lap(&mut self, phase: &str) {
+        let now = Instant::now();
+        add_phase(
+            &mut self.phases,
+            phase,
+            (now - self.last).as_secs_f64() * 1000.0,
+        );
+        self.last = now;
+    }
 }
 
 fn hit(

@@ -7,6 +7,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction};
 
 use crate::model::{Analysis, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Status};
+use crate::recall::TermStats;
 use crate::text::{idents, Analyzer};
 use crate::vectors::VectorIndex;
 use crate::{redact, schema, Embedder, MemoryError};
@@ -19,7 +20,12 @@ const CONTEXT_CHARS: usize = 600;
 /// conversation changes the previous memory's context turn after turn, and its terms are
 /// computed once, not once per turn.
 #[derive(Default)]
-pub(crate) struct Unindexed(std::collections::BTreeSet<i64>);
+pub(crate) struct Unindexed {
+    marked: std::collections::BTreeSet<i64>,
+    /// Written in this transaction: nothing of theirs is in the index to replace. (Deleting a row
+    /// the contentless index never held corrupts its document count, and with it every BM25.)
+    new: std::collections::HashSet<i64>,
+}
 
 /// The memory database. All methods take `&self`; writes are serialised on one connection.
 pub struct MemoryStore {
@@ -35,6 +41,10 @@ pub struct MemoryStore {
     pub(crate) pending: Arc<(Mutex<bool>, Condvar)>,
     /// Whether the background queue runs (it is started once).
     pub(crate) worker: std::sync::atomic::AtomicBool,
+    /// Document frequencies for planning queries.
+    pub(crate) term_stats: Mutex<TermStats>,
+    /// The vectors of recent queries, newest last: (model, query, vector).
+    pub(crate) query_vectors: Mutex<std::collections::VecDeque<(String, String, Vec<f32>)>>,
 }
 
 /// Runs one statement through the connection's prepared-statement cache: the write path runs the
@@ -115,6 +125,8 @@ impl MemoryStore {
             vectors: Mutex::new(None),
             pending: Arc::new((Mutex::new(false), Condvar::new())),
             worker: std::sync::atomic::AtomicBool::new(false),
+            term_stats: Mutex::new(TermStats::default()),
+            query_vectors: Mutex::new(std::collections::VecDeque::new()),
         }
     }
 
@@ -237,7 +249,7 @@ impl MemoryStore {
                     "UPDATE memories SET context = ?2 WHERE id = ?1",
                     params![prev_id, prev_context],
                 )?;
-                unindexed.0.insert(prev_id);
+                unindexed.marked.insert(prev_id);
             }
         }
         if !context.is_empty() {
@@ -247,7 +259,8 @@ impl MemoryStore {
                 params![id, context],
             )?;
         }
-        unindexed.0.insert(id);
+        unindexed.marked.insert(id);
+        unindexed.new.insert(id);
         index_idents(tx, id, &text)?;
         log_change(
             tx,
@@ -266,18 +279,25 @@ impl MemoryStore {
         tx: &Transaction<'_>,
         unindexed: Unindexed,
     ) -> Result<(), MemoryError> {
-        for id in unindexed.0 {
+        if let Ok(mut stats) = self.term_stats.lock() {
+            stats.written(unindexed.marked.len());
+        }
+        for id in unindexed.marked {
             let stored: Option<(String, String)> = tx
                 .prepare_cached("SELECT text, context FROM memories WHERE id = ?1")?
                 .query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()?;
             if let Some((text, context)) = stored {
-                self.index_terms(tx, id, &text, &context)?;
+                if !unindexed.new.contains(&id) {
+                    cached(tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+                }
+                self.insert_terms(tx, id, &text, &context)?;
             }
         }
         Ok(())
     }
 
+    /// Replaces a memory's full-text terms.
     fn index_terms(
         &self,
         tx: &Transaction<'_>,
@@ -286,6 +306,16 @@ impl MemoryStore {
         context: &str,
     ) -> Result<(), MemoryError> {
         cached(tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+        self.insert_terms(tx, id, text, context)
+    }
+
+    fn insert_terms(
+        &self,
+        tx: &Transaction<'_>,
+        id: i64,
+        text: &str,
+        context: &str,
+    ) -> Result<(), MemoryError> {
         cached(
             tx,
             "INSERT INTO memory_terms (rowid, body, context) VALUES (?1, ?2, ?3)",

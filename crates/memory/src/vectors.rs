@@ -18,14 +18,42 @@ pub trait Embedder: Send + Sync {
     fn embed(&self, text: &str) -> Result<Vec<f32>, String>;
 }
 
-/// Every live memory's vector, int8 with one scale per vector (a quarter of the f32 size).
+/// Every live memory's vector, int8 with one scale per vector (a quarter of the f32 size), and
+/// its signs as bits (a thirty-second) for a first pass over large indexes.
 #[derive(Default)]
 pub(crate) struct VectorIndex {
     dim: usize,
     ids: Vec<i64>,
     codes: Vec<i8>,
     scales: Vec<f32>,
+    /// `words` u64 per vector: bit i set when component i is positive.
+    signs: Vec<u64>,
+    words: usize,
     position: HashMap<i64, usize>,
+}
+
+/// How many recent queries keep their vectors (a question asked again, a retried turn).
+const RECENT_QUERY_VECTORS: usize = 64;
+
+/// From this many vectors on, a search ranks every vector by the Hamming distance of its signs
+/// first and computes the int8 similarity of the best few thousand only (binary quantisation with
+/// rescoring); below it, every vector's int8 similarity is computed.
+pub const BINARY_FIRST_FROM: usize = 20_000;
+
+/// How many of the first pass's best a binary search rescores: at least this many, and at least
+/// `RESCORE_FACTOR` times what was asked.
+const RESCORE_MIN: usize = 2_000;
+const RESCORE_FACTOR: usize = 20;
+
+/// The signs of a vector's components as bits.
+fn sign_bits(codes: &[i8], words: usize) -> Vec<u64> {
+    let mut bits = vec![0u64; words];
+    for (i, c) in codes.iter().enumerate() {
+        if *c > 0 {
+            bits[i / 64] |= 1 << (i % 64);
+        }
+    }
+    bits
 }
 
 /// Quantises a vector to int8: `v ≈ code × scale / 127`.
@@ -45,6 +73,7 @@ impl VectorIndex {
     pub(crate) fn new(dim: usize) -> Self {
         Self {
             dim,
+            words: dim.div_ceil(64),
             ..Self::default()
         }
     }
@@ -57,15 +86,18 @@ impl VectorIndex {
         if codes.len() != self.dim {
             return;
         }
+        let signs = sign_bits(codes, self.words);
         if let Some(&at) = self.position.get(&id) {
             self.scales[at] = scale;
             self.codes[at * self.dim..(at + 1) * self.dim].copy_from_slice(codes);
+            self.signs[at * self.words..(at + 1) * self.words].copy_from_slice(&signs);
             return;
         }
         self.position.insert(id, self.ids.len());
         self.ids.push(id);
         self.scales.push(scale);
         self.codes.extend_from_slice(codes);
+        self.signs.extend_from_slice(&signs);
     }
 
     pub(crate) fn remove(&mut self, id: i64) {
@@ -79,11 +111,14 @@ impl VectorIndex {
             self.scales.swap(at, last);
             let (head, tail) = self.codes.split_at_mut(last * self.dim);
             head[at * self.dim..(at + 1) * self.dim].copy_from_slice(&tail[..self.dim]);
+            let (head, tail) = self.signs.split_at_mut(last * self.words);
+            head[at * self.words..(at + 1) * self.words].copy_from_slice(&tail[..self.words]);
             self.position.insert(moved, at);
         }
         self.ids.pop();
         self.scales.pop();
         self.codes.truncate(last * self.dim);
+        self.signs.truncate(last * self.words);
     }
 
     /// The `k` most similar (cosine) memories at or above `min_similarity`, best first.
@@ -94,12 +129,20 @@ impl VectorIndex {
         // The query is quantised too, so the scan is integer multiply-adds the compiler vectorises.
         let (query_scale, query_codes) = quantize(query);
         let unit = query_scale / (127.0 * 127.0);
-        let mut scored: Vec<(i64, f32)> = self
-            .codes
-            .chunks_exact(self.dim)
-            .zip(&self.scales)
-            .zip(&self.ids)
-            .map(|((codes, scale), id)| (*id, dot_i8(codes, &query_codes) as f32 * scale * unit))
+        let similarity = |at: usize| {
+            let codes = &self.codes[at * self.dim..(at + 1) * self.dim];
+            dot_i8(codes, &query_codes) as f32 * self.scales[at] * unit
+        };
+        let rescored = RESCORE_MIN.max(k.saturating_mul(RESCORE_FACTOR));
+        let positions: Vec<usize> =
+            if self.ids.len() >= BINARY_FIRST_FROM && rescored < self.ids.len() {
+                self.nearest_signs(&sign_bits(&query_codes, self.words), rescored)
+            } else {
+                (0..self.ids.len()).collect()
+            };
+        let mut scored: Vec<(i64, f32)> = positions
+            .into_iter()
+            .map(|at| (self.ids[at], similarity(at)))
             .filter(|(_, s)| *s >= min_similarity)
             .collect();
         let k = k.min(scored.len());
@@ -110,6 +153,31 @@ impl VectorIndex {
         scored.truncate(k);
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored
+    }
+}
+
+impl VectorIndex {
+    /// Positions of the `n` vectors whose signs differ least from `query`'s.
+    fn nearest_signs(&self, query: &[u64], n: usize) -> Vec<usize> {
+        let mut distances: Vec<(u32, u32)> = self
+            .signs
+            .chunks_exact(self.words)
+            .enumerate()
+            .map(|(at, bits)| {
+                let differ: u32 = bits
+                    .iter()
+                    .zip(query)
+                    .map(|(a, b)| (a ^ b).count_ones())
+                    .sum();
+                (differ, at as u32)
+            })
+            .collect();
+        let n = n.min(distances.len());
+        if n == 0 {
+            return Vec::new();
+        }
+        distances.select_nth_unstable(n - 1);
+        distances[..n].iter().map(|(_, at)| *at as usize).collect()
     }
 }
 
@@ -240,23 +308,43 @@ impl MemoryStore {
         }))
     }
 
-    /// Nearest memories to `query` by vector, loading the index on first use.
+    /// The vector of a query, or `None` when there is no embedder or nothing to compare it with.
+    pub(crate) fn embed_query(&self, query: &str) -> Result<Option<Vec<f32>>, MemoryError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(None);
+        };
+        if !self.with_index(&*embedder, |index| index.len() > 0)? {
+            return Ok(None);
+        }
+        let model = embedder.model();
+        if let Ok(recent) = self.query_vectors.lock() {
+            if let Some((_, _, vector)) = recent.iter().find(|(m, q, _)| m == model && q == query) {
+                return Ok(Some(vector.clone()));
+            }
+        }
+        let vector = embedder
+            .embed(query)
+            .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
+        if let Ok(mut recent) = self.query_vectors.lock() {
+            if recent.len() >= RECENT_QUERY_VECTORS {
+                recent.pop_front();
+            }
+            recent.push_back((model.to_owned(), query.to_owned(), vector.clone()));
+        }
+        Ok(Some(vector))
+    }
+
+    /// Nearest memories to a query's vector at or above `min_similarity`.
     pub(crate) fn vector_candidates(
         &self,
-        query: &str,
+        vector: &[f32],
         k: usize,
         min_similarity: f32,
     ) -> Result<Vec<(i64, f32)>, MemoryError> {
         let Some(embedder) = self.embedder() else {
             return Ok(Vec::new());
         };
-        if !self.with_index(&*embedder, |index| index.len() > 0)? {
-            return Ok(Vec::new());
-        }
-        let vector = embedder
-            .embed(query)
-            .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
-        self.with_index(&*embedder, |index| index.top(&vector, k, min_similarity))
+        self.with_index(&*embedder, |index| index.top(vector, k, min_similarity))
     }
 
     /// The `k` memories nearest to a vector (another memory's), any similarity.
@@ -337,5 +425,68 @@ mod tests {
             Some(1)
         );
         assert!(index.top(&[0.0, 0.0, 1.0], 5, 0.5).iter().all(|t| t.0 == 3));
+    }
+
+    /// A deterministic unit vector: one of `topics` directions plus noise.
+    fn clustered(seed: u64, topics: u64, dim: usize) -> Vec<f32> {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let topic = seed % topics;
+        let v: Vec<f32> = (0..dim)
+            .map(|i| {
+                let centre = ((topic * 31 + i as u64 * 17) % 13) as f32 / 13.0 - 0.5;
+                centre + 0.6 * next()
+            })
+            .collect();
+        let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.into_iter().map(|x| x / norm).collect()
+    }
+
+    #[test]
+    fn a_large_index_ranks_by_signs_first_and_finds_what_the_exact_scan_finds() {
+        let dim = 384;
+        let count = BINARY_FIRST_FROM + 5_000;
+        let mut exact = VectorIndex::new(dim);
+        let vectors: Vec<Vec<f32>> = (0..count as u64).map(|i| clustered(i, 50, dim)).collect();
+        for (id, v) in vectors.iter().enumerate() {
+            let (scale, codes) = quantize(v);
+            exact.insert(id as i64, scale, &codes);
+        }
+        let mut found = 0;
+        let mut asked = 0;
+        for q in 0..20u64 {
+            let query = clustered(1_000_000 + q, 50, dim);
+            let fast = exact.top(&query, 10, f32::MIN);
+            // The exhaustive answer, from every vector's int8 similarity.
+            let (query_scale, query_codes) = quantize(&query);
+            let mut all: Vec<(i64, f32)> = exact
+                .ids
+                .iter()
+                .enumerate()
+                .map(|(at, id)| {
+                    let codes = &exact.codes[at * dim..(at + 1) * dim];
+                    let s = dot_i8(codes, &query_codes) as f32 * exact.scales[at];
+                    (*id, s * query_scale)
+                })
+                .collect();
+            all.sort_by(|a, b| b.1.total_cmp(&a.1));
+            asked += 10;
+            found += all[..10]
+                .iter()
+                .filter(|(id, _)| fast.iter().any(|f| f.0 == *id))
+                .count();
+        }
+        assert!(found * 100 >= asked * 95, "{found} of {asked} found");
+        // Removing a vector removes its signs with it.
+        let query = vectors[7].clone();
+        assert_eq!(exact.top(&query, 1, f32::MIN).first().map(|t| t.0), Some(7));
+        exact.remove(7);
+        assert_ne!(exact.top(&query, 1, f32::MIN).first().map(|t| t.0), Some(7));
+        assert_eq!(exact.signs.len(), exact.ids.len() * exact.words);
     }
 }

@@ -199,6 +199,28 @@ pub struct SearchResult {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dropped: Vec<SearchHit>,
     pub took_ms: f64,
+    /// Where the time went, phase by phase (`terms`, `fts`, `structural`, `embed`, `vectors`,
+    /// `fetch`, `fusion`), in the order they first ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+}
+
+/// Time spent in one phase of a recall.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub phase: String,
+    pub ms: f64,
+}
+
+/// Adds `ms` to `phase` in `phases`, keeping first-run order.
+pub fn add_phase(phases: &mut Vec<Phase>, phase: &str, ms: f64) {
+    match phases.iter_mut().find(|p| p.phase == phase) {
+        Some(p) => p.ms += ms,
+        None => phases.push(Phase {
+            phase: phase.to_owned(),
+            ms,
+        }),
+    }
 }
 
 /// Counts for the memory panel.

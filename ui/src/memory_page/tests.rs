@@ -132,6 +132,7 @@ fn the_explanation_lists_every_candidate_best_first() {
         hits: vec![hit(1, 0.9, true), hit(2, 0.5, true)],
         dropped: vec![hit(3, 0.7, false), hit(4, 0.01, false)],
         took_ms: 1.25,
+        phases: Vec::new(),
     };
     let ids: Vec<i64> = candidates(&answer).iter().map(|h| h.memory.id).collect();
     assert_eq!(ids, [1, 3, 2, 4]);

@@ -18,6 +18,15 @@ const TINY: &str = r#"[{
     "session_2": [
       {"speaker": "Tom", "dia_id": "D2:1", "text": "My sister moved to Denver for a nursing job."},
       {"speaker": "Mia", "dia_id": "D2:2", "text": "Denver is lovely in the summer."}
+    ],
+    "session_3_date_time": "8:05 am on 2 July, 2023",
+    "session_3": [
+      {"speaker": "Tom", "dia_id": "D3:1", "text": "I repainted the kitchen a pale green."},
+      {"speaker": "Mia", "dia_id": "D3:2", "text": "Green suits a kitchen with morning light."},
+      {"speaker": "Tom", "dia_id": "D3:3", "text": "The cat hid under the sofa all weekend."},
+      {"speaker": "Mia", "dia_id": "D3:4", "text": "Cats hate the smell of fresh paint."},
+      {"speaker": "Tom", "dia_id": "D3:5", "text": "We are adopting a second cat in August."},
+      {"speaker": "Mia", "dia_id": "D3:6", "text": "Send me pictures when she arrives."}
     ]
   },
   "qa": [

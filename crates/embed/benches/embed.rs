@@ -1,0 +1,55 @@
+//! How long one query's embedding takes (the vector channel's share of every recall), for a
+//! short question and a long one, on the model setup installed.
+//!
+//! `cargo bench -p cairn-embed --bench embed [-- MODEL_DIR]`
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cairn_embed::MiniLm;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with('-'))
+        .map(PathBuf::from)
+        .or_else(|| {
+            let home = std::env::var_os("CAIRN_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn")))?;
+            Some(home.join("models/all-MiniLM-L6-v2"))
+        })
+        .ok_or("no model folder: pass one, or set CAIRN_HOME")?;
+    let model = MiniLm::load(&dir)?;
+    for (name, text) in [
+        (
+            "short question (9 words)",
+            "what did we decide about the staging database migration",
+        ),
+        (
+            "long request (60 words)",
+            "the deploy of the payments service failed again last night: the migration that adds \
+             the invoices index timed out after ten minutes, the health check marked the pods as \
+             unready and the rollout stopped half way; can you find what we said about running \
+             migrations outside the deploy, and who owned the database upgrade plan we wrote in \
+             the spring, before the team moved to the new cluster",
+        ),
+    ] {
+        model.embed(text);
+        let runs = 50;
+        let mut times: Vec<f64> = (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                model.embed(text);
+                t.elapsed().as_secs_f64() * 1000.0
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "embed a {name}: p50 {:.2} ms, p95 {:.2} ms ({runs} runs)",
+            times[runs / 2],
+            times[runs * 95 / 100]
+        );
+    }
+    Ok(())
+}
