@@ -5,9 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use cairn_voice::{InstalledModel, Recording, Transcriber, VoiceError};
+use cairn_voice::{Hints, InstalledModel, Recording, Transcriber, VoiceError};
 
 use crate::{Cairn, Error};
+
+/// Words of the person's vocabulary offered to whisper.
+const VOCABULARY_WORDS: usize = 40;
 
 /// A capture in progress.
 pub enum VoiceCapture {
@@ -116,6 +119,38 @@ impl Cairn {
     pub fn voice_finish(&self, capture: VoiceCapture) -> Result<String, Error> {
         let samples = capture.finish()?;
         let language = self.load_config().unwrap_or_default().voice.language;
-        Ok(self.transcriber(None)?.transcribe(&samples, &language)?)
+        self.transcribe(&samples, &language, None)
+    }
+
+    /// Transcribes `samples` as voice input does: the configured model (or `model`) primed with
+    /// the person's vocabulary from memory.
+    pub fn transcribe(
+        &self,
+        samples: &[f32],
+        language: &str,
+        model: Option<&str>,
+    ) -> Result<String, Error> {
+        let hints = Hints {
+            vocabulary: self.voice_vocabulary(),
+            beam: false,
+        };
+        Ok(self
+            .transcriber(model)?
+            .transcribe_with(samples, language, &hints)?)
+    }
+
+    /// The words whisper is primed with: the person's vocabulary from memory (none when memory
+    /// cannot be read — transcription goes on without it).
+    pub fn voice_vocabulary(&self) -> Vec<String> {
+        match self
+            .memory()
+            .and_then(|m| Ok(m.vocabulary(VOCABULARY_WORDS)?))
+        {
+            Ok(words) => words,
+            Err(e) => {
+                tracing::debug!("no vocabulary for voice input: {e}");
+                Vec::new()
+            }
+        }
     }
 }

@@ -151,6 +151,17 @@ enum EvalCommand {
         #[arg(long, value_name = "FILE")]
         run: Option<PathBuf>,
     },
+    /// Synthesise sentences of technical speech with espeak-ng (several voices and speeds),
+    /// transcribe each plainly, primed with the person's vocabulary from memory (as voice input
+    /// does), and primed with beam search, and print the word error rate of each.
+    Voice {
+        /// The whisper model (default: the configured one).
+        #[arg(long)]
+        model: Option<String>,
+        /// Print the report (and every transcript) as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -383,6 +394,10 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 run,
             }) => eval::knowledge_update(&cairn, &file, lexical, json, run.as_deref())
                 .map(|()| std::process::ExitCode::SUCCESS),
+            Command::Eval(EvalCommand::Voice { model, json }) => {
+                eval::voice(&cairn, model.as_deref(), json)
+                    .map(|()| std::process::ExitCode::SUCCESS)
+            }
             Command::Bench(BenchCommand::Recall {
                 memories,
                 queries,

@@ -100,7 +100,8 @@ pub fn run(cairn: &Cairn, command: VoiceCommand) -> anyhow::Result<()> {
             let language =
                 language.unwrap_or_else(|| cairn.load_config().unwrap_or_default().voice.language);
             let at = Instant::now();
-            let text = transcriber.transcribe(&samples, &language)?;
+            drop(transcriber);
+            let text = cairn.transcribe(&samples, &language, model.as_deref())?;
             let took = at.elapsed().as_secs_f64();
             if json {
                 println!(

@@ -16,6 +16,7 @@ mod store;
 mod summaries;
 mod text;
 mod vectors;
+mod vocabulary;
 
 pub mod knowledge_update;
 pub mod locomo;

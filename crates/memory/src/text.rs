@@ -44,6 +44,11 @@ fn stop_words() -> &'static HashSet<&'static str> {
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
 }
 
+/// Whether a lower-cased word is one the index leaves out.
+pub(crate) fn is_stop_word(word: &str) -> bool {
+    stop_words().contains(word)
+}
+
 /// Chinese, Japanese and Korean script characters, indexed as overlapping pairs.
 pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,

@@ -33,6 +33,19 @@ impl Transcriber {
     /// The text said in `samples` (16 kHz mono). `language`: `auto` or a code like `en`; an
     /// English-only model always transcribes English.
     pub fn transcribe(&self, samples: &[f32], language: &str) -> Result<String, VoiceError> {
+        self.transcribe_with(samples, language, &Hints::default())
+    }
+
+    /// [`Transcriber::transcribe`] told what to expect: the person's vocabulary becomes
+    /// whisper's prompt, so the words they use (a project's name, "header file", "migration")
+    /// are the ones it hears. Decoding is greedy with whisper's temperature fallback (a segment
+    /// that decodes badly is decoded again, warmer), or a beam search of five with `hints.beam`.
+    pub fn transcribe_with(
+        &self,
+        samples: &[f32],
+        language: &str,
+        hints: &Hints,
+    ) -> Result<String, VoiceError> {
         if samples.is_empty() {
             return Ok(String::new());
         }
@@ -40,7 +53,20 @@ impl Transcriber {
             .context
             .create_state()
             .map_err(|e| VoiceError::Transcription(e.to_string()))?;
-        let mut params = FullParams::new(SamplingStrategy::Greedy { best_of: 1 });
+        let mut params = FullParams::new(if hints.beam {
+            SamplingStrategy::BeamSearch {
+                beam_size: BEAM_SIZE,
+                patience: -1.0,
+            }
+        } else {
+            SamplingStrategy::Greedy { best_of: 1 }
+        });
+        params.set_temperature(0.0);
+        params.set_temperature_inc(0.2);
+        let prompt = prompt(&hints.vocabulary);
+        if !prompt.is_empty() {
+            params.set_initial_prompt(&prompt);
+        }
         let language = match (self.multilingual, language) {
             (false, _) => Some("en"),
             (true, "auto" | "") => Some("auto"),
@@ -75,6 +101,39 @@ impl Transcriber {
         }
         Ok(text.trim().to_owned())
     }
+}
+
+/// Beams kept while decoding (whisper's own default).
+const BEAM_SIZE: i32 = 5;
+
+/// Words and phrases of the vocabulary given to whisper: its prompt holds at most 224 tokens,
+/// and a long list drowns the few that matter.
+const PROMPT_WORDS: usize = 40;
+
+/// What a transcription is told beyond the audio.
+#[derive(Debug, Clone, Default)]
+pub struct Hints {
+    /// Words the person uses (project names, identifiers, people), most telling first.
+    pub vocabulary: Vec<String>,
+    /// Beam search instead of greedy decoding: measured no better on tiny.en (38.2 % against
+    /// 38.7 % on technical speech, 19.4 % against 20.4 % primed, worse on everyday sentences)
+    /// for twice the time, so voice input does not use it.
+    pub beam: bool,
+}
+
+/// Whisper's prompt from a vocabulary: the words as a glossary line, which primes the decoder
+/// toward them without being mistaken for what was said.
+fn prompt(vocabulary: &[String]) -> String {
+    let words: Vec<String> = vocabulary
+        .iter()
+        .map(|w| w.replace('\0', "").trim().to_owned())
+        .filter(|w| !w.is_empty())
+        .take(PROMPT_WORDS)
+        .collect();
+    if words.is_empty() {
+        return String::new();
+    }
+    format!("Glossary: {}.", words.join(", "))
 }
 
 fn threads() -> i32 {

@@ -198,3 +198,71 @@ fn a_missing_model_or_a_bad_file_is_a_clear_error() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("model.bin is missing"), "{err}");
 }
+
+/// What a developer's memory holds after a few weeks on a project: the words they will say.
+const A_DEVELOPERS_HISTORY: &[&str] = &[
+    "User: the parser module fails on nested comments, can you rename the tokenize function?",
+    "User: add the missing include to the header file for the parser",
+    "User: write a database migration for the invoices table and run it on staging",
+    "User: the unit tests fail on the staging server after the deploy",
+    "User: open a pull request from the feature branch, I will do the review",
+    "User: clear the build cache in the target directory, cargo is rebuilding everything",
+    "User: restart the docker container, the config changed",
+    "User: the error log shows a null pointer exception in the webhook handler",
+    "User: add a retry with backoff to the webhook handler",
+    "User: bump the version in the cargo manifest and tag a release of the cairn repository",
+    "User: the cairn repository needs a changelog before the release",
+    "User: merge the feature branch once the unit tests pass",
+];
+
+#[test]
+fn technical_speech_is_heard_better_with_the_persons_vocabulary() {
+    let Some(ct2) = tiny_en() else { return };
+    if !have("espeak-ng") {
+        assert!(
+            std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+            "espeak-ng is needed: run ./run setup"
+        );
+        eprintln!("skipped: espeak-ng is missing");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
+    assert!(imported.status.success());
+    for text in A_DEVELOPERS_HISTORY {
+        let added = cairn(home.path(), &["memory", "add", text]).unwrap();
+        assert!(
+            added.status.success(),
+            "{}",
+            String::from_utf8_lossy(&added.stderr)
+        );
+    }
+    let out = cairn(home.path(), &["eval", "voice", "--json"]).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let wer = |way: &str| report["wer"][way].as_f64().unwrap();
+    eprintln!("word error rates: {}", report["wer"]);
+    let vocabulary = report["vocabulary"].to_string();
+    for word in ["cairn", "webhook handler", "header file"] {
+        assert!(
+            vocabulary.contains(word),
+            "{word} missing from {vocabulary}"
+        );
+    }
+    // Measured 38.7 plain, 20.4 primed, 19.4 primed with beam search (tiny.en, 24 clips of
+    // five espeak-ng voices).
+    assert!(
+        wer("vocabulary") <= 25.0,
+        "primed word error rate {}",
+        wer("vocabulary")
+    );
+    assert!(
+        wer("vocabulary") + 10.0 <= wer("plain"),
+        "the vocabulary should help: {}",
+        report["wer"]
+    );
+}
