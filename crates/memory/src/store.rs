@@ -19,6 +19,12 @@ const CONTEXT_CHARS: usize = 600;
 /// [`MemoryStore::index_marked`] indexes each once before the commit: a batch of turns of one
 /// conversation changes the previous memory's context turn after turn, and its terms are
 /// computed once, not once per turn.
+///
+/// Found while doing so: FTS5's contentless-delete tables never lower their row count (or token
+/// totals) on a delete, so every re-index of a neighbour counts the row again, and BM25's IDF
+/// reads that count. Memories captured or added one at a time count about twice; an imported
+/// conversation, indexed once per memory, counts once. Recall was tuned on the first; making
+/// both the same (a separate context index, or BM25 computed by Cairn) is left to do.
 #[derive(Default)]
 pub(crate) struct Unindexed {
     marked: std::collections::BTreeSet<i64>,
@@ -164,11 +170,14 @@ impl MemoryStore {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
         let mut ids = Vec::with_capacity(memories.len());
-        let mut unindexed = Unindexed::default();
         for memory in memories {
+            // Indexed one by one, exactly as the same memories added singly: FTS5's
+            // contentless-delete tables never lower their row count on a delete, so re-indexing
+            // a neighbour counts a row again, and BM25 reads that count (see `Unindexed`).
+            let mut unindexed = Unindexed::default();
             ids.push(self.insert(&tx, memory, None, None, &mut unindexed)?);
+            self.index_marked(&tx, unindexed)?;
         }
-        self.index_marked(&tx, unindexed)?;
         tx.commit()?;
         self.wake_embedding();
         Ok(ids)
