@@ -297,10 +297,11 @@ impl MemoryStore {
                 .query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()?;
             if let Some((text, context)) = stored {
-                if !unindexed.new.contains(&id) {
-                    cached(tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+                if unindexed.new.contains(&id) {
+                    self.insert_terms(tx, id, &text, &context)?;
+                } else {
+                    self.index_terms(tx, id, &text, &context)?;
                 }
-                self.insert_terms(tx, id, &text, &context)?;
             }
         }
         Ok(())
