@@ -230,6 +230,8 @@ enum FileRead {
         size: u64,
         modified_ms: i64,
         conversations: Vec<ImportedConversation>,
+        /// Its checkpoint when the scan began, if it had one.
+        previous: Option<FileCheckpoint>,
     },
 }
 
@@ -257,17 +259,13 @@ fn read_file(
             size,
             modified_ms,
             conversations,
+            previous: previous.cloned(),
         },
         Err(e) => {
             tracing::warn!("{}: {e}", source.name());
             FileRead::Failed
         }
     }
-}
-
-/// The checkpoint a file had when the scan began.
-fn known_file(state: &SyncState, source: &str, key: &str) -> Option<FileCheckpoint> {
-    state.sources.get(source)?.files.get(key).cloned()
 }
 
 fn stat(path: &Path) -> Option<(u64, i64)> {
@@ -325,7 +323,7 @@ pub fn scan(
                     break;
                 }
                 let key = file.display().to_string();
-                let (size, modified_ms, conversations) = match read {
+                let (size, modified_ms, conversations, previous) = match read {
                     FileRead::Unchanged { conversations } => {
                         report.conversations += conversations;
                         continue;
@@ -338,11 +336,11 @@ pub fn scan(
                         size,
                         modified_ms,
                         conversations,
-                    } => (size, modified_ms, conversations),
+                        previous,
+                    } => (size, modified_ms, conversations, previous),
                 };
                 report.files_read += 1;
                 report.bytes_read += size;
-                let previous = known_file(&state, name, &key);
                 let mut checkpoint = FileCheckpoint {
                     size,
                     modified_ms,

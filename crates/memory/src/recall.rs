@@ -185,6 +185,7 @@ impl MemoryStore {
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
 
+        let (filter_sql, filter_values) = filters(query);
         // The query's embedding runs on another core while the keyword channels search.
         let (lexical, embedded) = std::thread::scope(|scope| {
             let embedding = self.embedder().is_some().then(|| {
@@ -194,11 +195,17 @@ impl MemoryStore {
                     (vector, started.elapsed().as_secs_f64() * 1000.0)
                 })
             });
-            let lexical = self.keyword_candidates(query, terms, &fragments, pool, &mut clock);
+            let lexical = self.keyword_candidates(
+                query,
+                (&filter_sql, &filter_values),
+                terms,
+                &fragments,
+                pool,
+                &mut clock,
+            );
             (lexical, embedding.map(|handle| handle.join()))
         });
         let mut candidates = lexical?;
-        let (filter_sql, filter_values) = filters(query);
 
         // Filters are applied after the scan: a narrowed query looks further down the list.
         let depth = if narrowed(query) { pool * 5 } else { pool };
@@ -294,12 +301,12 @@ impl MemoryStore {
     fn keyword_candidates(
         &self,
         query: &SearchQuery,
+        (filter_sql, filter_values): (&str, &[Value]),
         terms: Vec<String>,
         fragments: &[String],
         pool: usize,
         clock: &mut Laps,
     ) -> Result<HashMap<i64, Candidate>, MemoryError> {
-        let (filter_sql, filter_values) = filters(query);
         let mut candidates: HashMap<i64, Candidate> = HashMap::new();
         let conn = self.lock()?;
         let terms = self.plan_terms(&conn, terms)?;
