@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 
 use cairn_memory::{
-    ImportOutcome, ImportTurn, MemoryError, MemoryStore, TurnCompletion, TurnStart,
+    ImportOutcome, ImportTurn, MemoryError, MemoryStore, PreparedTurn, TurnCompletion, TurnStart,
 };
 use serde::{Deserialize, Serialize};
 
@@ -139,27 +139,38 @@ pub fn import_conversation(
     report: &mut SourceReport,
 ) -> Result<ConversationCheckpoint, ImportError> {
     let complete: Vec<&ImportedTurn> = conversation.turns.iter().filter(|t| t.complete).collect();
-    let turns = complete
-        .iter()
-        .map(|turn| import_of(source, conversation, turn))
-        .collect();
-    for outcome in memory.import_turns(turns)? {
+    let turns = memory.prepare_import(
+        complete
+            .iter()
+            .map(|turn| import_of(source, conversation, turn))
+            .collect(),
+    );
+    write_conversation(memory, source, &conversation.id, turns, report)?;
+    Ok(checkpoint_of(&complete))
+}
+
+/// Writes a conversation's prepared turns to memory, counting what happened in `report`.
+fn write_conversation(
+    memory: &MemoryStore,
+    source: &str,
+    conversation: &str,
+    turns: Vec<PreparedTurn>,
+    report: &mut SourceReport,
+) -> Result<(), ImportError> {
+    for outcome in memory.import_prepared(turns)? {
         report.turns_seen += 1;
         match outcome {
             Ok(ImportOutcome::Added) => report.turns_added += 1,
             Ok(ImportOutcome::Existing) => {}
             Ok(ImportOutcome::Skipped) => report.turns_skipped += 1,
             Err(MemoryError::Invalid(e)) => {
-                tracing::debug!(
-                    "{source}: a turn of {} was not imported: {e}",
-                    conversation.id
-                );
+                tracing::debug!("{source}: a turn of {conversation} was not imported: {e}");
                 report.turns_failed += 1;
             }
             Err(e) => return Err(e.into()),
         }
     }
-    Ok(checkpoint_of(&complete))
+    Ok(())
 }
 
 fn checkpoint_of(complete: &[&ImportedTurn]) -> ConversationCheckpoint {
@@ -182,30 +193,39 @@ pub fn import_of(
     conversation: &ImportedConversation,
     turn: &ImportedTurn,
 ) -> ImportTurn {
+    into_import(source, conversation, turn.clone())
+}
+
+/// A turn as memory imports it, its text moved rather than copied.
+fn into_import(
+    source: &str,
+    conversation: &ImportedConversation,
+    turn: ImportedTurn,
+) -> ImportTurn {
     ImportTurn {
         key: turn_key(source, &conversation.id, &turn.id),
         start: TurnStart {
             session: session_key(source, &conversation.id),
-            request: turn.request.clone(),
+            request: turn.request,
             source: Some(source.to_owned()),
             idempotency_key: None,
             started_at: (turn.started_at > 0).then_some(turn.started_at),
             workspace: conversation.workspace.clone(),
         },
         done: TurnCompletion {
-            answer: turn.answer.clone(),
+            answer: turn.answer,
             tool_calls: turn
                 .tool_calls
-                .iter()
+                .into_iter()
                 .map(|c| cairn_memory::ToolCall {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    input: c.input.clone(),
-                    output: c.output.clone(),
+                    id: c.id,
+                    name: c.name,
+                    input: c.input,
+                    output: c.output,
                     is_error: c.is_error,
                 })
                 .collect(),
-            reasoning: turn.reasoning.clone(),
+            reasoning: turn.reasoning,
             status: Some("completed".into()),
             completed_at: (turn.ended_at > 0).then_some(turn.ended_at),
             origin: Some(serde_json::json!({
@@ -229,15 +249,26 @@ enum FileRead {
     Read {
         size: u64,
         modified_ms: i64,
-        conversations: Vec<ImportedConversation>,
-        /// Its checkpoint when the scan began, if it had one.
-        previous: Option<FileCheckpoint>,
+        conversations: Vec<ReadConversation>,
     },
 }
 
-/// Reads one file unless its checkpoint says it has not changed.
+/// A conversation of a file read, with its checkpoint now and, unless it is unchanged since the
+/// last scan, its complete turns prepared for memory.
+struct ReadConversation {
+    id: String,
+    malformed: usize,
+    checkpoint: ConversationCheckpoint,
+    /// `None`: its content hash matches its checkpoint (an incremental scan imports nothing).
+    turns: Option<Vec<PreparedTurn>>,
+}
+
+/// Reads one file unless its checkpoint says it has not changed, and prepares the turns of each
+/// conversation that changed for memory (redacted, traced, analysed): all the work of an import
+/// that needs no database, done on the reading thread.
 fn read_file(
     source: &dyn HistorySource,
+    memory: &MemoryStore,
     file: &Path,
     known: &SourceState,
     mode: ScanMode,
@@ -258,8 +289,34 @@ fn read_file(
         Ok(conversations) => FileRead::Read {
             size,
             modified_ms,
-            conversations,
-            previous: previous.cloned(),
+            conversations: conversations
+                .into_iter()
+                .map(|mut conversation| {
+                    let complete: Vec<&ImportedTurn> =
+                        conversation.turns.iter().filter(|t| t.complete).collect();
+                    let checkpoint = checkpoint_of(&complete);
+                    let unchanged = mode == ScanMode::Incremental
+                        && previous
+                            .and_then(|p| p.conversations.get(&conversation.id))
+                            .is_some_and(|k| k.content_hash == checkpoint.content_hash);
+                    let turns = (!unchanged).then(|| {
+                        let turns = std::mem::take(&mut conversation.turns);
+                        memory.prepare_import(
+                            turns
+                                .into_iter()
+                                .filter(|t| t.complete)
+                                .map(|turn| into_import(source.name(), &conversation, turn))
+                                .collect(),
+                        )
+                    });
+                    ReadConversation {
+                        id: conversation.id.clone(),
+                        malformed: conversation.malformed,
+                        checkpoint,
+                        turns,
+                    }
+                })
+                .collect(),
         },
         Err(e) => {
             tracing::warn!("{}: {e}", source.name());
@@ -311,7 +368,7 @@ pub fn scan(
             let known = &known;
             let reader = scope.spawn(move || {
                 for file in files {
-                    let read = read_file(*source, file, known, mode);
+                    let read = read_file(*source, memory, file, known, mode);
                     if send.send((file, read)).is_err() {
                         return;
                     }
@@ -323,7 +380,7 @@ pub fn scan(
                     break;
                 }
                 let key = file.display().to_string();
-                let (size, modified_ms, conversations, previous) = match read {
+                let (size, modified_ms, conversations) = match read {
                     FileRead::Unchanged { conversations } => {
                         report.conversations += conversations;
                         continue;
@@ -336,8 +393,7 @@ pub fn scan(
                         size,
                         modified_ms,
                         conversations,
-                        previous,
-                    } => (size, modified_ms, conversations, previous),
+                    } => (size, modified_ms, conversations),
                 };
                 report.files_read += 1;
                 report.bytes_read += size;
@@ -346,26 +402,18 @@ pub fn scan(
                     modified_ms,
                     conversations: BTreeMap::new(),
                 };
-                for conversation in &conversations {
+                for conversation in conversations {
                     report.conversations += 1;
                     report.lines_malformed += conversation.malformed;
-                    let known = previous
-                        .as_ref()
-                        .and_then(|p| p.conversations.get(&conversation.id));
-                    let complete: Vec<&ImportedTurn> =
-                        conversation.turns.iter().filter(|t| t.complete).collect();
-                    let fresh = checkpoint_of(&complete);
-                    let conversation_checkpoint = if mode == ScanMode::Incremental
-                        && known.is_some_and(|k| k.content_hash == fresh.content_hash)
-                    {
-                        report.turns_seen += complete.len();
-                        fresh
-                    } else {
-                        import_conversation(memory, name, conversation, &mut report)?
-                    };
+                    match conversation.turns {
+                        None => report.turns_seen += conversation.checkpoint.turns,
+                        Some(turns) => {
+                            write_conversation(memory, name, &conversation.id, turns, &mut report)?
+                        }
+                    }
                     checkpoint
                         .conversations
-                        .insert(conversation.id.clone(), conversation_checkpoint);
+                        .insert(conversation.id, conversation.checkpoint);
                 }
                 state
                     .sources

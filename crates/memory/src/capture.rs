@@ -2,13 +2,13 @@
 //! merge), the raw turn kept whole, and one L1 trace per turn with the spec's caps. Secrets are
 //! redacted before anything is written; a turn over 2 MiB is skipped and counted, not truncated.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Layer, NewMemory};
-use crate::store::{cached, log_change, snippet, Unindexed};
+use crate::store::{cached, log_change, snippet, Analysed, Unindexed};
 use crate::{redact, MemoryError, MemoryStore};
 
 /// The capture caps.
@@ -125,7 +125,8 @@ impl MemoryStore {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
         let session_id = self.open_turn_session(&tx, &start)?;
-        let id = self.begin_turn(&tx, start, session_id)?;
+        let request = redact(&start.request).into_owned();
+        let id = self.begin_turn(&tx, start, &request, session_id)?;
         tx.commit()?;
         Ok(id)
     }
@@ -145,12 +146,14 @@ impl MemoryStore {
         )
     }
 
-    /// The start of a turn within a transaction, its session opened: the turn's row, its episode
-    /// and the implicit rating its request gives the reply before it.
+    /// The start of a turn within a transaction, its session opened: the turn's row (with
+    /// `request`, the request redacted), its episode and the implicit rating its request gives the
+    /// reply before it.
     fn begin_turn(
         &self,
         tx: &Transaction<'_>,
         start: TurnStart,
+        request: &str,
         session_id: i64,
     ) -> Result<i64, MemoryError> {
         let source = start.source.clone().unwrap_or_else(|| "cairn".to_owned());
@@ -191,7 +194,7 @@ impl MemoryStore {
         cached(tx,
             "INSERT INTO turns (session_id, episode_id, idempotency_key, status, source, request, started_at)
              VALUES (?1, ?2, ?3, 'started', ?4, ?5, ?6)",
-            params![session_id, episode_id, start.idempotency_key, source, redact(&start.request), at],
+            params![session_id, episode_id, start.idempotency_key, source, request, at],
         )?;
         let id = tx.last_insert_rowid();
         crate::feedback::rate_previous_reply(tx, at, id, session_id, &start.request)?;
@@ -222,33 +225,19 @@ impl MemoryStore {
         done: TurnCompletion,
         unindexed: &mut Unindexed,
     ) -> Result<CaptureOutcome, MemoryError> {
-        let turn: Option<(String, String, String, Option<i64>, i64)> = tx
-            .prepare_cached(
-                "SELECT t.request, t.source, s.key, t.episode_id, t.started_at
-                 FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ?1",
-            )?
-            .query_row([turn_id], |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                ))
-            })
-            .optional()?;
-        let Some((request, source, session, episode_id, started_at)) = turn else {
-            return Err(MemoryError::NotFound(format!("turn {turn_id}")));
-        };
-        let external_id = format!("turn:{turn_id}");
-        let captured: Option<i64> = tx
-            .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
-            .query_row(params![source, external_id], |row| row.get(0))
-            .optional()?;
-        if let Some(memory_id) = captured {
-            return Ok(CaptureOutcome::AlreadyCaptured { memory_id });
+        match turn_to_finish(tx, turn_id)? {
+            TurnToFinish::Captured(memory_id) => Ok(CaptureOutcome::AlreadyCaptured { memory_id }),
+            TurnToFinish::Open(turn) => {
+                let analysed = self.analyse_turn(&turn.request, &done);
+                self.write_turn(tx, turn_id, turn, analysed, unindexed)
+            }
         }
+    }
 
+    /// What a completed turn becomes in the store, from its `request` as stored (redacted): the
+    /// whole turn as JSON and its L1 trace, analysed. Needs no database, so an import does it on
+    /// its reading thread.
+    fn analyse_turn(&self, request: &str, done: &TurnCompletion) -> AnalysedTurn {
         let raw = serde_json::json!({
             "request": request,
             "answer": done.answer,
@@ -257,52 +246,84 @@ impl MemoryStore {
             "status": done.status,
         })
         .to_string();
-        let now = self.now();
+        let status = done
+            .status
+            .clone()
+            .unwrap_or_else(|| "completed".to_owned());
         if raw.len() > CAPTURE_LIMITS.turn_bytes {
+            return AnalysedTurn {
+                raw_bytes: raw.len(),
+                kept: None,
+            };
+        }
+        let trace = self.analyse(
+            &trace_text(request, done),
+            Some(serde_json::json!({
+                "turn_status": status,
+                "tools": done.tool_calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
+                "reasoning": done.reasoning.as_deref().map(|r| snippet(r, 1_000)),
+                "origin": done.origin,
+            })),
+        );
+        AnalysedTurn {
+            raw_bytes: raw.len(),
+            kept: Some(KeptTurn {
+                raw: redact(&raw).into_owned(),
+                status,
+                completed_at: done.completed_at,
+                trace,
+                failures: done.tool_calls.iter().filter(|c| c.is_error).count(),
+            }),
+        }
+    }
+
+    /// Writes an analysed turn: the whole turn kept raw and its L1 trace, or, over the size cap,
+    /// the turn counted as skipped.
+    fn write_turn(
+        &self,
+        tx: &Transaction<'_>,
+        turn_id: i64,
+        turn: OpenTurn,
+        analysed: AnalysedTurn,
+        unindexed: &mut Unindexed,
+    ) -> Result<CaptureOutcome, MemoryError> {
+        let now = self.now();
+        let Some(kept) = analysed.kept else {
             cached(tx,
                 "INSERT INTO skipped_turns (at, source, reason, bytes) VALUES (?1, ?2, 'over 2 MiB', ?3)",
-                params![now, source, raw.len() as i64],
+                params![now, turn.source, analysed.raw_bytes as i64],
             )?;
             cached(
                 tx,
                 "UPDATE turns SET status = 'skipped', completed_at = ?2 WHERE id = ?1",
                 params![turn_id, now],
             )?;
-            return Ok(CaptureOutcome::Skipped { bytes: raw.len() });
-        }
-
-        let status = done
-            .status
-            .clone()
-            .unwrap_or_else(|| "completed".to_owned());
-        let text = trace_text(&request, &done);
+            return Ok(CaptureOutcome::Skipped {
+                bytes: analysed.raw_bytes,
+            });
+        };
         cached(
             tx,
             "UPDATE turns SET status = ?2, completed_at = ?3, raw = ?4 WHERE id = ?1",
             params![
                 turn_id,
-                status,
-                done.completed_at.unwrap_or(now),
-                redact(&raw)
+                kept.status,
+                kept.completed_at.unwrap_or(now),
+                kept.raw
             ],
         )?;
-        let memory_id = self.insert(
+        let memory_id = self.insert_analysed(
             tx,
             NewMemory {
-                text,
                 layer: Some(Layer::Trace),
-                source: Some(source),
-                external_id: Some(external_id),
-                session: Some(session),
-                created_at: Some(started_at),
-                metadata: Some(serde_json::json!({
-                    "turn_status": status,
-                    "tools": done.tool_calls.iter().map(|c| c.name.clone()).collect::<Vec<_>>(),
-                    "reasoning": done.reasoning.as_deref().map(|r| snippet(r, 1_000)),
-                    "origin": done.origin,
-                })),
+                source: Some(turn.source),
+                external_id: Some(format!("turn:{turn_id}")),
+                session: Some(turn.session),
+                created_at: Some(turn.started_at),
+                ..NewMemory::default()
             },
-            episode_id,
+            kept.trace,
+            turn.episode_id,
             Some(turn_id),
             unindexed,
         )?;
@@ -313,10 +334,74 @@ impl MemoryStore {
             Some(memory_id),
             &serde_json::json!({ "turn": turn_id }),
         )?;
-        let failures = done.tool_calls.iter().filter(|c| c.is_error).count();
-        crate::feedback::rate_failing_tools(tx, now, memory_id, failures)?;
+        crate::feedback::rate_failing_tools(tx, now, memory_id, kept.failures)?;
         Ok(CaptureOutcome::Captured { memory_id })
     }
+}
+
+/// A started turn as the store holds it, before it completes.
+struct OpenTurn {
+    /// The request, redacted.
+    request: String,
+    source: String,
+    session: String,
+    episode_id: Option<i64>,
+    started_at: i64,
+}
+
+/// Whether a turn still waits for its completion.
+enum TurnToFinish {
+    Open(OpenTurn),
+    /// Its trace is this memory already.
+    Captured(i64),
+}
+
+fn turn_to_finish(tx: &Transaction<'_>, turn_id: i64) -> Result<TurnToFinish, MemoryError> {
+    let turn = tx
+        .prepare_cached(
+            "SELECT t.request, t.source, s.key, t.episode_id, t.started_at
+             FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.id = ?1",
+        )?
+        .query_row([turn_id], |row| {
+            Ok(OpenTurn {
+                request: row.get(0)?,
+                source: row.get(1)?,
+                session: row.get(2)?,
+                episode_id: row.get(3)?,
+                started_at: row.get(4)?,
+            })
+        })
+        .optional()?;
+    let Some(turn) = turn else {
+        return Err(MemoryError::NotFound(format!("turn {turn_id}")));
+    };
+    let captured: Option<i64> = tx
+        .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
+        .query_row(params![turn.source, format!("turn:{turn_id}")], |row| {
+            row.get(0)
+        })
+        .optional()?;
+    Ok(match captured {
+        Some(memory_id) => TurnToFinish::Captured(memory_id),
+        None => TurnToFinish::Open(turn),
+    })
+}
+
+/// A completed turn, analysed ([`MemoryStore::analyse_turn`]).
+struct AnalysedTurn {
+    /// The size of the whole turn as JSON, before redaction: over the cap, it is not kept.
+    raw_bytes: usize,
+    kept: Option<KeptTurn>,
+}
+
+struct KeptTurn {
+    /// The whole turn as JSON, redacted.
+    raw: String,
+    status: String,
+    completed_at: Option<i64>,
+    trace: Analysed,
+    /// Its tool calls that failed.
+    failures: usize,
 }
 
 /// A whole turn from another agent's history.
@@ -355,12 +440,63 @@ impl MemoryStore {
         &self,
         turns: Vec<ImportTurn>,
     ) -> Result<Vec<Result<ImportOutcome, MemoryError>>, MemoryError> {
+        self.import_prepared(self.prepare_import(turns))
+    }
+
+    /// Works out what `turns` become in the store — redacted, their traces written, summarised
+    /// and analysed into terms — without the database: an import does this on its reading thread
+    /// while [`MemoryStore::import_prepared`] writes the conversation before.
+    /// Turns memory already holds (a rescan) are not analysed again.
+    pub fn prepare_import(&self, turns: Vec<ImportTurn>) -> Vec<PreparedTurn> {
+        if turns.is_empty() {
+            return Vec::new();
+        }
+        let held = self
+            .read(|conn| {
+                // The keys of a conversation share their start: one range of the index holds them.
+                let shared = turns.iter().map(|t| t.key.as_str()).reduce(common_start);
+                let mut held = HashSet::new();
+                let mut stmt = conn.prepare_cached(
+                    "SELECT idempotency_key FROM turns
+                     WHERE idempotency_key >= ?1 AND idempotency_key < ?1 || char(1114111)
+                       AND status != 'started'",
+                )?;
+                let mut rows = stmt.query([shared.unwrap_or_default()])?;
+                while let Some(row) = rows.next()? {
+                    held.insert(row.get::<_, String>(0)?);
+                }
+                Ok(held)
+            })
+            .unwrap_or_else(|e| {
+                tracing::debug!("cannot tell which turns memory holds: {e}");
+                HashSet::new()
+            });
+        turns
+            .into_iter()
+            .map(|turn| {
+                let analysed = (check_request(&turn.start).is_ok() && !held.contains(&turn.key))
+                    .then(|| {
+                        let request = redact(&turn.start.request).into_owned();
+                        let analysed = self.analyse_turn(&request, &turn.done);
+                        (request, analysed)
+                    });
+                PreparedTurn { turn, analysed }
+            })
+            .collect()
+    }
+
+    /// Imports turns [`MemoryStore::prepare_import`] prepared, as [`MemoryStore::import_turns`].
+    pub fn import_prepared(
+        &self,
+        turns: Vec<PreparedTurn>,
+    ) -> Result<Vec<Result<ImportOutcome, MemoryError>>, MemoryError> {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
         let mut unindexed = Unindexed::default();
         let mut sessions: HashMap<String, i64> = HashMap::new();
         let mut outcomes = Vec::with_capacity(turns.len());
-        for mut turn in turns {
+        for prepared in turns {
+            let PreparedTurn { mut turn, analysed } = prepared;
             if let Err(e) = check_request(&turn.start) {
                 outcomes.push(Err(e));
                 continue;
@@ -388,10 +524,26 @@ impl MemoryStore {
                     id
                 }
             };
+            let (request, analysed) = match analysed {
+                Some((request, analysed)) => (request, Some(analysed)),
+                None => (redact(&turn.start.request).into_owned(), None),
+            };
             turn.start.idempotency_key = Some(turn.key);
-            let id = self.begin_turn(&tx, turn.start, session_id)?;
+            let id = self.begin_turn(&tx, turn.start, &request, session_id)?;
+            let open = match turn_to_finish(&tx, id)? {
+                TurnToFinish::Captured(_) => {
+                    outcomes.push(Ok(ImportOutcome::Existing));
+                    continue;
+                }
+                TurnToFinish::Open(open) => open,
+            };
+            // A turn a hook started holds the hook's request, which the trace is made of.
+            let analysed = match analysed {
+                Some(analysed) if open.request == request => analysed,
+                _ => self.analyse_turn(&open.request, &turn.done),
+            };
             outcomes.push(Ok(
-                match self.finish_turn(&tx, id, turn.done, &mut unindexed)? {
+                match self.write_turn(&tx, id, open, analysed, &mut unindexed)? {
                     CaptureOutcome::Captured { .. } => ImportOutcome::Added,
                     CaptureOutcome::AlreadyCaptured { .. } => ImportOutcome::Existing,
                     CaptureOutcome::Skipped { .. } => ImportOutcome::Skipped,
@@ -402,6 +554,26 @@ impl MemoryStore {
         tx.commit()?;
         Ok(outcomes)
     }
+}
+
+/// A turn to import with what it becomes in the store worked out
+/// ([`MemoryStore::prepare_import`]).
+pub struct PreparedTurn {
+    turn: ImportTurn,
+    /// The request, redacted, and the turn analysed from it; `None` when the turn cannot be
+    /// imported (no request) or memory held it already: should it be needed after all, the write
+    /// does this itself.
+    analysed: Option<(String, AnalysedTurn)>,
+}
+
+/// The longest start `a` and `b` share, on a character boundary.
+fn common_start<'a>(a: &'a str, b: &str) -> &'a str {
+    let end = a
+        .char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((at, _), _)| at);
+    &a[..end]
 }
 
 /// A turn needs the person's request.

@@ -296,21 +296,27 @@ impl MemoryStore {
     /// when an embedder is set) and links the changes among them; returns how many it read.
     pub fn relate_pending(&self, max: usize) -> Result<usize, MemoryError> {
         let model = self.embedder().map(|e| e.model().to_owned());
-        let pending: Vec<(i64, String, i64)> = {
-            let conn = self.lock()?;
-            let mut stmt = conn.prepare_cached(
-                "SELECT m.id, m.text, m.created_at FROM memories m
-                 LEFT JOIN fact_checks f ON f.memory_id = m.id
-                 WHERE f.memory_id IS NULL AND m.status != 'deleted' AND m.layer = 'L1'
-                   AND (?1 IS NULL OR EXISTS (SELECT 1 FROM memory_vectors v
-                                              WHERE v.memory_id = m.id AND v.model = ?1))
-                 ORDER BY m.created_at, m.id LIMIT ?2",
-            )?;
-            let rows = stmt.query_map(params![model, max as i64], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })?;
-            rows.collect::<Result<_, _>>()?
-        };
+        let pending: Vec<(i64, String, i64)> = crate::store::resume(
+            &self.relate_after,
+            |row: &(i64, String, i64)| (row.2, row.0),
+            |after| {
+                let (at, id) = after.unwrap_or((i64::MIN, i64::MIN));
+                let conn = self.lock()?;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT m.id, m.text, m.created_at FROM memories m
+                     LEFT JOIN fact_checks f ON f.memory_id = m.id
+                     WHERE m.created_at >= ?3 AND (m.created_at > ?3 OR m.id > ?4)
+                       AND f.memory_id IS NULL AND m.status != 'deleted' AND m.layer = 'L1'
+                       AND (?1 IS NULL OR EXISTS (SELECT 1 FROM memory_vectors v
+                                                  WHERE v.memory_id = m.id AND v.model = ?1))
+                     ORDER BY m.created_at, m.id LIMIT ?2",
+                )?;
+                let rows = stmt.query_map(params![model, max as i64, at, id], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+        )?;
         for (id, text, created_at) in &pending {
             self.relate(*id, text, *created_at, model.as_deref())?;
         }

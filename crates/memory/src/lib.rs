@@ -22,7 +22,8 @@ pub mod knowledge_update;
 pub mod locomo;
 
 pub use capture::{
-    CaptureOutcome, ImportOutcome, ImportTurn, ToolCall, TurnCompletion, TurnStart, CAPTURE_LIMITS,
+    CaptureOutcome, ImportOutcome, ImportTurn, PreparedTurn, ToolCall, TurnCompletion, TurnStart,
+    CAPTURE_LIMITS,
 };
 pub use error::MemoryError;
 pub use feedback::Rated;

@@ -28,9 +28,21 @@ const CONTEXT_CHARS: usize = 600;
 #[derive(Default)]
 pub(crate) struct Unindexed {
     marked: std::collections::BTreeSet<i64>,
-    /// Written in this transaction: nothing of theirs is in the index to replace. (Deleting a row
-    /// the contentless index never held corrupts its document count, and with it every BM25.)
-    new: std::collections::HashSet<i64>,
+    /// Written in this transaction, with the terms of their text: nothing of theirs is in the
+    /// index to replace. (Deleting a row the contentless index never held corrupts its document
+    /// count, and with it every BM25.)
+    new: std::collections::HashMap<i64, String>,
+}
+
+/// A memory's text and metadata as the store keeps them (see [`MemoryStore::analyse`]).
+pub(crate) struct Analysed {
+    pub(crate) text: String,
+    metadata: String,
+    summary: String,
+    /// Its structural fragments, space-separated.
+    idents: String,
+    /// Its full-text terms, space-separated.
+    terms: String,
 }
 
 /// The memory database. All methods take `&self`; writes are serialised on one connection.
@@ -51,6 +63,33 @@ pub struct MemoryStore {
     pub(crate) term_stats: Mutex<TermStats>,
     /// The vectors of recent queries, newest last: (model, query, vector).
     pub(crate) query_vectors: Mutex<std::collections::VecDeque<(String, String, Vec<f32>)>>,
+    /// A second, read-only connection to the file, for reads beside a long write (an import
+    /// asks what it already holds while the conversation before is written); opened on first use.
+    read_only: Mutex<Option<Connection>>,
+    /// Where the embedding queue resumes: the id of the last memory it took.
+    pub(crate) embed_after: Mutex<Option<i64>>,
+    /// Where the reading of facts resumes: (created_at, id) of the last memory it took.
+    pub(crate) relate_after: Mutex<Option<(i64, i64)>>,
+}
+
+/// Takes the next batch of a background queue from where its last batch ended (`after`), so a
+/// backlog is read once rather than its finished rows skipped again for every batch. When
+/// nothing is left past that point the queue looks once more from the start, for what a later
+/// write left behind it (an edited text, an older conversation imported).
+pub(crate) fn resume<K: Copy, R>(
+    after: &Mutex<Option<K>>,
+    key: impl Fn(&R) -> K,
+    mut batch: impl FnMut(Option<K>) -> Result<Vec<R>, MemoryError>,
+) -> Result<Vec<R>, MemoryError> {
+    let from = after.lock().ok().and_then(|a| *a);
+    let mut rows = batch(from)?;
+    if rows.is_empty() && from.is_some() {
+        rows = batch(None)?;
+    }
+    if let Ok(mut after) = after.lock() {
+        *after = rows.last().map(&key);
+    }
+    Ok(rows)
 }
 
 /// Runs one statement through the connection's prepared-statement cache: the write path runs the
@@ -133,6 +172,9 @@ impl MemoryStore {
             worker: std::sync::atomic::AtomicBool::new(false),
             term_stats: Mutex::new(TermStats::default()),
             query_vectors: Mutex::new(std::collections::VecDeque::new()),
+            read_only: Mutex::new(None),
+            embed_after: Mutex::new(None),
+            relate_after: Mutex::new(None),
         }
     }
 
@@ -144,6 +186,36 @@ impl MemoryStore {
 
     pub(crate) fn now(&self) -> i64 {
         (self.clock)()
+    }
+
+    /// Runs `read` on the read-only connection, which does not wait for a write in progress (a
+    /// store in memory has only its one connection).
+    pub(crate) fn read<T>(
+        &self,
+        read: impl FnOnce(&Connection) -> Result<T, MemoryError>,
+    ) -> Result<T, MemoryError> {
+        let Some(path) = &self.path else {
+            return read(&*self.lock()?);
+        };
+        let mut reader = self
+            .read_only
+            .lock()
+            .map_err(|_| MemoryError::Invalid("the memory store was poisoned by a panic".into()))?;
+        let conn = match reader.take() {
+            Some(conn) => conn,
+            None => {
+                let conn = Connection::open_with_flags(
+                    path,
+                    rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY
+                        | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+                )?;
+                conn.busy_timeout(std::time::Duration::from_secs(5))?;
+                conn
+            }
+        };
+        let result = read(&conn);
+        *reader = Some(conn);
+        result
     }
 
     pub(crate) fn lock(&self) -> Result<MutexGuard<'_, Connection>, MemoryError> {
@@ -186,7 +258,36 @@ impl MemoryStore {
     pub(crate) fn insert(
         &self,
         tx: &Transaction<'_>,
+        mut memory: NewMemory,
+        episode_id: Option<i64>,
+        turn_id: Option<i64>,
+        unindexed: &mut Unindexed,
+    ) -> Result<i64, MemoryError> {
+        let analysed = self.analyse(&memory.text, memory.metadata.take());
+        self.insert_analysed(tx, memory, analysed, episode_id, turn_id, unindexed)
+    }
+
+    /// What a memory's text and metadata become in the store, worked out apart from the write
+    /// (an import does it on its reading thread): redacted, summarised, its fragments and terms.
+    pub(crate) fn analyse(&self, text: &str, metadata: Option<serde_json::Value>) -> Analysed {
+        let text = redact(text.trim()).into_owned();
+        let metadata = metadata.unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+        Analysed {
+            metadata: redact(&metadata.to_string()).into_owned(),
+            summary: heuristic_summary(&text),
+            idents: idents(&text).join(" "),
+            terms: self.analyzer.indexed(&text),
+            text,
+        }
+    }
+
+    /// Writes a memory whose text and metadata are `analysed` (its own `text` and `metadata`
+    /// are not read).
+    pub(crate) fn insert_analysed(
+        &self,
+        tx: &Transaction<'_>,
         memory: NewMemory,
+        analysed: Analysed,
         episode_id: Option<i64>,
         turn_id: Option<i64>,
         unindexed: &mut Unindexed,
@@ -201,17 +302,19 @@ impl MemoryStore {
                 return Ok(id);
             }
         }
-        let text = redact(memory.text.trim()).into_owned();
+        let Analysed {
+            text,
+            metadata,
+            summary,
+            idents,
+            terms,
+        } = analysed;
         if text.is_empty() {
             return Err(MemoryError::Invalid("a memory needs some text".into()));
         }
         let now = self.now();
         let created_at = memory.created_at.unwrap_or(now);
         let layer = memory.layer.unwrap_or(Layer::Trace);
-        let metadata = memory
-            .metadata
-            .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
-        let metadata = redact(&metadata.to_string()).into_owned();
         cached(tx,
             "INSERT INTO memories (layer, status, text, source, external_id, session_key, episode_id,
                                    turn_id, created_at, updated_at, metadata, summary)
@@ -227,7 +330,7 @@ impl MemoryStore {
                 created_at,
                 now,
                 metadata,
-                heuristic_summary(&text)
+                summary
             ],
         )?;
         let id = tx.last_insert_rowid();
@@ -269,8 +372,8 @@ impl MemoryStore {
             )?;
         }
         unindexed.marked.insert(id);
-        unindexed.new.insert(id);
-        index_idents(tx, id, &text)?;
+        unindexed.new.insert(id, terms);
+        index_idents(tx, id, &idents)?;
         log_change(
             tx,
             now,
@@ -286,7 +389,7 @@ impl MemoryStore {
     pub(crate) fn index_marked(
         &self,
         tx: &Transaction<'_>,
-        unindexed: Unindexed,
+        mut unindexed: Unindexed,
     ) -> Result<(), MemoryError> {
         if let Ok(mut stats) = self.term_stats.lock() {
             stats.written(unindexed.marked.len());
@@ -297,10 +400,9 @@ impl MemoryStore {
                 .query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
                 .optional()?;
             if let Some((text, context)) = stored {
-                if unindexed.new.contains(&id) {
-                    self.insert_terms(tx, id, &text, &context)?;
-                } else {
-                    self.index_terms(tx, id, &text, &context)?;
+                match unindexed.new.remove(&id) {
+                    Some(terms) => self.insert_terms(tx, id, &terms, &context)?,
+                    None => self.index_terms(tx, id, &text, &context)?,
                 }
             }
         }
@@ -316,24 +418,21 @@ impl MemoryStore {
         context: &str,
     ) -> Result<(), MemoryError> {
         cached(tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
-        self.insert_terms(tx, id, text, context)
+        self.insert_terms(tx, id, &self.analyzer.indexed(text), context)
     }
 
+    /// Indexes a memory's terms (`body`, already analysed) and its context's.
     fn insert_terms(
         &self,
         tx: &Transaction<'_>,
         id: i64,
-        text: &str,
+        body: &str,
         context: &str,
     ) -> Result<(), MemoryError> {
         cached(
             tx,
             "INSERT INTO memory_terms (rowid, body, context) VALUES (?1, ?2, ?3)",
-            params![
-                id,
-                self.analyzer.indexed(text),
-                self.analyzer.indexed(context)
-            ],
+            params![id, body, self.analyzer.indexed(context)],
         )?;
         Ok(())
     }
@@ -417,7 +516,7 @@ impl MemoryStore {
             params![id, text, self.now(), heuristic_summary(&text)],
         )?;
         self.index_terms(&tx, id, &text, &context)?;
-        index_idents(&tx, id, &text)?;
+        index_idents(&tx, id, &idents(&text).join(" "))?;
         cached(&tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
         log_change(&tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
         tx.commit()?;
@@ -617,15 +716,14 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, Me
         .optional()?)
 }
 
-/// (Re)indexes the structural fragments of a memory's text.
-fn index_idents(tx: &Connection, id: i64, text: &str) -> Result<(), MemoryError> {
+/// (Re)indexes the structural fragments of a memory's text (`idents`, space-separated).
+fn index_idents(tx: &Connection, id: i64, idents: &str) -> Result<(), MemoryError> {
     cached(tx, "DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
-    let found = idents(text);
-    if !found.is_empty() {
+    if !idents.is_empty() {
         cached(
             tx,
             "INSERT INTO memory_idents (rowid, idents) VALUES (?1, ?2)",
-            params![id, found.join(" ")],
+            params![id, idents],
         )?;
     }
     Ok(())

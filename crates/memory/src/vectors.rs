@@ -82,6 +82,16 @@ impl VectorIndex {
         self.ids.len()
     }
 
+    /// The bytes the index holds in memory: int8 codes, sign bits, scales, ids and the id map.
+    fn bytes(&self) -> usize {
+        let per_entry = std::mem::size_of::<(i64, usize)>() + std::mem::size_of::<u64>();
+        self.codes.capacity()
+            + self.signs.capacity() * std::mem::size_of::<u64>()
+            + self.scales.capacity() * std::mem::size_of::<f32>()
+            + self.ids.capacity() * std::mem::size_of::<i64>()
+            + self.position.capacity() * per_entry
+    }
+
     pub(crate) fn insert(&mut self, id: i64, scale: f32, codes: &[i8]) {
         if codes.len() != self.dim {
             return;
@@ -218,18 +228,24 @@ impl MemoryStore {
         let Some(embedder) = self.embedder() else {
             return Ok(0);
         };
-        let rows: Vec<(i64, String)> = {
-            let conn = self.lock()?;
-            let mut stmt = conn.prepare_cached(
-                "SELECT m.id, m.text FROM memories m
-                 LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?1
-                 WHERE v.memory_id IS NULL AND m.status != 'deleted' ORDER BY m.id LIMIT ?2",
-            )?;
-            let rows = stmt.query_map(params![embedder.model(), max as i64], |row| {
-                Ok((row.get(0)?, row.get(1)?))
-            })?;
-            rows.collect::<Result<_, _>>()?
-        };
+        let rows: Vec<(i64, String)> = crate::store::resume(
+            &self.embed_after,
+            |row: &(i64, String)| row.0,
+            |after| {
+                let conn = self.lock()?;
+                let mut stmt = conn.prepare_cached(
+                    "SELECT m.id, m.text FROM memories m
+                     LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?1
+                     WHERE m.id > ?3 AND v.memory_id IS NULL AND m.status != 'deleted'
+                     ORDER BY m.id LIMIT ?2",
+                )?;
+                let rows = stmt.query_map(
+                    params![embedder.model(), max as i64, after.unwrap_or(i64::MIN)],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+        )?;
         let mut done = Vec::with_capacity(rows.len());
         for (id, text) in rows {
             let vector = embedder
@@ -276,14 +292,25 @@ impl MemoryStore {
         let weak: Weak<Self> = Arc::downgrade(self);
         Some(std::thread::spawn(move || {
             let mut backoff = Duration::from_secs(1);
+            // The change log's revision when a pass last found nothing to do: until it moves (a
+            // write by another process; this one's writes wake the queue), there is nothing new,
+            // and an idle queue does not read the whole store every two seconds.
+            let mut idle_at: Option<i64> = None;
             loop {
                 let Some(store) = weak.upgrade() else { return };
-                let work = store
-                    .embed_pending(32)
-                    .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?))
-                    .and_then(|done| Ok(done + store.relate_pending(64)?));
+                let revision = store.revision().ok();
+                let unchanged = idle_at.is_some() && revision == idle_at;
+                let work = if unchanged {
+                    Ok(0)
+                } else {
+                    store
+                        .embed_pending(32)
+                        .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?))
+                        .and_then(|done| Ok(done + store.relate_pending(64)?))
+                };
                 match work {
                     Ok(0) => {
+                        idle_at = revision;
                         let (lock, signal) = &*store.pending;
                         if let Ok(mut pending) = lock.lock() {
                             if !*pending {
@@ -291,6 +318,9 @@ impl MemoryStore {
                                     .wait_timeout(pending, Duration::from_secs(2))
                                     .map(|(guard, _)| guard)
                                     .unwrap_or_else(|e| e.into_inner().0);
+                            }
+                            if *pending {
+                                idle_at = None;
                             }
                             *pending = false;
                         }
@@ -353,6 +383,12 @@ impl MemoryStore {
             return Ok(Vec::new());
         };
         self.with_index(&*embedder, |index| index.top(vector, k, f32::MIN))
+    }
+
+    /// The vectors held in memory for search and their size in bytes, once the index is loaded.
+    pub fn vector_index_size(&self) -> Option<(usize, usize)> {
+        let index = self.vectors.lock().ok()?;
+        index.as_ref().map(|index| (index.len(), index.bytes()))
     }
 
     /// Runs `f` on the vector index of `embedder`'s model, loading it on first use.

@@ -372,3 +372,38 @@ fn a_conversation_imported_in_one_batch_is_stored_as_turn_by_turn() -> TestResul
     assert_eq!(batched.overview()?.total, 4);
     Ok(())
 }
+
+#[test]
+fn an_import_completes_the_turn_a_hook_started_and_a_rescan_adds_nothing() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let store = MemoryStore::open(&dir.path().join("memory.sqlite"))?;
+    // A hook saw the first turn start, with the request worded as the agent sent it.
+    let mut hooked = start(
+        "claude-code:c1",
+        "the staging deploy hangs, says the hook",
+        1_000,
+    );
+    hooked.idempotency_key = Some("claude-code:c1:0".into());
+    store.start_turn(hooked)?;
+    let outcomes = store.import_turns(conversation())?;
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 4);
+    let first = store.search(&SearchQuery::new("hook"))?;
+    let text = first.hits.first().map(|h| h.memory.text.as_str());
+    assert!(
+        text.is_some_and(|t| t.starts_with(
+            "User: the staging deploy hangs, says the hook\nAssistant: the migration lock is held"
+        )),
+        "the trace is the started turn's, completed by the import: {text:?}"
+    );
+    // A rescan of a file store reads what it holds beside the writer, and adds nothing.
+    let again = store.import_turns(conversation())?;
+    assert_eq!(
+        again
+            .iter()
+            .filter(|o| matches!(o, Ok(cairn_memory::ImportOutcome::Existing)))
+            .count(),
+        4
+    );
+    assert_eq!(store.overview()?.total, 4);
+    Ok(())
+}

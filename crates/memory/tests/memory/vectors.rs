@@ -134,3 +134,55 @@ fn the_background_queue_embeds_new_memories() -> TestResult {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn the_queue_resumes_where_it_stopped_and_comes_back_for_what_was_left_behind() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    store.set_embedder(Arc::new(Concepts));
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        ids.push(
+            store
+                .add(NewMemory {
+                    text: format!("the truck number {i}"),
+                    ..NewMemory::default()
+                })?
+                .id,
+        );
+    }
+    // Batches of three walk the backlog: 3 + 3 + 3 + 1, then nothing.
+    let batches: Vec<usize> = std::iter::from_fn(|| match store.embed_pending(3) {
+        Ok(0) => None,
+        done => Some(done),
+    })
+    .collect::<Result<_, _>>()?;
+    assert_eq!(batches, [3, 3, 3, 1]);
+    // An edit drops the vector of a memory the queue has passed: it is found again, with what is
+    // new since.
+    store.update_text(ids[1], "the puppy number 1")?;
+    store.add(NewMemory {
+        text: "the sedan number 10".into(),
+        ..NewMemory::default()
+    })?;
+    assert_eq!(store.embed_pending(3)?, 2);
+    assert_eq!(store.embed_pending(3)?, 0);
+    // Past a full batch, the queue resumes after it, and still comes back for an edit behind it.
+    for i in 11..15 {
+        store.add(NewMemory {
+            text: format!("the car number {i}"),
+            ..NewMemory::default()
+        })?;
+    }
+    assert_eq!(store.embed_pending(3)?, 3);
+    store.update_text(ids[0], "the hound number 0")?;
+    assert_eq!(store.embed_pending(3)?, 1, "the rest of the new ones");
+    assert_eq!(store.embed_pending(3)?, 1, "then the edit behind them");
+    assert_eq!(store.embed_pending(3)?, 0);
+    let found = store.search(&SearchQuery::new("canine"))?;
+    assert_eq!(
+        found.hits.first().map(|h| h.memory.id),
+        Some(ids[1]),
+        "the edited memory is found by its new meaning"
+    );
+    Ok(())
+}
