@@ -29,10 +29,15 @@ fn binary() -> Result<PathBuf, String> {
 /// counts shared libraries once per process; `Pss:` shares them out, so the sum is what the
 /// processes really take together).
 fn tree_kb(pid: u32, field: &str) -> u64 {
-    let mut total = 0;
+    tree(pid).into_iter().map(|p| process_kb(p, field)).sum()
+}
+
+/// `pid` and every process below it.
+fn tree(pid: u32) -> Vec<u32> {
+    let mut all = Vec::new();
     let mut queue = vec![pid];
     while let Some(p) = queue.pop() {
-        total += process_kb(p, field);
+        all.push(p);
         if let Ok(children) = std::fs::read_to_string(format!("/proc/{p}/task/{p}/children")) {
             queue.extend(
                 children
@@ -41,7 +46,21 @@ fn tree_kb(pid: u32, field: &str) -> u64 {
             );
         }
     }
-    total
+    all
+}
+
+/// Each process of the tree by name with its PSS (kB), e.g. `cairn-desktop 120 MB`.
+fn pss_by_process(pid: u32) -> Vec<(String, u64)> {
+    tree(pid)
+        .into_iter()
+        .map(|p| {
+            let name = std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            (name, process_kb(p, "Pss:"))
+        })
+        .collect()
 }
 
 /// Memory (kB) of `pid` alone (`field` of its smaps_rollup).
@@ -104,6 +123,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::thread::sleep(Duration::from_secs(5));
         rss.push(tree_kb(child.id(), "Rss:"));
         pss.push(tree_kb(child.id(), "Pss:"));
+        let each: Vec<String> = pss_by_process(child.id())
+            .into_iter()
+            .map(|(name, kb)| format!("{name} {:.0} MB", kb as f64 / 1024.0))
+            .collect();
+        println!("idle PSS by process: {}", each.join(", "));
         own.push(process_kb(child.id(), "Rss:"));
         let _ = Command::new("kill")
             .args(["-TERM", &child.id().to_string()])

@@ -309,6 +309,15 @@ pub fn bench_recall(
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
     let ingest_per_s = memories as f64 / ingest_s;
+    let mb = |bytes: u64| (bytes as f64 / 1e6 * 10.0).round() / 10.0;
+    let index_mb = store.vector_index_size().map(|(_, bytes)| mb(bytes as u64));
+    let database_mb = ["bench.sqlite", "bench.sqlite-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.path().join(f)).ok())
+        .map(|m| m.len())
+        .sum::<u64>();
+    let database_mb = mb(database_mb);
+    let process_mb = resident_bytes().map(mb);
     let (p50, p95, p99) = (pct(0.50), pct(0.95), pct(0.99));
     if json {
         let report = serde_json::json!({
@@ -318,6 +327,7 @@ pub fn bench_recall(
             "queries": queries,
             "vectors": embedder.as_ref().map(|e| e.model()),
             "mean_ms_by_phase": phases.iter().map(|p| (p.phase.clone(), serde_json::json!(round2(p.ms)))).collect::<serde_json::Map<_, _>>(),
+            "memory_mb": { "process_resident": process_mb, "vector_index": index_mb, "database_on_disk": database_mb },
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -338,8 +348,28 @@ pub fn bench_recall(
             .map(|p| format!("{} {:.2}", p.phase, p.ms))
             .collect();
         println!("where a search's time goes (mean ms): {}", spent.join(", "));
+        let shown = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v} MB"));
+        println!(
+            "memory: this process {} resident (the vector index {} of it), the database {database_mb} MB on disk",
+            shown(process_mb),
+            shown(index_mb)
+        );
     }
     Ok(())
+}
+
+/// This process's resident memory (`VmRSS`), where the system reports it.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kb * 1024)
 }
 
 fn round2(x: f64) -> f64 {
