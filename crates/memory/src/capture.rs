@@ -8,7 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Layer, NewMemory};
-use crate::store::{cached, log_change, snippet, Analysed, Unindexed};
+use crate::store::{cached, log_change, snippet, stored_id, Analysed, Unindexed};
 use crate::{redact, MemoryError, MemoryStore};
 
 /// The capture caps.
@@ -277,8 +277,8 @@ impl MemoryStore {
         }
     }
 
-    /// Writes an analysed turn: the whole turn kept raw and its L1 trace, or, over the size cap,
-    /// the turn counted as skipped.
+    /// Writes an analysed turn that [`turn_to_finish`] found open in this transaction: the whole
+    /// turn kept raw and its L1 trace, or, over the size cap, the turn counted as skipped.
     fn write_turn(
         &self,
         tx: &Transaction<'_>,
@@ -375,16 +375,12 @@ fn turn_to_finish(tx: &Transaction<'_>, turn_id: i64) -> Result<TurnToFinish, Me
     let Some(turn) = turn else {
         return Err(MemoryError::NotFound(format!("turn {turn_id}")));
     };
-    let captured: Option<i64> = tx
-        .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
-        .query_row(params![turn.source, format!("turn:{turn_id}")], |row| {
-            row.get(0)
-        })
-        .optional()?;
-    Ok(match captured {
-        Some(memory_id) => TurnToFinish::Captured(memory_id),
-        None => TurnToFinish::Open(turn),
-    })
+    Ok(
+        match stored_id(tx, &turn.source, &format!("turn:{turn_id}"))? {
+            Some(memory_id) => TurnToFinish::Captured(memory_id),
+            None => TurnToFinish::Open(turn),
+        },
+    )
 }
 
 /// A completed turn, analysed ([`MemoryStore::analyse_turn`]).

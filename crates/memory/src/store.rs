@@ -263,6 +263,13 @@ impl MemoryStore {
         turn_id: Option<i64>,
         unindexed: &mut Unindexed,
     ) -> Result<i64, MemoryError> {
+        // Sent again: the stored memory, before any work on the text.
+        if let Some(external) = &memory.external_id {
+            let source = memory.source.as_deref().unwrap_or("cairn");
+            if let Some(id) = stored_id(tx, source, external)? {
+                return Ok(id);
+            }
+        }
         let analysed = self.analyse(&memory.text, memory.metadata.take());
         self.insert_analysed(tx, memory, analysed, episode_id, turn_id, unindexed)
     }
@@ -282,7 +289,7 @@ impl MemoryStore {
     }
 
     /// Writes a memory whose text and metadata are `analysed` (its own `text` and `metadata`
-    /// are not read).
+    /// are not read). The caller made sure no memory is stored under its `external_id` yet.
     pub(crate) fn insert_analysed(
         &self,
         tx: &Transaction<'_>,
@@ -293,15 +300,6 @@ impl MemoryStore {
         unindexed: &mut Unindexed,
     ) -> Result<i64, MemoryError> {
         let source = memory.source.unwrap_or_else(|| "cairn".to_owned());
-        if let Some(external) = &memory.external_id {
-            let existing: Option<i64> = tx
-                .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
-                .query_row(params![source, external], |row| row.get(0))
-                .optional()?;
-            if let Some(id) = existing {
-                return Ok(id);
-            }
-        }
         let Analysed {
             text,
             metadata,
@@ -704,6 +702,18 @@ pub(crate) fn update_metadata(
         params![id, serde_json::Value::Object(map).to_string()],
     )?;
     Ok(true)
+}
+
+/// The memory stored under `source` + `external_id`, if there is one.
+pub(crate) fn stored_id(
+    conn: &Connection,
+    source: &str,
+    external_id: &str,
+) -> Result<Option<i64>, MemoryError> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM memories WHERE source = ?1 AND external_id = ?2")?
+        .query_row(params![source, external_id], |row| row.get(0))
+        .optional()?)
 }
 
 pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, MemoryError> {
