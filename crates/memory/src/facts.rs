@@ -15,11 +15,15 @@ use crate::model::{SearchHit, Status, Trace};
 use crate::store::{cached, get, log_change, update_metadata};
 use crate::{MemoryError, MemoryRecord, MemoryStore};
 
-/// How related two statements must be (their weighted term overlap plus their vector similarity,
-/// each at most 1) for the newer, announcing a change, to supersede the older. Set high: on the
-/// knowledge-update dev set a lower bar linked many unrelated statements of the same person, and
-/// a wrong link misorders a whole chain.
-const RELATED: f64 = 1.0;
+/// How related two statements must be (the Dice overlap of their weighted terms plus their
+/// vector similarity, each at most 1) for the newer, announcing a change, to supersede the older.
+const RELATED: f64 = 0.7;
+/// How much more related a change must be to the fact it updates than to any other fact of its
+/// owner. An update is about one fact; a remark about as related to several ("thanks, I won't
+/// quit!") updates none of them. On the knowledge-update dev set this margin, with the bar
+/// lowered from 1.0, links most true updates and few remarks: the latest value ranked first went
+/// from 88.9% to 91.7% of questions and a stale value above it from 5.6% to 2.8%.
+const DISTINCT: f64 = 0.15;
 /// Older statements of the same owner considered per memory, from each channel.
 const CANDIDATES: usize = 24;
 /// How relevant (relative to the older statement) a change must be to move above it.
@@ -455,33 +459,31 @@ impl MemoryStore {
             };
             Ok(Some(lexical + similarity))
         };
-        let mut best: Option<(i64, f64)> = None;
+        // Each candidate stands for the current version (at `created_at`) of its fact: versions of
+        // one fact count once, by the most related of them.
+        let mut facts: HashMap<i64, (i64, f64)> = HashMap::new();
         for other in candidates {
-            if let Some(r) = related(other)? {
-                if best.is_none_or(|(_, b)| r > b) {
-                    best = Some((other, r));
-                }
+            let Some(r) = related(other)? else { continue };
+            let head = current_version(&conn, other, id, created_at)?;
+            let entry = facts.entry(head).or_insert((other, r));
+            if r > entry.1 {
+                *entry = (other, r);
             }
         }
-        let Some((best, relatedness)) = best.filter(|(_, r)| *r >= RELATED) else {
+        let mut ranked: Vec<(i64, (i64, f64))> = facts.into_iter().collect();
+        ranked.sort_by(|a, b| b.1 .1.total_cmp(&a.1 .1).then(a.0.cmp(&b.0)));
+        let Some(&(head, (best, relatedness))) = ranked.first() else {
             return Ok(None);
         };
-        // The fact's current version when this memory was said: an update of an older version
-        // that was already replaced updates its replacement, if it is related to that too (a
-        // memory naming only an old value is talking about the past).
-        let mut head = best;
-        for _ in 0..MAX_CHAIN {
-            let Some(next) = get(&conn, head)?.as_ref().and_then(successor) else {
-                break;
-            };
-            match get(&conn, next)? {
-                Some(n) if live(&n) && n.created_at < created_at && n.id != id => head = n.id,
-                _ => break,
-            }
+        let runner_up = ranked.get(1).map_or(0.0, |r| r.1 .1);
+        if relatedness < RELATED || relatedness - runner_up < DISTINCT {
+            return Ok(None);
         }
         if head == best {
             return Ok(Some((best, relatedness)));
         }
+        // An update of an older version that was already replaced updates its replacement, if it
+        // is related to that too (a memory naming only an old value is talking about the past).
         Ok(related(head)?.filter(|r| *r >= RELATED).map(|r| (head, r)))
     }
 
@@ -807,19 +809,41 @@ fn live(memory: &MemoryRecord) -> bool {
     matches!(memory.status, Status::Activated | Status::Resolving)
 }
 
-/// Weighted overlap of two term sets: the weight they share over the smaller one's weight.
+/// Weighted Dice overlap of two term sets: twice the weight they share over their total weight (a
+/// short remark sharing one word with a long statement overlaps it little, not wholly).
 fn overlap(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
     let shared: f64 = a
         .iter()
         .filter(|(t, _)| b.contains_key(*t))
         .map(|(_, w)| w)
         .sum();
-    let smaller = a.values().sum::<f64>().min(b.values().sum::<f64>());
-    if smaller <= 0.0 {
+    let total = a.values().sum::<f64>() + b.values().sum::<f64>();
+    if total <= 0.0 {
         0.0
     } else {
-        shared / smaller
+        2.0 * shared / total
     }
+}
+
+/// The current version, when memory `this` was said at `created_at`, of the fact memory `id`
+/// states: `id` itself, or the latest live, earlier replacement along its chain.
+fn current_version(
+    conn: &rusqlite::Connection,
+    id: i64,
+    this: i64,
+    created_at: i64,
+) -> Result<i64, MemoryError> {
+    let mut head = id;
+    for _ in 0..MAX_CHAIN {
+        let Some(next) = get(conn, head)?.as_ref().and_then(successor) else {
+            break;
+        };
+        match get(conn, next)? {
+            Some(n) if live(&n) && n.created_at < created_at && n.id != this => head = n.id,
+            _ => break,
+        }
+    }
+    Ok(head)
 }
 
 /// A memory's stored vector of `model`, unquantised.

@@ -159,3 +159,33 @@ fn a_later_change_follows_the_chain_to_the_current_version() -> TestResult {
     assert!(third_at < second_at.or(Some(usize::MAX)), "{ranked:?}");
     Ok(())
 }
+
+#[test]
+fn a_remark_as_related_to_two_facts_updates_neither() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * DAY);
+    let office = say(&store, 1, "Ana: I drive my car to the office on Mondays.")?;
+    let gym = say(&store, 2, "Ana: I drive my car to the gym on Fridays.")?;
+    let remark = say(&store, 3, "Ana: I drive my car everywhere now.")?;
+    let job = say(&store, 4, "Ana: I work as a nurse at the city hospital.")?;
+    let new_job = say(
+        &store,
+        5,
+        "Ana: I left the hospital, I work as a nurse at a school now.",
+    )?;
+    store.relate_all_pending()?;
+    for id in [office, gym, remark] {
+        let record = store.get(id)?.ok_or("memory")?;
+        assert!(
+            record.metadata.get("superseded_by").is_none()
+                && record.metadata.get("supersedes").is_none(),
+            "{record:?}"
+        );
+    }
+    let history: Vec<i64> = store.versions(job)?.iter().map(|m| m.id).collect();
+    assert_eq!(
+        history,
+        vec![job, new_job],
+        "a reworded change still updates its fact"
+    );
+    Ok(())
+}
