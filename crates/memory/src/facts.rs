@@ -24,6 +24,8 @@ const RELATED: f64 = 0.7;
 /// lowered from 1.0, links most true updates and few remarks: the latest value ranked first went
 /// from 88.9% to 91.7% of questions and a stale value above it from 5.6% to 2.8%.
 const DISTINCT: f64 = 0.15;
+/// How many of a person's latest statements with digits are read looking for an earlier value.
+const EARLIER_VALUE_SCAN: i64 = 2_000;
 /// Older statements of the same owner considered per memory, from each channel.
 const CANDIDATES: usize = 24;
 /// How relevant (relative to the older statement) a change must be to move above it.
@@ -144,7 +146,7 @@ pub(crate) fn statement(text: &str) -> Statement {
     let (owner, said) = owner_and_words(text);
     let words = words(&said);
     let has = |phrases: &[&[&str]]| has_phrase(&words, phrases);
-    let stance = if said.trim_end().ends_with('?') {
+    let stance = if asks(&said) {
         Stance::Question
     } else if has(LOOKING_BACK) {
         Stance::LookingBack
@@ -158,6 +160,23 @@ pub(crate) fn statement(text: &str) -> Statement {
         said,
         stance,
     }
+}
+
+/// Tags that end a statement with a question mark without asking anything ("Text me at
+/// 555-0142 when you land, okay?").
+const TAG_QUESTIONS: &[&str] = &["okay", "ok", "right", "alright", "yeah", "yes", "ya", "no"];
+
+/// Whether `said` asks a question: it ends with a question mark that is not a tag after a
+/// statement.
+fn asks(said: &str) -> bool {
+    let Some(body) = said.trim_end().strip_suffix('?') else {
+        return false;
+    };
+    let tagged = body.rsplit_once(',').is_some_and(|(before, tag)| {
+        let tag = tag.trim().to_lowercase();
+        !before.trim().is_empty() && TAG_QUESTIONS.contains(&tag.as_str())
+    });
+    !tagged
 }
 
 /// `Caroline: text` → (`caroline`, `text`); a captured turn (`User: …` / `Assistant: …` lines) →
@@ -280,6 +299,32 @@ pub(crate) fn split_before(query: &str) -> Option<(String, String)> {
         .then(|| (subject.to_owned(), change.to_owned()))
 }
 
+/// The values with digits in `text` (a phone number, an address, a version, a time), each with
+/// its shape: every run of digits read as `9` and of letters as `a`, other characters kept
+/// ("555-0172" and "555-0142" are both `9-9`, "10.0.3.7" is `9.9.9.9`).
+pub(crate) fn values_with_digits(text: &str) -> Vec<(String, String)> {
+    text.split_whitespace()
+        .map(|word| word.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|word| word.chars().count() >= 3 && word.chars().any(|c| c.is_ascii_digit()))
+        .map(|word| {
+            let mut shape = String::new();
+            for c in word.chars() {
+                let class = if c.is_ascii_digit() {
+                    '9'
+                } else if c.is_alphabetic() {
+                    'a'
+                } else {
+                    c
+                };
+                if !(shape.ends_with(class) && (class == '9' || class == 'a')) {
+                    shape.push(class);
+                }
+            }
+            (word.to_owned(), shape)
+        })
+        .collect()
+}
+
 /// A memory's successor, when a later memory superseded it.
 pub(crate) fn successor(memory: &MemoryRecord) -> Option<i64> {
     memory.metadata.get("superseded_by").and_then(Value::as_i64)
@@ -382,6 +427,41 @@ impl MemoryStore {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The latest statement of `owner` said before `before` that holds another value of the
+    /// same shape as one of `values` (see [`values_with_digits`]): asked what a number was before
+    /// it changed, the earlier number, however the statement around it was worded.
+    pub(crate) fn earlier_value(
+        &self,
+        owner: &str,
+        before: i64,
+        values: &[(String, String)],
+    ) -> Result<Option<MemoryRecord>, MemoryError> {
+        if values.is_empty() {
+            return Ok(None);
+        }
+        let conn = self.lock()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT m.id, m.text FROM fact_checks f JOIN memories m ON m.id = f.memory_id
+             WHERE f.owner = ?1 AND f.stance != 'question' AND m.created_at < ?2
+               AND m.status IN ('activated', 'resolving') AND m.text GLOB '*[0-9]*'
+             ORDER BY m.created_at DESC, m.id DESC LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![owner, before, EARLIER_VALUE_SCAN], |row| {
+            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+        })?;
+        for row in rows {
+            let (id, text) = row?;
+            let said = statement(&text);
+            let holds = values_with_digits(&said.said)
+                .into_iter()
+                .any(|(value, shape)| values.iter().any(|(v, s)| *s == shape && *v != value));
+            if holds {
+                return get(&conn, id);
+            }
+        }
+        Ok(None)
     }
 
     /// The current version (at `created_at`) of the owner's fact that `said` updates, with how
@@ -908,6 +988,41 @@ mod tests {
         assert_eq!(
             statement("note: lower case is not a speaker").owner,
             "someone"
+        );
+    }
+
+    #[test]
+    fn a_tag_question_after_a_statement_does_not_make_it_a_question() {
+        for (text, question) in [
+            ("John: Text me at 555-0142 when you land, okay?", false),
+            ("John: The build is green now, right?", false),
+            ("John: Is the build green now?", true),
+            ("John: Which one, the left or the right?", true),
+            ("John: Okay?", true),
+        ] {
+            let said = statement(text);
+            assert_eq!(said.stance == Stance::Question, question, "{text}");
+        }
+    }
+
+    #[test]
+    fn values_with_digits_are_read_with_their_shape() {
+        let shapes = |text: &str| -> Vec<String> {
+            values_with_digits(text)
+                .into_iter()
+                .map(|(_, s)| s)
+                .collect()
+        };
+        assert_eq!(shapes("Text me at 555-0142 when you land, okay?"), ["9-9"]);
+        assert_eq!(shapes("New number alert: 555-0172."), ["9-9"]);
+        assert_eq!(shapes("staging is at 10.0.3.7 now"), ["9.9.9.9"]);
+        assert_eq!(
+            shapes("standup at 11:30, release v2.14 is out"),
+            ["9:9", "a9.9"]
+        );
+        assert!(
+            shapes("I had 2 coffees").is_empty(),
+            "short numbers are not values"
         );
     }
 

@@ -128,6 +128,7 @@ impl MemoryStore {
         change: String,
         phases: &mut Vec<Phase>,
     ) -> Result<Vec<SearchHit>, MemoryError> {
+        let change_named = change.clone();
         let found = self.ranked(
             &SearchQuery {
                 query: change,
@@ -149,7 +150,24 @@ impl MemoryStore {
         }
         let when = change.created_at;
         let before = query.before.map_or(when, |b| b.min(when));
+        // What the change replaced, when it was read as an update of an earlier statement, is
+        // the answer its version history gives; then what else the person said before it.
         let mut earlier: Vec<SearchHit> = Vec::new();
+        for id in crate::facts::predecessors(&change) {
+            if let Some(memory) = self.get(id)?.filter(|m| m.created_at < before) {
+                let reason = format!("the statement memory {} replaced", change.id);
+                earlier.push(hit(memory, 1.0, Vec::new(), true, reason));
+            }
+        }
+        let values = crate::facts::values_with_digits(&change_named);
+        if let Some(memory) = self.earlier_value(&said.owner, before, &values)? {
+            if !earlier.iter().any(|e| e.memory.id == memory.id) {
+                let reason =
+                    "the latest earlier statement holding a value like the one the question names"
+                        .to_owned();
+                earlier.push(hit(memory, 1.0, Vec::new(), true, reason));
+            }
+        }
         for asked in [subject, change.text] {
             let mut found = self.ranked(
                 &SearchQuery {

@@ -5,7 +5,7 @@
 //! models; skipped where setup has not installed them, unless CAIRN_REQUIRE_MODELS says they must
 //! be there.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::stdout;
@@ -15,27 +15,10 @@ type TestResult = Result<(), Box<dyn std::error::Error>>;
 /// One model at a time: each turn's host uses every core.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// A fresh data home whose `models/` is this machine's, or `None` when the default model is
-/// not installed (and not required).
+/// A fresh data home sharing this machine's models, or `None` when the default model is not
+/// installed (and not required).
 fn home_with_models() -> Result<Option<tempfile::TempDir>, Box<dyn std::error::Error>> {
-    let models = std::env::var_os("CAIRN_MODELS_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn")))
-        .ok_or("no HOME")?
-        .join("models");
-    let model = models.join("llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf");
-    if !model.is_file() {
-        assert!(
-            std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
-            "{} is missing: run ./run setup (or cairn models install)",
-            model.display()
-        );
-        eprintln!("skipped: {} is not installed", model.display());
-        return Ok(None);
-    }
-    let home = tempfile::tempdir()?;
-    std::os::unix::fs::symlink(&models, home.path().join("models"))?;
-    Ok(Some(home))
+    crate::home_with_model("llm/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf")
 }
 
 /// One turn, run in `dir`, with no config file.

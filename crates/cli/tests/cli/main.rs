@@ -26,6 +26,31 @@ pub fn cairn(home: &Path, args: &[&str]) -> std::io::Result<Output> {
         .output()
 }
 
+/// A fresh data home whose `models/` is this machine's, or `None` when `model` (a path under
+/// `models/`) is not installed and CAIRN_REQUIRE_MODELS does not say it must be.
+pub fn home_with_model(
+    model: &str,
+) -> Result<Option<tempfile::TempDir>, Box<dyn std::error::Error>> {
+    let models = std::env::var_os("CAIRN_MODELS_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cairn")))
+        .ok_or("no HOME")?
+        .join("models");
+    let file = models.join(model);
+    if !file.is_file() {
+        assert!(
+            std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+            "{} is missing: run ./run setup (or cairn models install)",
+            file.display()
+        );
+        eprintln!("skipped: {} is not installed", file.display());
+        return Ok(None);
+    }
+    let home = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(&models, home.path().join("models"))?;
+    Ok(Some(home))
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

@@ -189,3 +189,38 @@ fn a_remark_as_related_to_two_facts_updates_neither() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn asked_what_held_before_a_new_value_recall_finds_the_earlier_value_of_that_shape() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * DAY);
+    say(
+        &store,
+        1,
+        "John: We went hiking at the lake last weekend, it was lovely.",
+    )?;
+    let old = say(&store, 2, "John: Text me at 555-0142 when you land, okay?")?;
+    say(
+        &store,
+        3,
+        "John: The kids loved the board games we played on movie night.",
+    )?;
+    say(&store, 4, "John: Call the office at 2 pm, they expect you.")?;
+    say(&store, 5, "John: New number alert: 555-0172.")?;
+    say(
+        &store,
+        6,
+        "Maria: I still have 555-0142 saved under your name, John.",
+    )?;
+    store.relate_all_pending()?;
+    let hits = store
+        .search(&SearchQuery::new("What was John's phone number before 555-0172?").limit(5))?
+        .hits;
+    let first = hits.first().ok_or("no hit")?;
+    assert_eq!(first.memory.id, old, "{hits:#?}");
+    assert!(
+        first.reason.contains("value like the one"),
+        "{}",
+        first.reason
+    );
+    Ok(())
+}
