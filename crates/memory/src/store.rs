@@ -133,9 +133,25 @@ impl MemoryStore {
                 source,
             })?;
         }
+        // One connection at a time sets the file up (journal mode, migrations), in this process
+        // or another: connections racing on a brand-new file could each read it as unmigrated
+        // while they switched it to WAL, and migrate it twice. The lock is held until the set-up
+        // is done (the file beside the database stays, empty).
+        let lock_path = PathBuf::from(format!("{}.lock", path.display()));
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .and_then(|file| file.lock().map(|()| file))
+            .map_err(|source| MemoryError::Io {
+                path: lock_path.display().to_string(),
+                source,
+            })?;
         // Connections racing to set up a new file can see its rollback journal vanish under them
         // (an I/O error): each step is transactional, so a fresh connection simply tries again.
         let mut attempts = 0;
+        let _set_up = lock;
         loop {
             let mut conn = Connection::open(path)?;
             match schema::prepare(&mut conn, Some(path)) {
