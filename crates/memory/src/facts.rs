@@ -568,7 +568,7 @@ impl MemoryStore {
     }
 
     /// A text's distinct terms, each weighted by its inverse document frequency.
-    fn weighted_terms(
+    pub(crate) fn weighted_terms(
         &self,
         conn: &rusqlite::Connection,
         text: &str,
@@ -816,13 +816,13 @@ impl MemoryStore {
 }
 
 /// Inverse document frequencies from the term index, looked up once per term and pass.
-struct TermWeights {
+pub(crate) struct TermWeights {
     total: f64,
     idf: HashMap<String, f64>,
 }
 
 impl TermWeights {
-    fn new(conn: &rusqlite::Connection) -> Result<Self, MemoryError> {
+    pub(crate) fn new(conn: &rusqlite::Connection) -> Result<Self, MemoryError> {
         let total: i64 = conn.query_row(
             "SELECT count(*) FROM memories WHERE status != 'deleted'",
             [],
@@ -891,7 +891,7 @@ fn live(memory: &MemoryRecord) -> bool {
 
 /// Weighted Dice overlap of two term sets: twice the weight they share over their total weight (a
 /// short remark sharing one word with a long statement overlaps it little, not wholly).
-fn overlap(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
+pub(crate) fn overlap(a: &HashMap<String, f64>, b: &HashMap<String, f64>) -> f64 {
     let shared: f64 = a
         .iter()
         .filter(|(t, _)| b.contains_key(*t))
@@ -927,7 +927,7 @@ fn current_version(
 }
 
 /// A memory's stored vector of `model`, unquantised.
-fn vector(
+pub(crate) fn vector(
     conn: &rusqlite::Connection,
     id: i64,
     model: &str,
@@ -947,7 +947,7 @@ fn vector(
     }))
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f64 {
+pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f64 {
     let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
     let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
     let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();

@@ -92,6 +92,7 @@ impl MemoryStore {
         let memory_id = rated_memory(&tx, request.memory_id, request.turn_id)?;
         let reward = rate(&tx, self.now(), memory_id, value, "person", note.as_deref())?;
         tx.commit()?;
+        self.wake_embedding();
         Ok(reward)
     }
 
@@ -205,6 +206,16 @@ pub(crate) fn rate(
             );
         })?;
         values.push((*step, value));
+    }
+    if let Some(episode) = episode_id {
+        // The episode's outcome, for the induction of policies to read again.
+        cached(
+            tx,
+            "INSERT INTO episode_outcomes (episode_id, reward, at, induced) VALUES (?1, ?2, ?3, 0)
+             ON CONFLICT(episode_id) DO UPDATE SET reward = excluded.reward, at = excluded.at,
+                                                   induced = 0",
+            params![episode, reward, at],
+        )?;
     }
     log_change(
         tx,

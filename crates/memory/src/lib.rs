@@ -9,6 +9,7 @@ mod facts;
 mod feedback;
 mod inject;
 mod model;
+mod policies;
 mod recall;
 mod redact;
 mod schema;

@@ -121,6 +121,17 @@ CREATE TABLE feedback (
 );
 CREATE INDEX feedback_memory ON feedback(memory_id, at);
 "#,
+    r#"
+CREATE TABLE episode_outcomes (
+    episode_id INTEGER PRIMARY KEY REFERENCES episodes(id),
+    reward REAL NOT NULL,
+    at INTEGER NOT NULL,
+    signature TEXT,
+    induced INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX episode_outcomes_pending ON episode_outcomes(induced, at);
+CREATE INDEX episode_outcomes_signature ON episode_outcomes(signature);
+"#,
 ];
 
 /// Switches a connection to WAL. On a new database several connections may switch at once (the

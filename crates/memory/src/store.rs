@@ -489,21 +489,9 @@ impl MemoryStore {
         }
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        let changed = cached(&tx,
-            "UPDATE memories SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status != 'deleted'",
-            params![id, status.as_str(), self.now()],
-        )?;
-        if changed > 0 {
-            log_change(
-                &tx,
-                self.now(),
-                "status",
-                Some(id),
-                &serde_json::json!({ "status": status.as_str() }),
-            )?;
-        }
+        let changed = change_status(&tx, id, status, self.now())?;
         tx.commit()?;
-        Ok(changed > 0)
+        Ok(changed)
     }
 
     /// Replaces a memory's text (the memory panel's edit), re-indexing it.
@@ -514,6 +502,22 @@ impl MemoryStore {
         }
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
+        self.rewrite(&tx, id, &text)?;
+        tx.commit()?;
+        self.forget_vector(id);
+        self.wake_embedding();
+        get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
+    }
+
+    /// Replaces the text of live memory `id` (already redacted) in `tx`, re-indexing it; its
+    /// vector is dropped for the queue to embed again (the caller forgets the cached one after
+    /// the commit).
+    pub(crate) fn rewrite(
+        &self,
+        tx: &Transaction<'_>,
+        id: i64,
+        text: &str,
+    ) -> Result<(), MemoryError> {
         let context: Option<String> = tx
             .query_row(
                 "SELECT context FROM memories WHERE id = ?1 AND status != 'deleted'",
@@ -524,19 +528,16 @@ impl MemoryStore {
         let Some(context) = context else {
             return Err(MemoryError::NotFound(format!("memory {id}")));
         };
-        cached(&tx,
+        cached(tx,
             "UPDATE memories SET text = ?2, updated_at = ?3, summary = ?4, summary_source = 'heuristic'
              WHERE id = ?1",
-            params![id, text, self.now(), heuristic_summary(&text)],
+            params![id, text, self.now(), heuristic_summary(text)],
         )?;
-        self.index_terms(&tx, id, &text, &context)?;
-        index_idents(&tx, id, &idents(&text).join(" "))?;
-        cached(&tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
-        log_change(&tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
-        tx.commit()?;
-        self.forget_vector(id);
-        self.wake_embedding();
-        get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
+        self.index_terms(tx, id, text, &context)?;
+        index_idents(tx, id, &idents(text).join(" "))?;
+        cached(tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
+        log_change(tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
+        Ok(())
     }
 
     /// Live memories, newest first, optionally of one layer.
@@ -718,6 +719,31 @@ pub(crate) fn update_metadata(
         params![id, serde_json::Value::Object(map).to_string()],
     )?;
     Ok(true)
+}
+
+/// Moves live memory `id` to another status (not `deleted`: see [`MemoryStore::delete`]), logged;
+/// false when there was no such live memory.
+pub(crate) fn change_status(
+    tx: &Transaction<'_>,
+    id: i64,
+    status: Status,
+    now: i64,
+) -> Result<bool, MemoryError> {
+    let changed = cached(
+        tx,
+        "UPDATE memories SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status != 'deleted'",
+        params![id, status.as_str(), now],
+    )?;
+    if changed > 0 {
+        log_change(
+            tx,
+            now,
+            "status",
+            Some(id),
+            &serde_json::json!({ "status": status.as_str() }),
+        )?;
+    }
+    Ok(changed > 0)
 }
 
 /// The memory stored under `source` + `external_id`, if there is one.

@@ -281,8 +281,8 @@ impl MemoryStore {
     }
 
     /// Starts the background queue that embeds new memories, rewrites summaries when a summary
-    /// model is set, and reads new memories for facts that change; it stops when the store is
-    /// dropped.
+    /// model is set, reads new memories for facts that change and induces policies from rewarded
+    /// episodes; it stops when the store is dropped.
     /// Failures are retried with a growing pause (1 s up to a minute); capture never waits on it.
     /// `None` when the queue already runs.
     pub fn spawn_background_queue(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
@@ -307,6 +307,7 @@ impl MemoryStore {
                         .embed_pending(32)
                         .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?))
                         .and_then(|done| Ok(done + store.relate_pending(64)?))
+                        .and_then(|done| Ok(done + store.induce_pending(8)?))
                 };
                 match work {
                     Ok(0) => {

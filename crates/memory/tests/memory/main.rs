@@ -5,6 +5,7 @@ mod capture;
 mod crash;
 mod facts;
 mod feedback;
+mod policies;
 mod recall;
 mod store;
 mod vectors;

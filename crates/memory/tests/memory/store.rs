@@ -241,6 +241,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
         conn.execute_batch(
             "DROP INDEX memories_summary_source; ALTER TABLE memories DROP COLUMN summary;
              ALTER TABLE memories DROP COLUMN summary_source; DROP TABLE memory_vectors; DROP TABLE fact_checks; DROP TABLE feedback;
+             DROP TABLE episode_outcomes;
              PRAGMA user_version = 1;",
         )?;
     }
@@ -255,7 +256,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
     );
     let conn = rusqlite::Connection::open(&path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    assert_eq!(version, 5);
+    assert_eq!(version, 6);
     conn.query_row("SELECT count(*) FROM memory_vectors", [], |r| {
         r.get::<_, i64>(0)
     })?;

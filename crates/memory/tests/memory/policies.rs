@@ -1,0 +1,292 @@
+//! L2 policies: tasks of one kind that went well write a policy linked to their traces; later
+//! failures archive it and write a repair policy; unrelated tasks do not pool; contradictory
+//! feedback and vanished traces leave nothing corrupt.
+
+use cairn_memory::{
+    FeedbackRequest, Layer, MemoryRecord, MemoryStore, Rating, SearchQuery, Status, ToolCall,
+    TurnCompletion, TurnStart,
+};
+
+use crate::TestResult;
+
+const START: i64 = 1_700_000_000_000;
+const HOUR: i64 = 3_600_000;
+
+/// A tool call: name, command, output, whether it failed.
+type Call<'a> = (&'a str, &'a str, &'a str, bool);
+
+const FIX_WORKED: &[Call] = &[
+    (
+        "bash",
+        "cargo test -p parser",
+        "test parse_list ... FAILED",
+        true,
+    ),
+    ("edit_file", "src/parser.rs", "edited 1 hunk", false),
+    (
+        "bash",
+        "cargo test -p parser",
+        "test result: ok. 12 passed",
+        false,
+    ),
+];
+
+const FIX_FAILED: &[Call] = &[
+    (
+        "bash",
+        "cargo test -p parser",
+        "error[E0425]: cannot find value `tokens`",
+        true,
+    ),
+    ("edit_file", "src/lexer.rs", "edited 2 hunks", false),
+];
+
+/// One task in its own session (so its own episode), in `workspace`; returns its trace's id.
+fn task(
+    store: &MemoryStore,
+    n: i64,
+    request: &str,
+    calls: &[Call],
+    answer: &str,
+) -> Result<i64, Box<dyn std::error::Error>> {
+    let turn = store.start_turn(TurnStart {
+        session: format!("task-{n}"),
+        request: request.into(),
+        source: None,
+        idempotency_key: None,
+        started_at: Some(START + n * HOUR),
+        workspace: Some("/home/ana/parser".into()),
+    })?;
+    let tool_calls = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (name, input, output, failed))| ToolCall {
+            id: format!("c{i}"),
+            name: (*name).into(),
+            input: serde_json::json!({ "command": input }),
+            output: Some((*output).into()),
+            is_error: *failed,
+        })
+        .collect();
+    match store.complete_turn(
+        turn,
+        TurnCompletion {
+            answer: answer.into(),
+            tool_calls,
+            ..TurnCompletion::default()
+        },
+    )? {
+        cairn_memory::CaptureOutcome::Captured { memory_id } => Ok(memory_id),
+        other => Err(format!("not captured: {other:?}").into()),
+    }
+}
+
+fn rate(store: &MemoryStore, id: i64, rating: Rating) -> Result<(), Box<dyn std::error::Error>> {
+    store.give_feedback(&FeedbackRequest {
+        memory_id: Some(id),
+        turn_id: None,
+        rating,
+        note: None,
+    })?;
+    Ok(())
+}
+
+/// Every policy, archived ones included.
+fn policies(store: &MemoryStore) -> Result<Vec<MemoryRecord>, Box<dyn std::error::Error>> {
+    Ok(store.list(Some(Layer::Policy), 0, 100)?)
+}
+
+fn kind(policy: &MemoryRecord) -> &str {
+    policy.metadata["policy"].as_str().unwrap_or_default()
+}
+
+fn ids(value: &serde_json::Value) -> Vec<i64> {
+    value
+        .as_array()
+        .map(|a| a.iter().filter_map(serde_json::Value::as_i64).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn tasks_of_one_kind_that_went_well_write_a_policy_linked_to_their_traces() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
+    let first = task(
+        &store,
+        1,
+        "The parser tests fail after the refactor, please fix them",
+        FIX_WORKED,
+        "Fixed: the list parser skipped the closing bracket.",
+    )?;
+    rate(&store, first, Rating::Up)?;
+    store.induce_all_pending()?;
+    assert!(policies(&store)?.is_empty(), "one task is not a policy");
+
+    // Another kind of task with the same tools does not pool with it.
+    let other = task(
+        &store,
+        2,
+        "Rotate the nginx logs every day",
+        FIX_WORKED,
+        "Added a daily logrotate rule.",
+    )?;
+    rate(&store, other, Rating::Up)?;
+    store.induce_all_pending()?;
+    assert!(policies(&store)?.is_empty());
+
+    let second = task(
+        &store,
+        3,
+        "Fix the failing parser tests after my refactor",
+        FIX_WORKED,
+        "Fixed the off-by-one in parse_list.",
+    )?;
+    rate(&store, second, Rating::Up)?;
+    assert_eq!(store.induce_all_pending()?, 1);
+    let written = policies(&store)?;
+    assert_eq!(written.len(), 1, "{written:#?}");
+    let policy = &written[0];
+    assert_eq!(kind(policy), "prefer");
+    assert_eq!(policy.status, Status::Activated);
+    assert_eq!(policy.metadata["gain"], 1.0);
+    assert_eq!(policy.metadata["support"], 2);
+    let mut sources = ids(&policy.metadata["sources"]);
+    sources.sort_unstable();
+    assert_eq!(sources, vec![first, second], "linked to its traces");
+    assert!(policy
+        .text
+        .starts_with("Policy (what worked). When asked to "));
+    assert!(
+        policy.text.contains("cargo test -p parser"),
+        "{}",
+        policy.text
+    );
+    assert!(policy.text.contains("2 of 2 tasks"), "{}", policy.text);
+
+    // A new request of that kind recalls it.
+    let hits = store
+        .search(&SearchQuery {
+            layers: vec![Layer::Policy],
+            ..SearchQuery::new("the parser tests are failing again")
+        })?
+        .hits;
+    let first = hits.first().ok_or("no hit")?;
+    assert_eq!(first.memory.id, policy.id);
+    assert!(
+        first
+            .reason
+            .contains("a policy learned from 2 task(s) that went well"),
+        "{}",
+        first.reason
+    );
+
+    // Induced again with nothing new, it is the same policy.
+    rate(&store, second, Rating::Up)?;
+    store.induce_all_pending()?;
+    assert_eq!(policies(&store)?.len(), 1);
+    Ok(())
+}
+
+#[test]
+fn later_failures_archive_a_policy_and_write_a_repair_policy() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
+    for (n, request) in [
+        (
+            1,
+            "The parser tests fail after the refactor, please fix them",
+        ),
+        (2, "Fix the failing parser tests after my refactor"),
+    ] {
+        let id = task(&store, n, request, FIX_WORKED, "Fixed the parser.")?;
+        rate(&store, id, Rating::Up)?;
+    }
+    store.induce_all_pending()?;
+    let worked = policies(&store)?;
+    assert_eq!(worked.len(), 1);
+    let worked = worked[0].id;
+
+    for n in 3..6 {
+        let id = task(
+            &store,
+            n,
+            "The parser tests fail again after the refactor, fix them",
+            FIX_FAILED,
+            "I renamed tokens in the lexer; it still does not compile.",
+        )?;
+        rate(&store, id, Rating::Down)?;
+    }
+    store.induce_all_pending()?;
+    let all = policies(&store)?;
+    assert_eq!(all.len(), 2, "{all:#?}");
+    let prefer = store.get(worked)?.ok_or("policy")?;
+    assert_eq!(prefer.metadata["gain"], -0.2);
+    assert_eq!(
+        prefer.status,
+        Status::Archived,
+        "outcomes turned against it"
+    );
+    let avoid = all.iter().find(|p| kind(p) == "avoid").ok_or("no repair")?;
+    assert_eq!(avoid.status, Status::Activated);
+    assert_eq!(avoid.metadata["failures"], 3);
+    assert!(
+        avoid.text.contains("avoid") && avoid.text.contains("cannot find value"),
+        "{}",
+        avoid.text
+    );
+    assert!(avoid.text.contains("Instead: "), "{}", avoid.text);
+
+    // An archived policy is not recalled; the repair policy is.
+    let hits = store
+        .search(&SearchQuery {
+            layers: vec![Layer::Policy],
+            ..SearchQuery::new("parser tests fail after a refactor")
+        })?
+        .hits;
+    let recalled: Vec<i64> = hits.iter().map(|h| h.memory.id).collect();
+    assert_eq!(recalled, vec![avoid.id]);
+    Ok(())
+}
+
+#[test]
+fn contradictory_feedback_and_vanished_traces_leave_nothing_corrupt() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
+    let mut traces = Vec::new();
+    for (n, request) in [
+        (
+            1,
+            "The parser tests fail after the refactor, please fix them",
+        ),
+        (2, "Fix the failing parser tests after my refactor"),
+    ] {
+        traces.push(task(&store, n, request, FIX_WORKED, "Fixed the parser.")?);
+    }
+    // Up, down, up again on one reply, and a second reply rated.
+    for rating in [Rating::Up, Rating::Down, Rating::Up] {
+        rate(&store, traces[0], rating)?;
+    }
+    rate(&store, traces[1], Rating::Up)?;
+    store.induce_all_pending()?;
+    let written = policies(&store)?;
+    assert_eq!(written.len(), 1, "{written:#?}");
+    assert_eq!(written[0].metadata["gain"], 1.0, "the latest rating counts");
+
+    // A trace deleted after its rating: its episode is read as no task, the queue goes on, and
+    // the policy keeps only what is left.
+    store.delete(traces[0])?;
+    rate(&store, traces[1], Rating::Up)?;
+    let third = task(
+        &store,
+        3,
+        "Please fix the parser tests that fail after the refactor",
+        FIX_WORKED,
+        "Fixed the parser.",
+    )?;
+    rate(&store, third, Rating::Up)?;
+    store.induce_all_pending()?;
+    assert_eq!(store.induce_pending(10)?, 0, "nothing left pending");
+    let written = policies(&store)?;
+    assert_eq!(written.len(), 1);
+    let mut sources = ids(&written[0].metadata["sources"]);
+    sources.sort_unstable();
+    assert_eq!(sources, vec![traces[1], third]);
+    Ok(())
+}
