@@ -148,6 +148,18 @@ impl Cairn {
             Some(dir) => PathBuf::from(dir),
             None => self.home().root().join("skills"),
         };
+        if !compact {
+            // The skills Cairn learned join the folder before `read_skill` catalogues it.
+            let synced = self
+                .memory()
+                .and_then(|store| crate::learned_skills::sync_learned_skills(&store, &skills_dir));
+            if let Err(e) = synced {
+                tracing::warn!(
+                    "learned skills not written to {}: {e}",
+                    skills_dir.display()
+                );
+            }
+        }
         settings.tools = Toolbox::new(&ToolboxOptions {
             bash: agent.bash_tool,
             edit_tools: agent.edit_tools,

@@ -9,6 +9,7 @@ pub mod compat;
 mod error;
 mod hooks;
 mod language_servers;
+mod learned_skills;
 mod mcp_memory;
 mod mcp_register;
 mod mcp_settings;

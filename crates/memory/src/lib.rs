@@ -13,11 +13,13 @@ mod policies;
 mod recall;
 mod redact;
 mod schema;
+mod skills;
 mod store;
 mod summaries;
 mod text;
 mod vectors;
 mod vocabulary;
+mod world;
 
 pub mod knowledge_update;
 pub mod locomo;

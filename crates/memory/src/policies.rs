@@ -7,7 +7,8 @@
 //! badly, a repair policy says what to avoid. Every later outcome in the pool updates the policy's
 //! gain (the mean reward of its tasks; for a repair policy, of its failures): activated from
 //! [`MIN_GAIN`], archived at [`ARCHIVE_GAIN`], a candidate between. Recall reads the gain as the
-//! policy's quality bonus; nothing here runs on the prompt's path.
+//! policy's quality bonus; nothing here runs on the prompt's path. Each induction also rewrites
+//! the workspace's world model (see `world`).
 
 use std::collections::BTreeSet;
 
@@ -16,7 +17,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::facts::{cosine, overlap, vector, TermWeights};
-use crate::store::{cached, change_status, snippet, update_metadata, Unindexed};
+use crate::store::{cached, change_status, snippet, stored_id, update_metadata, Unindexed};
 use crate::{MemoryError, MemoryStore, SearchHit};
 
 /// Tasks of one kind that went well before a policy is written.
@@ -55,22 +56,24 @@ impl Kind {
 }
 
 /// One rewarded episode, read as a task.
-struct Task {
-    episode: i64,
-    reward: f64,
+pub(crate) struct Task {
+    pub(crate) episode: i64,
+    pub(crate) reward: f64,
     /// The first request, as stored (redacted).
-    request: String,
-    workspace: String,
+    pub(crate) request: String,
+    pub(crate) workspace: String,
     /// The tools its steps used, sorted, once each.
-    tools: Vec<String>,
+    pub(crate) tools: Vec<String>,
     /// Its tool calls, in order (`Tool name(input) → output` lines of its traces).
-    steps: Vec<String>,
+    pub(crate) steps: Vec<String>,
     /// The calls that failed.
-    errors: Vec<String>,
+    pub(crate) errors: Vec<String>,
     /// Its last answer.
-    answer: String,
+    pub(crate) answer: String,
     /// Its L1 traces, in order.
-    traces: Vec<i64>,
+    pub(crate) traces: Vec<i64>,
+    /// The skills it read (`read_skill` calls), by name.
+    pub(crate) skills_read: Vec<String>,
 }
 
 impl Task {
@@ -79,7 +82,7 @@ impl Task {
     }
 
     /// When the policy applies, from this task's request, workspace and tools.
-    fn when(&self) -> String {
+    pub(crate) fn when(&self) -> String {
         let mut when = format!("asked to {}", snippet(self.request.trim(), 200));
         if !self.workspace.is_empty() {
             when.push_str(&format!(" in {}", self.workspace));
@@ -150,11 +153,15 @@ impl MemoryStore {
                 params![episode, task.as_ref().map(Task::signature)],
             )?;
             if let Some(task) = task {
+                // A task that read a learned skill is a trial of it.
+                self.try_skills(&tx, &task)?;
                 let pool = self.pool(&tx, task, model.as_deref())?;
                 for kind in [Kind::Prefer, Kind::Avoid] {
-                    if let Some(id) = self.write_policy(&tx, kind, &pool)? {
-                        touched.push(id);
-                    }
+                    touched.extend(self.write_policy(&tx, kind, &pool)?);
+                }
+                // What the workspace's policies now say of it (L3).
+                if let Some(id) = self.refresh_world(&tx, &pool[0].workspace)? {
+                    touched.push(id);
                 }
             }
             tx.commit()?;
@@ -212,14 +219,14 @@ impl MemoryStore {
         Ok(pool)
     }
 
-    /// Writes or updates the `kind` policy of `pool`; the policy's id when one was written or
-    /// changed.
+    /// Writes or updates the `kind` policy of `pool`, and the skill a well-supported policy
+    /// crystallises into; the ids of what was written or changed.
     fn write_policy(
         &self,
         tx: &Transaction<'_>,
         kind: Kind,
         pool: &[Task],
-    ) -> Result<Option<i64>, MemoryError> {
+    ) -> Result<Vec<i64>, MemoryError> {
         let wins: Vec<&Task> = pool.iter().filter(|t| t.reward > 0.0).collect();
         let losses: Vec<&Task> = pool.iter().filter(|t| t.reward < 0.0).collect();
         let episodes: Vec<i64> = pool.iter().map(|t| t.episode).collect();
@@ -229,7 +236,7 @@ impl MemoryStore {
             Kind::Avoid => (&losses, MIN_FAILURES),
         };
         if existing.is_none() && support.len() < needed {
-            return Ok(None);
+            return Ok(Vec::new());
         }
         let mean = pool.iter().map(|t| t.reward).sum::<f64>() / pool.len() as f64;
         let gain = round(match kind {
@@ -245,6 +252,7 @@ impl MemoryStore {
         };
         let text = policy_text(kind, &wins, &losses);
         let sources: Vec<i64> = support.iter().flat_map(|t| t.traces.clone()).collect();
+        let skill_sources = sources.clone();
         let mut metadata = serde_json::Map::new();
         metadata.insert("policy".into(), Value::from(kind.as_str()));
         metadata.insert("signature".into(), Value::from(pool[0].signature()));
@@ -262,7 +270,7 @@ impl MemoryStore {
                         })
                         .optional()?;
                     if stored.as_deref() != Some(text.as_str()) {
-                        self.rewrite(tx, id, &crate::redact(text))?;
+                        self.rewrite(tx, id, &crate::redact(text), "evolve")?;
                     }
                 }
                 update_metadata(tx, id, |map| map.extend(metadata))?;
@@ -270,7 +278,7 @@ impl MemoryStore {
             }
             None => {
                 let Some(text) = text else {
-                    return Ok(None);
+                    return Ok(Vec::new());
                 };
                 let mut unindexed = Unindexed::default();
                 let id = self.insert(
@@ -296,7 +304,32 @@ impl MemoryStore {
             }
         };
         change_status(tx, id, status, self.now())?;
-        Ok(Some(id))
+        let mut written = vec![id];
+        if kind == Kind::Prefer {
+            let best = wins.iter().max_by(|a, b| {
+                a.reward
+                    .total_cmp(&b.reward)
+                    .then(b.episode.cmp(&a.episode))
+            });
+            match (status, best) {
+                (Status::Activated, Some(best)) => written.extend(self.crystallise(
+                    tx,
+                    id,
+                    best,
+                    wins.len(),
+                    gain,
+                    &skill_sources,
+                )?),
+                // A skill whose policy no longer holds is not offered.
+                (Status::Archived, _) => {
+                    if let Some(skill) = stored_id(tx, EVOLUTION_SOURCE, &format!("skill:{id}"))? {
+                        change_status(tx, skill, Status::Archived, self.now())?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(written)
     }
 }
 
@@ -447,6 +480,7 @@ fn task_of(tx: &Transaction<'_>, episode: i64) -> Result<Option<Task>, MemoryErr
         errors: Vec::new(),
         answer: String::new(),
         traces: Vec::new(),
+        skills_read: Vec::new(),
     };
     let mut tools = BTreeSet::new();
     let mut stmt = tx.prepare_cached(
@@ -469,6 +503,16 @@ fn task_of(tx: &Transaction<'_>, episode: i64) -> Result<Option<Task>, MemoryErr
             tools.extend(names.iter().filter_map(Value::as_str).map(str::to_owned));
         }
         for line in text.lines() {
+            if let Some(input) = line.strip_prefix("Tool read_skill(") {
+                // `{"name":"…"}`, as the trace wrote the call's input.
+                let input = input.split(')').next().unwrap_or_default();
+                if let Some(name) = serde_json::from_str::<Value>(input)
+                    .ok()
+                    .and_then(|v| v.get("name").and_then(Value::as_str).map(str::to_owned))
+                {
+                    task.skills_read.push(name);
+                }
+            }
             if let Some(call) = line.strip_prefix("Tool ") {
                 if call.contains(") [error]") {
                     task.errors.push(call.to_owned());

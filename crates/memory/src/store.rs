@@ -502,21 +502,22 @@ impl MemoryStore {
         }
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        self.rewrite(&tx, id, &text)?;
+        self.rewrite(&tx, id, &text, "edit")?;
         tx.commit()?;
         self.forget_vector(id);
         self.wake_embedding();
         get(&conn, id)?.ok_or_else(|| MemoryError::NotFound(format!("memory {id}")))
     }
 
-    /// Replaces the text of live memory `id` (already redacted) in `tx`, re-indexing it; its
-    /// vector is dropped for the queue to embed again (the caller forgets the cached one after
-    /// the commit).
+    /// Replaces the text of live memory `id` (already redacted) in `tx`, re-indexing it, and logs
+    /// it as `op` (`edit`: the person's; `evolve`: the background queue's); its vector is dropped
+    /// for the queue to embed again (the caller forgets the cached one after the commit).
     pub(crate) fn rewrite(
         &self,
         tx: &Transaction<'_>,
         id: i64,
         text: &str,
+        op: &str,
     ) -> Result<(), MemoryError> {
         let context: Option<String> = tx
             .query_row(
@@ -536,7 +537,7 @@ impl MemoryStore {
         self.index_terms(tx, id, text, &context)?;
         index_idents(tx, id, &idents(text).join(" "))?;
         cached(tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
-        log_change(tx, self.now(), "edit", Some(id), &serde_json::json!({}))?;
+        log_change(tx, self.now(), op, Some(id), &serde_json::json!({}))?;
         Ok(())
     }
 

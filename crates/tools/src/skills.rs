@@ -54,6 +54,11 @@ impl ReadSkill {
         })
     }
 
+    /// The skills it offers, by name, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.catalogue.keys().map(String::as_str)
+    }
+
     fn file_of(&self, name: &str) -> PathBuf {
         let flat = self.dir.join(format!("{name}.md"));
         if flat.is_file() {

@@ -1,6 +1,7 @@
-//! L2 policies: tasks of one kind that went well write a policy linked to their traces; later
-//! failures archive it and write a repair policy; unrelated tasks do not pool; contradictory
-//! feedback and vanished traces leave nothing corrupt.
+//! L2 policies and L3 world models: tasks of one kind that went well write a policy linked to
+//! their traces, and the workspace's world model names what they showed; later failures archive
+//! the policy and write a repair policy; unrelated tasks do not pool; contradictory feedback and
+//! vanished traces leave nothing corrupt.
 
 use cairn_memory::{
     FeedbackRequest, Layer, MemoryRecord, MemoryStore, Rating, SearchQuery, Status, ToolCall,
@@ -63,7 +64,11 @@ fn task(
         .map(|(i, (name, input, output, failed))| ToolCall {
             id: format!("c{i}"),
             name: (*name).into(),
-            input: serde_json::json!({ "command": input }),
+            input: match *name {
+                "bash" => serde_json::json!({ "command": input }),
+                "read_skill" => serde_json::json!({ "name": input }),
+                _ => serde_json::json!({ "path": input }),
+            },
             output: Some((*output).into()),
             is_error: *failed,
         })
@@ -162,6 +167,29 @@ fn tasks_of_one_kind_that_went_well_write_a_policy_linked_to_their_traces() -> T
     );
     assert!(policy.text.contains("2 of 2 tasks"), "{}", policy.text);
 
+    // The workspace's world model (L3) says what its tasks showed, with the evidence.
+    let worlds = store.list(Some(Layer::WorldModel), 0, 10)?;
+    assert_eq!(worlds.len(), 1, "{worlds:#?}");
+    let world = &worlds[0];
+    assert!(
+        world
+            .text
+            .starts_with("World model of /home/ana/parser (from 1 policy)."),
+        "{}",
+        world.text
+    );
+    assert!(
+        world.text.contains("`cargo test -p parser` (2 tasks)")
+            && world.text.contains("src/parser.rs (2 tasks)"),
+        "{}",
+        world.text
+    );
+    assert_eq!(ids(&world.metadata["policies"]), vec![policy.id]);
+    assert_eq!(
+        ids(&world.metadata["evidence"]["commands"]["cargo test -p parser"]).len(),
+        2
+    );
+
     // A new request of that kind recalls it.
     let hits = store
         .search(&SearchQuery {
@@ -243,6 +271,18 @@ fn later_failures_archive_a_policy_and_write_a_repair_policy() -> TestResult {
         .hits;
     let recalled: Vec<i64> = hits.iter().map(|h| h.memory.id).collect();
     assert_eq!(recalled, vec![avoid.id]);
+
+    // The world model follows: what worked no longer stands, the errors do.
+    let world = store.list(Some(Layer::WorldModel), 0, 10)?;
+    let world = world.first().ok_or("no world model")?;
+    assert!(
+        !world.text.contains("Commands that worked")
+            && world
+                .text
+                .contains("\"error[E0425]: cannot find value `tokens`\" (3 tasks)"),
+        "{}",
+        world.text
+    );
     Ok(())
 }
 
@@ -288,5 +328,82 @@ fn contradictory_feedback_and_vanished_traces_leave_nothing_corrupt() -> TestRes
     let mut sources = ids(&written[0].metadata["sources"]);
     sources.sort_unstable();
     assert_eq!(sources, vec![traces[1], third]);
+    Ok(())
+}
+
+#[test]
+fn a_well_supported_policy_crystallises_into_a_skill_that_trials_promote_or_archive() -> TestResult
+{
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
+    for (n, request) in [
+        (
+            1,
+            "The parser tests fail after the refactor, please fix them",
+        ),
+        (2, "Fix the failing parser tests after my refactor"),
+    ] {
+        let id = task(&store, n, request, FIX_WORKED, "Fixed the parser.")?;
+        rate(&store, id, Rating::Up)?;
+    }
+    store.induce_all_pending()?;
+    assert!(
+        store.learned_skills()?.is_empty(),
+        "two tasks make a policy, not a skill"
+    );
+
+    let third = task(
+        &store,
+        3,
+        "Please fix the parser tests that fail after the refactor",
+        FIX_WORKED,
+        "Fixed the parser.",
+    )?;
+    rate(&store, third, Rating::Up)?;
+    store.induce_all_pending()?;
+    let skills = store.learned_skills()?;
+    assert_eq!(skills.len(), 1, "{skills:#?}");
+    let (name, skill) = &skills[0];
+    assert_eq!(name, "parser-tests-fail-refactor-fix");
+    assert_eq!(skill.layer, Layer::Skill);
+    assert_eq!(skill.status, Status::Resolving, "a candidate until tried");
+    assert!(
+        skill.text.starts_with(&format!("---\nname: {name}\n"))
+            && skill.text.contains("origin: cairn-evolution")
+            && skill.text.contains("## Steps\n\n1. bash(")
+            && skill.text.contains("## Check"),
+        "{}",
+        skill.text
+    );
+    let skill_id = skill.id;
+
+    // A task that read it and went well promotes it.
+    let reading: Vec<Call> = std::iter::once(("read_skill", name.as_str(), "the skill", false))
+        .chain(FIX_WORKED.iter().copied())
+        .collect();
+    let tried = task(
+        &store,
+        4,
+        "The parser tests fail once more",
+        &reading,
+        "Fixed.",
+    )?;
+    rate(&store, tried, Rating::Up)?;
+    store.induce_all_pending()?;
+    let skill = store.get(skill_id)?.ok_or("skill")?;
+    assert_eq!(skill.status, Status::Activated);
+    assert_eq!(skill.metadata["trials"], 1);
+    assert_eq!(skill.metadata["eta"], 1.0);
+
+    // Failures outnumbering successes archive it: it is no longer offered.
+    for n in 5..7 {
+        let tried = task(&store, n, "The parser tests fail", &reading, "No luck.")?;
+        rate(&store, tried, Rating::Down)?;
+    }
+    store.induce_all_pending()?;
+    assert_eq!(
+        store.get(skill_id)?.ok_or("skill")?.status,
+        Status::Archived
+    );
+    assert!(store.learned_skills()?.is_empty());
     Ok(())
 }
