@@ -62,6 +62,7 @@ pub(super) fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
     };
     let changed =
         m.metadata.get("superseded_by").is_some() || m.metadata.get("supersedes").is_some();
+    let learned = lineage_view(panel, &m);
     let superseded = m.metadata.get("superseded_by").and_then(serde_json::Value::as_i64).map(|by| {
         let on = m
             .metadata
@@ -174,6 +175,7 @@ pub(super) fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
             </div>
         })}
         {changed.then(|| view! { <History panel id /> })}
+        {learned}
         {metadata.map(|json| view! {
             <details class="mem-meta">
                 <summary>{t("Metadata")}</summary>
@@ -226,4 +228,88 @@ fn History(panel: Panel, id: i64) -> impl IntoView {
             }}
         </div>
     }
+}
+
+/// What a learned memory rests on and how it fared, read from its metadata: a policy's gain, its
+/// tasks and traces; a world model's policies; a skill's policy and trials; a trace's reward.
+pub(super) struct Lineage {
+    /// (label, value) lines.
+    pub(super) facts: Vec<(&'static str, String)>,
+    /// (label, memory ids) lines, each id opening its memory.
+    pub(super) links: Vec<(&'static str, Vec<i64>)>,
+}
+
+pub(super) fn lineage(m: &Memory) -> Option<Lineage> {
+    let meta = &m.metadata;
+    let number = |key: &str| meta.get(key).and_then(serde_json::Value::as_f64);
+    let count = |key: &str| meta.get(key).and_then(serde_json::Value::as_u64);
+    let ids = |key: &str| -> Vec<i64> {
+        match meta.get(key) {
+            Some(serde_json::Value::Array(list)) => {
+                list.iter().filter_map(serde_json::Value::as_i64).collect()
+            }
+            Some(value) => value.as_i64().into_iter().collect(),
+            None => Vec::new(),
+        }
+    };
+    let mut facts = Vec::new();
+    if let Some(gain) = number("gain") {
+        facts.push((t("Gain"), format!("{gain:.2}")));
+    }
+    if let (Some(good), Some(bad)) = (count("support"), count("failures")) {
+        facts.push((
+            t("Tasks"),
+            tf(
+                "{good} went well, {bad} went badly",
+                &[("good", &good.to_string()), ("bad", &bad.to_string())],
+            ),
+        ));
+    }
+    if let (Some(n), Some(won)) = (count("trials"), count("trials_won")) {
+        facts.push((
+            t("Trials"),
+            tf(
+                "{won} of {n} went well",
+                &[("won", &won.to_string()), ("n", &n.to_string())],
+            ),
+        ));
+    }
+    if let Some(reward) = number("reward") {
+        facts.push((t("Reward of its episode"), format!("{reward:.2}")));
+    }
+    let mut links = Vec::new();
+    for (key, label) in [
+        ("policy", t("Policy")),
+        ("policies", t("Policies")),
+        ("sources", t("Traces")),
+    ] {
+        let list = ids(key);
+        if !list.is_empty() {
+            links.push((label, list));
+        }
+    }
+    (!facts.is_empty() || !links.is_empty()).then_some(Lineage { facts, links })
+}
+
+fn lineage_view(panel: Panel, m: &Memory) -> Option<impl IntoView> {
+    let Lineage { facts, links } = lineage(m)?;
+    Some(view! {
+        <div id="mem-lineage" class="mem-history">
+            <h3>{t("Lineage and outcomes")}</h3>
+            <dl class="mem-fields">
+                {facts.into_iter().map(|(label, value)| view! { <dt>{label}</dt><dd>{value}</dd> }).collect_view()}
+                {links.into_iter().map(|(label, ids)| view! {
+                    <dt>{label}</dt>
+                    <dd>
+                        {ids.into_iter().map(|id| view! {
+                            <button class="link mem-lineage-link" on:click=move |_| panel.open(id)>
+                                {format!("#{id}")}
+                            </button>
+                            " "
+                        }).collect_view()}
+                    </dd>
+                }).collect_view()}
+            </dl>
+        </div>
+    })
 }

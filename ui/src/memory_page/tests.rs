@@ -210,3 +210,36 @@ fn the_chart_stacks_sources_per_day_over_at_least_two_weeks() {
     assert_eq!(nice_top(12), 20);
     assert_eq!(nice_top(200), 200);
 }
+
+#[test]
+fn a_learned_memory_shows_what_it_rests_on_and_how_it_fared() {
+    let mut policy = memory(
+        "Policy (what worked). When asked to fix the parser tests…",
+        "",
+    );
+    policy.layer = cairn_protocol::memory::Layer::Policy;
+    policy.metadata = serde_json::json!({
+        "policy": "prefer", "gain": 0.4, "support": 3, "failures": 1,
+        "episodes": [2, 5, 7, 9], "sources": [11, 14, 20],
+    });
+    let learned = lineage(&policy).unwrap_or_else(|| panic!("a policy has a lineage"));
+    assert_eq!(
+        learned.facts,
+        vec![
+            ("Gain", "0.40".to_owned()),
+            ("Tasks", "3 went well, 1 went badly".to_owned()),
+        ]
+    );
+    assert_eq!(learned.links, vec![("Traces", vec![11, 14, 20])]);
+
+    let mut skill = memory("---\nname: fix-parser-tests\n---", "");
+    skill.metadata = serde_json::json!({ "policy": 30, "trials": 2, "trials_won": 1, "eta": 0.5 });
+    let learned = lineage(&skill).unwrap_or_else(|| panic!("a skill has a lineage"));
+    assert_eq!(
+        learned.facts,
+        vec![("Trials", "1 of 2 went well".to_owned())]
+    );
+    assert_eq!(learned.links, vec![("Policy", vec![30])]);
+
+    assert!(lineage(&memory("Deploys on Thursdays.", "")).is_none());
+}
