@@ -1,7 +1,7 @@
 //! Injection: recalled hits rendered as clearly labelled historical context for the model, each
 //! snippet at most 640 characters.
 
-use crate::model::SearchHit;
+use crate::model::{Layer, SearchHit};
 use crate::store::snippet;
 
 /// The most characters of one memory shown to the model.
@@ -37,8 +37,16 @@ pub fn render_injection(hits: &[SearchHit]) -> String {
                 format!(" · outdated: superseded{on} by {newer}")
             })
             .unwrap_or_default();
+        // What the background queue learned says from how much.
+        let learned = m
+            .metadata
+            .get("support")
+            .and_then(serde_json::Value::as_u64)
+            .filter(|_| m.layer != Layer::Trace)
+            .map(|n| format!(" · learned from {n} tasks that went well"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "\n{}. [{} · {} · {}{superseded}]\n{}\n",
+            "\n{}. [{} · {} · {}{learned}{superseded}]\n{}\n",
             i + 1,
             date(m.created_at),
             m.source,

@@ -263,16 +263,7 @@ impl MemoryStore {
         metadata.insert("sources".into(), Value::from(sources));
         let id = match existing {
             Some(id) => {
-                if let Some(text) = &text {
-                    let stored: Option<String> = tx
-                        .query_row("SELECT text FROM memories WHERE id = ?1", [id], |row| {
-                            row.get(0)
-                        })
-                        .optional()?;
-                    if stored.as_deref() != Some(text.as_str()) {
-                        self.rewrite(tx, id, &crate::redact(text), "evolve")?;
-                    }
-                }
+                self.update_learned(tx, id, text.as_deref(), false)?;
                 update_metadata(tx, id, |map| map.extend(metadata))?;
                 id
             }
@@ -280,38 +271,18 @@ impl MemoryStore {
                 let Some(text) = text else {
                     return Ok(Vec::new());
                 };
-                let mut unindexed = Unindexed::default();
-                let id = self.insert(
-                    tx,
-                    NewMemory {
-                        text,
-                        layer: Some(Layer::Policy),
-                        source: Some(EVOLUTION_SOURCE.to_owned()),
-                        external_id: Some(format!(
-                            "policy:{}:{}",
-                            kind.as_str(),
-                            episodes.iter().min().copied().unwrap_or_default()
-                        )),
-                        metadata: Some(Value::Object(metadata)),
-                        ..NewMemory::default()
-                    },
-                    None,
-                    None,
-                    &mut unindexed,
-                )?;
-                self.index_marked(tx, unindexed)?;
-                id
+                let external = format!(
+                    "policy:{}:{}",
+                    kind.as_str(),
+                    episodes.iter().min().copied().unwrap_or_default()
+                );
+                self.insert_learned(tx, Layer::Policy, external, text, metadata)?
             }
         };
         change_status(tx, id, status, self.now())?;
         let mut written = vec![id];
         if kind == Kind::Prefer {
-            let best = wins.iter().max_by(|a, b| {
-                a.reward
-                    .total_cmp(&b.reward)
-                    .then(b.episode.cmp(&a.episode))
-            });
-            match (status, best) {
+            match (status, best(&wins)) {
                 (Status::Activated, Some(best)) => written.extend(self.crystallise(
                     tx,
                     id,
@@ -350,17 +321,81 @@ pub(crate) fn explain_policies(hits: &mut [SearchHit]) {
     }
 }
 
+impl MemoryStore {
+    /// Writes a memory the background queue learned (a policy, a world model, a skill), from
+    /// [`EVOLUTION_SOURCE`] under `external`.
+    pub(crate) fn insert_learned(
+        &self,
+        tx: &Transaction<'_>,
+        layer: Layer,
+        external: String,
+        text: String,
+        metadata: serde_json::Map<String, Value>,
+    ) -> Result<i64, MemoryError> {
+        let mut unindexed = Unindexed::default();
+        let id = self.insert(
+            tx,
+            NewMemory {
+                text,
+                layer: Some(layer),
+                source: Some(EVOLUTION_SOURCE.to_owned()),
+                external_id: Some(external),
+                metadata: Some(Value::Object(metadata)),
+                ..NewMemory::default()
+            },
+            None,
+            None,
+            &mut unindexed,
+        )?;
+        self.index_marked(tx, unindexed)?;
+        Ok(id)
+    }
+
+    /// Brings learned memory `id` to `text` when that changed (unless `keep_edits` and the person
+    /// edited it: their words stay); false when the memory is deleted (it stays deleted).
+    pub(crate) fn update_learned(
+        &self,
+        tx: &Transaction<'_>,
+        id: i64,
+        text: Option<&str>,
+        keep_edits: bool,
+    ) -> Result<bool, MemoryError> {
+        let stored: Option<String> = tx
+            .query_row(
+                "SELECT text FROM memories WHERE id = ?1 AND status != 'deleted'",
+                [id],
+                |row| row.get(0),
+            )
+            .optional()?;
+        let Some(stored) = stored else {
+            return Ok(false);
+        };
+        let Some(text) = text.map(crate::redact) else {
+            return Ok(true);
+        };
+        let edited = keep_edits
+            && tx
+                .query_row(
+                    "SELECT 1 FROM changes WHERE memory_id = ?1 AND op = 'edit' LIMIT 1",
+                    [id],
+                    |_| Ok(()),
+                )
+                .optional()?
+                .is_some();
+        if stored != text && !edited {
+            self.rewrite(tx, id, &text, "evolve")?;
+        }
+        Ok(true)
+    }
+}
+
 /// What a `kind` policy says of its pool; `None` when it has nothing to say (no task of its
 /// side left: it keeps its text, and its gain archives it).
 fn policy_text(kind: Kind, wins: &[&Task], losses: &[&Task]) -> Option<String> {
     let tried = wins.len() + losses.len();
     match kind {
         Kind::Prefer => {
-            let best = wins.iter().max_by(|a, b| {
-                a.reward
-                    .total_cmp(&b.reward)
-                    .then(b.episode.cmp(&a.episode))
-            })?;
+            let best = best(wins)?;
             let mut text = format!(
                 "Policy (what worked). When {}: {}. Why: it went well in {} of {} tasks like it.",
                 best.when(),
@@ -393,6 +428,15 @@ fn policy_text(kind: Kind, wins: &[&Task], losses: &[&Task]) -> Option<String> {
             Some(text)
         }
     }
+}
+
+/// The task that went best, the earliest among equals.
+fn best<'a>(wins: &[&'a Task]) -> Option<&'a Task> {
+    wins.iter().copied().max_by(|a, b| {
+        a.reward
+            .total_cmp(&b.reward)
+            .then(b.episode.cmp(&a.episode))
+    })
 }
 
 /// The failed calls of tasks that went badly, once each.

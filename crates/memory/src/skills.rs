@@ -6,12 +6,12 @@
 //! promotes it, failures outnumbering successes (two at least) archive it. Its `eta` (the quality
 //! recall reads) is the mean outcome of its trials, the policy's gain before any.
 
-use cairn_protocol::memory::{Layer, MemoryRecord, NewMemory, Status};
+use cairn_protocol::memory::{Layer, MemoryRecord, Status};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::policies::{Task, EVOLUTION_SOURCE};
-use crate::store::{change_status, stored_id, update_metadata, Unindexed, COLUMNS};
+use crate::store::{change_status, stored_id, update_metadata, COLUMNS};
 use crate::{MemoryError, MemoryStore};
 
 /// Tasks that went well before a policy becomes a candidate skill.
@@ -53,25 +53,9 @@ impl MemoryStore {
         let text = skill_text(&name, best, support, policy, sources);
         match existing {
             Some(id) => {
-                let live: Option<String> = tx
-                    .query_row(
-                        "SELECT text FROM memories WHERE id = ?1 AND status != 'deleted'",
-                        [id],
-                        |row| row.get(0),
-                    )
-                    .optional()?;
                 // A skill the person deleted stays deleted; one they edited keeps their words.
-                let Some(stored) = live else { return Ok(None) };
-                let edited = tx
-                    .query_row(
-                        "SELECT 1 FROM changes WHERE memory_id = ?1 AND op = 'edit' LIMIT 1",
-                        [id],
-                        |_| Ok(()),
-                    )
-                    .optional()?
-                    .is_some();
-                if stored != text && !edited {
-                    self.rewrite(tx, id, &crate::redact(&text), "evolve")?;
+                if !self.update_learned(tx, id, Some(&text), true)? {
+                    return Ok(None);
                 }
                 update_metadata(tx, id, |map| {
                     map.insert("support".into(), Value::from(support));
@@ -83,30 +67,19 @@ impl MemoryStore {
                 Ok(Some(id))
             }
             None => {
-                let mut unindexed = Unindexed::default();
-                let id = self.insert(
-                    tx,
-                    NewMemory {
-                        text,
-                        layer: Some(Layer::Skill),
-                        source: Some(EVOLUTION_SOURCE.to_owned()),
-                        external_id: Some(external),
-                        metadata: Some(serde_json::json!({
-                            "skill": name,
-                            "policy": policy,
-                            "support": support,
-                            "sources": sources,
-                            "eta": gain.clamp(0.0, 1.0),
-                            "trials": 0,
-                            "trials_won": 0,
-                        })),
-                        ..NewMemory::default()
-                    },
-                    None,
-                    None,
-                    &mut unindexed,
-                )?;
-                self.index_marked(tx, unindexed)?;
+                let metadata = serde_json::json!({
+                    "skill": name,
+                    "policy": policy,
+                    "support": support,
+                    "sources": sources,
+                    "eta": gain.clamp(0.0, 1.0),
+                    "trials": 0,
+                    "trials_won": 0,
+                });
+                let Value::Object(metadata) = metadata else {
+                    return Ok(None);
+                };
+                let id = self.insert_learned(tx, Layer::Skill, external, text, metadata)?;
                 // A candidate until a task that reads it goes well.
                 change_status(tx, id, Status::Resolving, self.now())?;
                 Ok(Some(id))

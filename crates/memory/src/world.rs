@@ -7,12 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use cairn_protocol::memory::{Layer, NewMemory, Status};
+use cairn_protocol::memory::{Layer, Status};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::policies::EVOLUTION_SOURCE;
-use crate::store::{change_status, snippet, stored_id, update_metadata, Unindexed};
+use crate::store::{change_status, snippet, stored_id, update_metadata};
 use crate::{MemoryError, MemoryStore};
 
 /// Tasks a command or a file must appear in to be part of the world model.
@@ -80,42 +80,14 @@ impl MemoryStore {
         metadata.insert("evidence".into(), evidence(&seen));
         let id = match existing {
             Some(id) => {
-                let stored: Option<String> = tx
-                    .query_row(
-                        "SELECT text FROM memories WHERE id = ?1 AND status != 'deleted'",
-                        [id],
-                        |row| row.get(0),
-                    )
-                    .optional()?;
                 // A world model the person deleted stays deleted.
-                let Some(stored) = stored else {
+                if !self.update_learned(tx, id, Some(&text), false)? {
                     return Ok(None);
-                };
-                if stored != text {
-                    self.rewrite(tx, id, &crate::redact(&text), "evolve")?;
                 }
                 update_metadata(tx, id, |map| map.extend(metadata))?;
                 id
             }
-            None => {
-                let mut unindexed = Unindexed::default();
-                let id = self.insert(
-                    tx,
-                    NewMemory {
-                        text,
-                        layer: Some(Layer::WorldModel),
-                        source: Some(EVOLUTION_SOURCE.to_owned()),
-                        external_id: Some(external),
-                        metadata: Some(Value::Object(metadata)),
-                        ..NewMemory::default()
-                    },
-                    None,
-                    None,
-                    &mut unindexed,
-                )?;
-                self.index_marked(tx, unindexed)?;
-                id
-            }
+            None => self.insert_learned(tx, Layer::WorldModel, external, text, metadata)?,
         };
         change_status(tx, id, Status::Activated, self.now())?;
         Ok(Some(id))

@@ -1,11 +1,12 @@
-//! L2 policies and L3 world models: tasks of one kind that went well write a policy linked to
-//! their traces, and the workspace's world model names what they showed; later failures archive
-//! the policy and write a repair policy; unrelated tasks do not pool; contradictory feedback and
+//! L2 policies, L3 world models and skills: tasks of one kind that went well write a policy
+//! linked to their traces, and the workspace's world model names what they showed; later failures
+//! archive the policy and write a repair policy; unrelated tasks do not pool; a well-supported
+//! policy becomes a candidate skill that trials promote or archive; contradictory feedback and
 //! vanished traces leave nothing corrupt.
 
 use cairn_memory::{
-    FeedbackRequest, Layer, MemoryRecord, MemoryStore, Rating, SearchQuery, Status, ToolCall,
-    TurnCompletion, TurnStart,
+    render_injection, FeedbackRequest, Layer, MemoryRecord, MemoryStore, Rating, SearchQuery,
+    Status, ToolCall, TurnCompletion, TurnStart,
 };
 
 use crate::TestResult;
@@ -84,6 +85,31 @@ fn task(
         cairn_memory::CaptureOutcome::Captured { memory_id } => Ok(memory_id),
         other => Err(format!("not captured: {other:?}").into()),
     }
+}
+
+/// Two parser fixes that worked, in sessions 1 and 2, not yet rated; their traces.
+fn two_fixes(store: &MemoryStore) -> Result<Vec<i64>, Box<dyn std::error::Error>> {
+    [
+        (
+            1,
+            "The parser tests fail after the refactor, please fix them",
+        ),
+        (2, "Fix the failing parser tests after my refactor"),
+    ]
+    .into_iter()
+    .map(|(n, request)| task(store, n, request, FIX_WORKED, "Fixed the parser."))
+    .collect()
+}
+
+/// A third parser fix that worked, in session 3, not yet rated; its trace.
+fn third_fix(store: &MemoryStore) -> Result<i64, Box<dyn std::error::Error>> {
+    task(
+        store,
+        3,
+        "Please fix the parser tests that fail after the refactor",
+        FIX_WORKED,
+        "Fixed the parser.",
+    )
 }
 
 fn rate(store: &MemoryStore, id: i64, rating: Rating) -> Result<(), Box<dyn std::error::Error>> {
@@ -200,6 +226,11 @@ fn tasks_of_one_kind_that_went_well_write_a_policy_linked_to_their_traces() -> T
     let first = hits.first().ok_or("no hit")?;
     assert_eq!(first.memory.id, policy.id);
     assert!(
+        render_injection(&hits).contains("· L2 · learned from 2 tasks that went well]"),
+        "{}",
+        render_injection(&hits)
+    );
+    assert!(
         first
             .reason
             .contains("a policy learned from 2 task(s) that went well"),
@@ -217,14 +248,7 @@ fn tasks_of_one_kind_that_went_well_write_a_policy_linked_to_their_traces() -> T
 #[test]
 fn later_failures_archive_a_policy_and_write_a_repair_policy() -> TestResult {
     let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
-    for (n, request) in [
-        (
-            1,
-            "The parser tests fail after the refactor, please fix them",
-        ),
-        (2, "Fix the failing parser tests after my refactor"),
-    ] {
-        let id = task(&store, n, request, FIX_WORKED, "Fixed the parser.")?;
+    for id in two_fixes(&store)? {
         rate(&store, id, Rating::Up)?;
     }
     store.induce_all_pending()?;
@@ -289,16 +313,7 @@ fn later_failures_archive_a_policy_and_write_a_repair_policy() -> TestResult {
 #[test]
 fn contradictory_feedback_and_vanished_traces_leave_nothing_corrupt() -> TestResult {
     let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
-    let mut traces = Vec::new();
-    for (n, request) in [
-        (
-            1,
-            "The parser tests fail after the refactor, please fix them",
-        ),
-        (2, "Fix the failing parser tests after my refactor"),
-    ] {
-        traces.push(task(&store, n, request, FIX_WORKED, "Fixed the parser.")?);
-    }
+    let traces = two_fixes(&store)?;
     // Up, down, up again on one reply, and a second reply rated.
     for rating in [Rating::Up, Rating::Down, Rating::Up] {
         rate(&store, traces[0], rating)?;
@@ -313,13 +328,7 @@ fn contradictory_feedback_and_vanished_traces_leave_nothing_corrupt() -> TestRes
     // the policy keeps only what is left.
     store.delete(traces[0])?;
     rate(&store, traces[1], Rating::Up)?;
-    let third = task(
-        &store,
-        3,
-        "Please fix the parser tests that fail after the refactor",
-        FIX_WORKED,
-        "Fixed the parser.",
-    )?;
+    let third = third_fix(&store)?;
     rate(&store, third, Rating::Up)?;
     store.induce_all_pending()?;
     assert_eq!(store.induce_pending(10)?, 0, "nothing left pending");
@@ -335,14 +344,7 @@ fn contradictory_feedback_and_vanished_traces_leave_nothing_corrupt() -> TestRes
 fn a_well_supported_policy_crystallises_into_a_skill_that_trials_promote_or_archive() -> TestResult
 {
     let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
-    for (n, request) in [
-        (
-            1,
-            "The parser tests fail after the refactor, please fix them",
-        ),
-        (2, "Fix the failing parser tests after my refactor"),
-    ] {
-        let id = task(&store, n, request, FIX_WORKED, "Fixed the parser.")?;
+    for id in two_fixes(&store)? {
         rate(&store, id, Rating::Up)?;
     }
     store.induce_all_pending()?;
@@ -351,13 +353,7 @@ fn a_well_supported_policy_crystallises_into_a_skill_that_trials_promote_or_arch
         "two tasks make a policy, not a skill"
     );
 
-    let third = task(
-        &store,
-        3,
-        "Please fix the parser tests that fail after the refactor",
-        FIX_WORKED,
-        "Fixed the parser.",
-    )?;
+    let third = third_fix(&store)?;
     rate(&store, third, Rating::Up)?;
     store.induce_all_pending()?;
     let skills = store.learned_skills()?;
