@@ -1,7 +1,8 @@
 //! The Memory page of the real desktop app, end to end: a fresh home's empty state; then a home
 //! seeded through the `cairn` CLI, its counts, the layer filter, a search with its explanation, an
 //! entry opened, edited and deleted (checked back through the CLI), the analytics; and the same
-//! page in dark mode; a fact replaced by a later one, with its history. Screenshots go to
+//! page in dark mode; a fact replaced by a later one, with its history; a policy learned from two
+//! rated tasks, with its lineage. Screenshots go to
 //! `target/e2e/memory-*.png`.
 //!
 //! Needs a display, `tauri-driver`, `WebKitWebDriver`, a built UI and `cargo build --workspace`
@@ -418,5 +419,97 @@ async fn history(client: &Client, old: i64, new: i64) -> TestResult {
     wait_for_text(client, "#mem-detail-title", &format!("Memory #{new}")).await?;
     wait_for_text(client, "#mem-history li.this", "current").await?;
     assert_eq!(count(client, "#mem-superseded").await?, 0);
+    Ok(())
+}
+
+/// Two rated tasks of one kind in `home`'s memory, read by the background queue's induction as the
+/// app would: (the policy, the traces it rests on).
+fn learned_policy(home: &Path) -> TestResult<(i64, Vec<i64>)> {
+    use cairn_memory::{
+        CaptureOutcome, FeedbackRequest, Layer, MemoryStore, Rating, ToolCall, TurnCompletion,
+        TurnStart,
+    };
+    let store = MemoryStore::open(&home.join("data/memory.sqlite"))?;
+    let mut traces = Vec::new();
+    for (n, request) in [
+        "The parser tests fail after the refactor, please fix them",
+        "Fix the failing parser tests after my refactor",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let turn = store.start_turn(TurnStart {
+            session: format!("task-{n}"),
+            request: request.into(),
+            source: None,
+            idempotency_key: None,
+            started_at: None,
+            workspace: Some("/home/ana/parser".into()),
+        })?;
+        let done = store.complete_turn(
+            turn,
+            TurnCompletion {
+                answer: "Fixed the list parser.".into(),
+                tool_calls: vec![ToolCall {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    input: json!({ "command": "cargo test -p parser" }),
+                    output: Some("test result: ok".into()),
+                    is_error: false,
+                }],
+                ..TurnCompletion::default()
+            },
+        )?;
+        let CaptureOutcome::Captured { memory_id } = done else {
+            return Err(format!("not captured: {done:?}").into());
+        };
+        store.give_feedback(&FeedbackRequest {
+            memory_id: Some(memory_id),
+            turn_id: None,
+            rating: Rating::Up,
+            note: None,
+        })?;
+        traces.push(memory_id);
+    }
+    store.induce_all_pending()?;
+    let policy = store
+        .list(Some(Layer::Policy), 0, 10)?
+        .first()
+        .map(|p| p.id)
+        .ok_or("no policy was induced")?;
+    Ok((policy, traces))
+}
+
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_learned_policy_shows_its_lineage() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let home = home.path();
+    let (policy, traces) = learned_policy(home)?;
+    let app = launch(home, false).await?;
+    let outcome = lineage(&app.client, policy, &traces).await;
+    app.close().await;
+    outcome
+}
+
+async fn lineage(client: &Client, policy: i64, traces: &[i64]) -> TestResult {
+    click(client, "#page-memory").await?;
+    click(client, "#mem-tab-entries").await?;
+    click(client, &format!("#mem-list button[data-id='{policy}']")).await?;
+    let shown = wait_for_text(client, "#mem-lineage", "2 went well, 0 went badly").await?;
+    assert!(shown.contains("Gain"), "{shown}");
+    assert_eq!(
+        count(client, "#mem-lineage .mem-lineage-link").await?,
+        traces.len() as u64
+    );
+    screenshot(client, "memory-policy-lineage").await?;
+    click(client, "#mem-lineage .mem-lineage-link").await?;
+    wait_for_text(
+        client,
+        "#mem-detail-title",
+        &format!("Memory #{}", traces[0]),
+    )
+    .await?;
+    wait_for_text(client, "#mem-lineage", "Reward of its episode").await?;
     Ok(())
 }

@@ -251,7 +251,8 @@ impl MemoryStore {
             Status::Resolving
         };
         let text = policy_text(kind, &wins, &losses);
-        let sources: Vec<i64> = support.iter().flat_map(|t| t.traces.clone()).collect();
+        let mut sources: Vec<i64> = support.iter().flat_map(|t| t.traces.clone()).collect();
+        sources.sort_unstable();
         let skill_sources = sources.clone();
         let mut metadata = serde_json::Map::new();
         metadata.insert("policy".into(), Value::from(kind.as_str()));
