@@ -81,9 +81,11 @@ impl Task {
         format!("{}\u{1f}{}", self.workspace, self.tools.join(","))
     }
 
-    /// When the policy applies, from this task's request, workspace and tools.
+    /// When the policy applies, from this task's request, workspace and tools: `asked "…" in
+    /// /path (tools: …)`.
     pub(crate) fn when(&self) -> String {
-        let mut when = format!("asked to {}", snippet(self.request.trim(), 200));
+        let request = snippet(self.request.trim(), 200).replace(['"', '\n'], " ");
+        let mut when = format!("asked \"{request}\"");
         if !self.workspace.is_empty() {
             when.push_str(&format!(" in {}", self.workspace));
         }
@@ -104,7 +106,8 @@ impl Task {
             steps.push(format!("… {} more", self.steps.len() - STEPS_SHOWN));
         }
         if !self.answer.is_empty() {
-            steps.push(format!("answer: {}", snippet(&self.answer, 240)));
+            let answer = snippet(&self.answer, 240);
+            steps.push(format!("answer: {}", answer.trim_end_matches('.')));
         }
         if steps.is_empty() {
             "answer as before".to_owned()
@@ -398,7 +401,7 @@ fn policy_text(kind: Kind, wins: &[&Task], losses: &[&Task]) -> Option<String> {
         Kind::Prefer => {
             let best = best(wins)?;
             let mut text = format!(
-                "Policy (what worked). When {}: {}. Why: it went well in {} of {} tasks like it.",
+                "What worked when {}: {}. Why: it went well in {} of {} tasks like it.",
                 best.when(),
                 best.steps_text(),
                 wins.len(),
@@ -417,7 +420,7 @@ fn policy_text(kind: Kind, wins: &[&Task], losses: &[&Task]) -> Option<String> {
                     .then(b.episode.cmp(&a.episode))
             })?;
             let mut text = format!(
-                "Policy (what to avoid). When {}: avoid {}. Why: it went badly in {} of {} tasks like it.",
+                "What to avoid when {}: {}. Why: it went badly in {} of {} tasks like it.",
                 worst.when(),
                 worst.steps_text(),
                 losses.len(),

@@ -193,32 +193,33 @@ fn world_text(workspace: &str, seen: &Seen, policies: usize) -> Option<String> {
         return None;
     }
     let tasks = |n: usize| count(n, "task", "tasks");
-    let mut text = format!(
-        "World model of {workspace} (from {}).",
-        count(policies, "policy", "policies")
-    );
+    let mut said = Vec::new();
     if !commands.is_empty() {
-        let said: Vec<String> = commands
+        let list: Vec<String> = commands
             .iter()
             .map(|(c, n)| format!("`{c}` ({})", tasks(*n)))
             .collect();
-        text.push_str(&format!(" Commands that worked here: {}.", said.join(", ")));
+        said.push(format!("commands that worked: {}", list.join(", ")));
     }
     if !files.is_empty() {
-        let said: Vec<String> = files
+        let list: Vec<String> = files
             .iter()
             .map(|(f, n)| format!("{f} ({})", tasks(*n)))
             .collect();
-        text.push_str(&format!(" Files the work touched: {}.", said.join(", ")));
+        said.push(format!("files the work touched: {}", list.join(", ")));
     }
     if !errors.is_empty() {
-        let said: Vec<String> = errors
+        let list: Vec<String> = errors
             .iter()
             .map(|(e, n)| format!("\"{e}\" ({})", tasks(*n)))
             .collect();
-        text.push_str(&format!(" Errors met here: {}.", said.join(", ")));
+        said.push(format!("errors met: {}", list.join(", ")));
     }
-    Some(text)
+    Some(format!(
+        "In {workspace}, {}. (World model from {}.)",
+        said.join("; "),
+        count(policies, "policy", "policies")
+    ))
 }
 
 /// Per command, file and error, the episodes it rests on.
