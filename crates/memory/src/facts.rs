@@ -332,12 +332,7 @@ pub(crate) fn successor(memory: &MemoryRecord) -> Option<i64> {
 
 /// The memories a memory superseded.
 pub(crate) fn predecessors(memory: &MemoryRecord) -> Vec<i64> {
-    memory
-        .metadata
-        .get("supersedes")
-        .and_then(Value::as_array)
-        .map(|ids| ids.iter().filter_map(Value::as_i64).collect())
-        .unwrap_or_default()
+    crate::store::metadata_ids(&memory.metadata, "supersedes")
 }
 
 impl MemoryStore {

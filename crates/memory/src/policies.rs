@@ -256,7 +256,6 @@ impl MemoryStore {
         let text = policy_text(kind, &wins, &losses);
         let mut sources: Vec<i64> = support.iter().flat_map(|t| t.traces.clone()).collect();
         sources.sort_unstable();
-        let skill_sources = sources.clone();
         let mut metadata = serde_json::Map::new();
         metadata.insert("policy".into(), Value::from(kind.as_str()));
         metadata.insert("signature".into(), Value::from(pool[0].signature()));
@@ -264,7 +263,7 @@ impl MemoryStore {
         metadata.insert("support".into(), Value::from(wins.len()));
         metadata.insert("failures".into(), Value::from(losses.len()));
         metadata.insert("episodes".into(), Value::from(episodes.clone()));
-        metadata.insert("sources".into(), Value::from(sources));
+        metadata.insert("sources".into(), Value::from(sources.clone()));
         let id = match existing {
             Some(id) => {
                 self.update_learned(tx, id, text.as_deref(), false)?;
@@ -287,14 +286,9 @@ impl MemoryStore {
         let mut written = vec![id];
         if kind == Kind::Prefer {
             match (status, best(&wins)) {
-                (Status::Activated, Some(best)) => written.extend(self.crystallise(
-                    tx,
-                    id,
-                    best,
-                    wins.len(),
-                    gain,
-                    &skill_sources,
-                )?),
+                (Status::Activated, Some(best)) => {
+                    written.extend(self.crystallise(tx, id, best, wins.len(), gain, &sources)?)
+                }
                 // A skill whose policy no longer holds is not offered.
                 (Status::Archived, _) => {
                     if let Some(skill) = stored_id(tx, EVOLUTION_SOURCE, &format!("skill:{id}"))? {

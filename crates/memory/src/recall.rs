@@ -128,7 +128,8 @@ impl MemoryStore {
         change: String,
         phases: &mut Vec<Phase>,
     ) -> Result<Vec<SearchHit>, MemoryError> {
-        let change_named = change.clone();
+        // The values the change names ("before 555-0172"), read before the words are searched.
+        let values = crate::facts::values_with_digits(&change);
         let found = self.ranked(
             &SearchQuery {
                 query: change,
@@ -159,7 +160,6 @@ impl MemoryStore {
                 earlier.push(hit(memory, 1.0, Vec::new(), true, reason));
             }
         }
-        let values = crate::facts::values_with_digits(&change_named);
         if let Some(memory) = self.earlier_value(&said.owner, before, &values)? {
             if !earlier.iter().any(|e| e.memory.id == memory.id) {
                 let reason =

@@ -138,7 +138,7 @@ impl MemoryStore {
         // while they switched it to WAL, and migrate it twice. The lock is held until the set-up
         // is done (the file beside the database stays, empty).
         let lock_path = PathBuf::from(format!("{}.lock", path.display()));
-        let lock = std::fs::OpenOptions::new()
+        let _set_up = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
@@ -151,7 +151,6 @@ impl MemoryStore {
         // Connections racing to set up a new file can see its rollback journal vanish under them
         // (an I/O error): each step is transactional, so a fresh connection simply tries again.
         let mut attempts = 0;
-        let _set_up = lock;
         loop {
             let mut conn = Connection::open(path)?;
             match schema::prepare(&mut conn, Some(path)) {
@@ -720,6 +719,16 @@ pub(crate) fn update_metadata(
         params![id, serde_json::Value::Object(map).to_string()],
     )?;
     Ok(true)
+}
+
+/// The memory ids a metadata field lists (`supersedes`, a learned memory's `sources`…); none
+/// when it is absent or not a list.
+pub(crate) fn metadata_ids(metadata: &serde_json::Value, key: &str) -> Vec<i64> {
+    metadata
+        .get(key)
+        .and_then(serde_json::Value::as_array)
+        .map(|ids| ids.iter().filter_map(serde_json::Value::as_i64).collect())
+        .unwrap_or_default()
 }
 
 /// Moves live memory `id` to another status (not `deleted`: see [`MemoryStore::delete`]), logged;

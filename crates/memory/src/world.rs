@@ -12,7 +12,7 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::policies::EVOLUTION_SOURCE;
-use crate::store::{change_status, snippet, stored_id, update_metadata};
+use crate::store::{change_status, metadata_ids, snippet, stored_id, update_metadata};
 use crate::{MemoryError, MemoryStore};
 
 /// Tasks a command or a file must appear in to be part of the world model.
@@ -42,10 +42,10 @@ impl MemoryStore {
         let mut seen = Seen::default();
         let mut traces: BTreeSet<i64> = BTreeSet::new();
         for (_, kind, metadata) in &policies {
-            for id in ids(metadata, "sources") {
+            for id in metadata_ids(metadata, "sources") {
                 traces.insert(id);
             }
-            for episode in ids(metadata, "episodes") {
+            for episode in metadata_ids(metadata, "episodes") {
                 let reward: Option<f64> = tx
                     .query_row(
                         "SELECT reward FROM episode_outcomes WHERE episode_id = ?1",
@@ -192,29 +192,22 @@ fn world_text(workspace: &str, seen: &Seen, policies: usize) -> Option<String> {
     if commands.is_empty() && errors.is_empty() {
         return None;
     }
-    let tasks = |n: usize| count(n, "task", "tasks");
-    let mut said = Vec::new();
-    if !commands.is_empty() {
-        let list: Vec<String> = commands
+    // Each part as `label: entry (N tasks), …`, the entry quoted as `quote` says.
+    let part = |label: &str, entries: &[(&str, usize)], quote: (&str, &str)| {
+        let list: Vec<String> = entries
             .iter()
-            .map(|(c, n)| format!("`{c}` ({})", tasks(*n)))
+            .map(|(e, n)| format!("{}{e}{} ({})", quote.0, quote.1, count(*n, "task", "tasks")))
             .collect();
-        said.push(format!("commands that worked: {}", list.join(", ")));
-    }
-    if !files.is_empty() {
-        let list: Vec<String> = files
-            .iter()
-            .map(|(f, n)| format!("{f} ({})", tasks(*n)))
-            .collect();
-        said.push(format!("files the work touched: {}", list.join(", ")));
-    }
-    if !errors.is_empty() {
-        let list: Vec<String> = errors
-            .iter()
-            .map(|(e, n)| format!("\"{e}\" ({})", tasks(*n)))
-            .collect();
-        said.push(format!("errors met: {}", list.join(", ")));
-    }
+        (!list.is_empty()).then(|| format!("{label}: {}", list.join(", ")))
+    };
+    let said: Vec<String> = [
+        part("commands that worked", &commands, ("`", "`")),
+        part("files the work touched", &files, ("", "")),
+        part("errors met", &errors, ("\"", "\"")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     Some(format!(
         "In {workspace}, {}. (World model from {}.)",
         said.join("; "),
@@ -241,14 +234,6 @@ fn evidence(seen: &Seen) -> Value {
         "files": part(&seen.files),
         "errors": part(&seen.errors),
     })
-}
-
-fn ids(metadata: &Value, key: &str) -> Vec<i64> {
-    metadata
-        .get(key)
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_i64).collect())
-        .unwrap_or_default()
 }
 
 fn count(n: usize, one: &str, many: &str) -> String {

@@ -41,7 +41,7 @@ fn eval_locomo_prints_both_systems_as_json() -> Result<(), Box<dyn std::error::E
     let dir = tempfile::tempdir()?;
     let file = dir.path().join("tiny.json");
     std::fs::write(&file, TINY)?;
-    let output = cairn(
+    let report = json_of(
         dir.path(),
         &[
             "eval",
@@ -52,12 +52,6 @@ fn eval_locomo_prints_both_systems_as_json() -> Result<(), Box<dyn std::error::E
             "--json",
         ],
     )?;
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
     assert_eq!(report["questions"], 3);
     assert_eq!(report["dropped_evidence"], 1);
     for system in ["cairn", "bm25"] {
@@ -89,29 +83,44 @@ fn eval_locomo_reports_a_bad_file_plainly() -> Result<(), Box<dyn std::error::Er
     Ok(())
 }
 
-/// The development sets beside the project (`../shared/eval`, or `CAIRN_EVAL_DIR`).
-fn eval_dir() -> std::path::PathBuf {
-    std::env::var_os("CAIRN_EVAL_DIR")
+/// Runs `cairn ARGS` in `home`, which must succeed, and reads its `--json` answer.
+fn json_of(home: &Path, args: &[&str]) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let output = cairn(home, args)?;
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(serde_json::from_str(&stdout(&output))?)
+}
+
+/// A development set beside the project (`../shared/eval/RELATIVE`, or under `CAIRN_EVAL_DIR`);
+/// `None`, said on stderr, when this checkout does not have it.
+fn dev_set(relative: &str) -> Option<std::path::PathBuf> {
+    let file = std::env::var_os("CAIRN_EVAL_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval"))
+        .join(relative);
+    if file.exists() {
+        Some(file)
+    } else {
+        eprintln!("skipped: {} is not beside this checkout", file.display());
+        None
+    }
 }
 
 /// The development set shipped beside the project (`../shared/eval`), when this checkout has it:
 /// Cairn's recall must beat plain BM25 by 10 points of turn recall@10 overall, and on multi-hop.
 #[test]
 fn on_the_locomo_dev_set_cairn_beats_bm25() -> Result<(), Box<dyn std::error::Error>> {
-    let file = eval_dir().join("locomo-dev/locomo-dev.json");
-    if !file.exists() {
-        eprintln!("skipped: {} is not beside this checkout", file.display());
+    let Some(file) = dev_set("locomo-dev/locomo-dev.json") else {
         return Ok(());
-    }
+    };
     let dir = tempfile::tempdir()?;
-    let output = cairn(
+    let report = json_of(
         dir.path(),
         &["eval", "locomo", &file.display().to_string(), "--json"],
     )?;
-    assert!(output.status.success());
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
     let recall = |system: &str, group: &str| {
         report["systems"][system][group]["turn_recall@10"]
             .as_f64()
@@ -134,16 +143,14 @@ fn on_the_locomo_dev_set_cairn_beats_bm25() -> Result<(), Box<dyn std::error::Er
 #[test]
 fn on_the_knowledge_update_dev_set_cairn_reads_the_current_value_first(
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let file = eval_dir().join("knowledge-update/ku-dev.json");
-    if !file.exists() {
-        eprintln!("skipped: {} is not beside this checkout", file.display());
+    let Some(file) = dev_set("knowledge-update/ku-dev.json") else {
         return Ok(());
-    }
+    };
     // Measured as a user runs it: with the embedding model setup installs.
     let Some(dir) = crate::home_with_model("all-MiniLM-L6-v2/model.safetensors")? else {
         return Ok(());
     };
-    let output = cairn(
+    let report = json_of(
         dir.path(),
         &[
             "eval",
@@ -152,8 +159,6 @@ fn on_the_knowledge_update_dev_set_cairn_reads_the_current_value_first(
             "--json",
         ],
     )?;
-    assert!(output.status.success());
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
     let score = |category: &str, metric: &str| {
         report["systems"]["cairn"][category][metric]
             .as_f64()
@@ -171,7 +176,7 @@ fn on_the_knowledge_update_dev_set_cairn_reads_the_current_value_first(
 #[test]
 fn bench_recall_prints_its_figures() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let output = cairn(
+    let report = json_of(
         dir.path(),
         &[
             "bench",
@@ -183,8 +188,6 @@ fn bench_recall_prints_its_figures() -> Result<(), Box<dyn std::error::Error>> {
             "--json",
         ],
     )?;
-    assert!(output.status.success());
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
     assert_eq!(report["memories"], 300);
     assert!(report["ingest_per_s"].as_f64().unwrap_or(0.0) > 0.0);
     let search = &report["search_ms"];
@@ -233,7 +236,7 @@ fn eval_knowledge_update_scores_both_categories_and_writes_the_run(
     let file = dir.path().join("ku.json");
     let run = dir.path().join("run.json");
     std::fs::write(&file, CHANGING)?;
-    let output = cairn(
+    let report = json_of(
         dir.path(),
         &[
             "eval",
@@ -244,12 +247,6 @@ fn eval_knowledge_update_scores_both_categories_and_writes_the_run(
             &run.display().to_string(),
         ],
     )?;
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_str(&stdout(&output))?;
     assert_eq!(report["questions"], 2);
     let cairn_scores = &report["systems"]["cairn"];
     assert_eq!(cairn_scores["current_value"]["latest@1"], 100.0, "{report}");
