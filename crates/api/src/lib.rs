@@ -114,6 +114,10 @@ impl Cairn {
         if let Some(summarizer) = summarizer {
             store.set_summarizer(summarizer);
         }
+        store.set_evolution(
+            self.load_config()
+                .map_or(true, |config| config.memory_evolution),
+        );
         // Embeddings, summaries and the reading of facts that change all run in the background.
         store.spawn_background_queue();
         Ok(self.memory.get_or_init(|| store).clone())

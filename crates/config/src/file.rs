@@ -37,6 +37,12 @@ pub struct Config {
     /// Whether the default model rewrites memory summaries in the background (off by default: it
     /// spends the person's tokens).
     pub memory_summaries: bool,
+    /// Whether the background queue learns from rated tasks (policies, world models, skills; on
+    /// by default). Off, outcomes are still recorded and learned from once it is turned on.
+    pub memory_evolution: bool,
+    /// Whether the default model rewrites a learned policy in its own words (off by default:
+    /// the rules' text stands; a reply that is not a valid policy keeps it).
+    pub memory_model_policies: bool,
     /// `[agent]`: how the agent works.
     pub agent: AgentConfig,
     /// `[sources.<name>]`: other agents' history, by source name.
@@ -193,6 +199,8 @@ impl Default for Config {
             pet_shortcut: DEFAULT_PET_SHORTCUT.to_owned(),
             log_level: LogLevel::default(),
             memory_summaries: false,
+            memory_evolution: true,
+            memory_model_policies: false,
             agent: AgentConfig::default(),
             sources: BTreeMap::new(),
             voice: VoiceConfig::default(),
@@ -340,6 +348,8 @@ struct RawUi {
 #[serde(deny_unknown_fields)]
 struct RawMemory {
     summaries: Option<bool>,
+    evolution: Option<bool>,
+    model_policies: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -582,7 +592,21 @@ impl Config {
             providers,
             pet_shortcut,
             log_level: raw.log.and_then(|l| l.level).unwrap_or_default(),
-            memory_summaries: raw.memory.and_then(|m| m.summaries).unwrap_or(false),
+            memory_summaries: raw
+                .memory
+                .as_ref()
+                .and_then(|m| m.summaries)
+                .unwrap_or(false),
+            memory_evolution: raw
+                .memory
+                .as_ref()
+                .and_then(|m| m.evolution)
+                .unwrap_or(true),
+            memory_model_policies: raw
+                .memory
+                .as_ref()
+                .and_then(|m| m.model_policies)
+                .unwrap_or(false),
             agent,
             auto_sync: raw.sync.and_then(|s| s.auto).unwrap_or(true),
             theme: raw.ui.as_ref().and_then(|u| u.theme).unwrap_or_default(),
@@ -796,6 +820,8 @@ level = "debug"
 
 [memory]
 summaries = true
+evolution = false
+model_policies = true
 
 [ui]
 theme = "dark"
@@ -823,6 +849,8 @@ launch = "pet"
         assert_eq!(config.pet_shortcut, "Alt+Space");
         assert_eq!(config.log_level, LogLevel::Debug);
         assert!(config.memory_summaries);
+        assert!(!config.memory_evolution);
+        assert!(config.memory_model_policies);
         assert_eq!(config.theme, Theme::Dark);
         assert_eq!(config.language, "zh-CN");
         assert_eq!(config.launch, LaunchMode::Pet);

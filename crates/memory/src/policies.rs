@@ -118,9 +118,22 @@ impl Task {
 }
 
 impl MemoryStore {
+    /// Turns learning from rated episodes on or off. Off, outcomes are still queued, and are
+    /// learned from once it is on again.
+    pub fn set_evolution(&self, on: bool) {
+        self.evolution
+            .store(on, std::sync::atomic::Ordering::SeqCst);
+        if on {
+            self.wake_embedding();
+        }
+    }
+
     /// Reads up to `max` episodes whose outcome changed and writes or updates the policies of
-    /// their kind; returns how many it read.
+    /// their kind; returns how many it read (none while evolution is off).
     pub fn induce_pending(&self, max: usize) -> Result<usize, MemoryError> {
+        if !self.evolution.load(std::sync::atomic::Ordering::SeqCst) {
+            return Ok(0);
+        }
         let pending: Vec<i64> = {
             let conn = self.lock()?;
             let mut stmt = conn.prepare_cached(
@@ -428,11 +441,13 @@ fn policy_text(kind: Kind, wins: &[&Task], losses: &[&Task]) -> Option<String> {
     }
 }
 
-/// The task that went best, the earliest among equals.
+/// The task that went best; among equals the one that took fewest steps (the way to teach),
+/// then the earliest.
 fn best<'a>(wins: &[&'a Task]) -> Option<&'a Task> {
     wins.iter().copied().max_by(|a, b| {
         a.reward
             .total_cmp(&b.reward)
+            .then(b.steps.len().cmp(&a.steps.len()))
             .then(b.episode.cmp(&a.episode))
     })
 }

@@ -59,6 +59,8 @@ pub struct MemoryStore {
     pub(crate) pending: Arc<(Mutex<bool>, Condvar)>,
     /// Whether the background queue runs (it is started once).
     pub(crate) worker: std::sync::atomic::AtomicBool,
+    /// Whether induction learns from rated episodes (on unless turned off; see `set_evolution`).
+    pub(crate) evolution: std::sync::atomic::AtomicBool,
     /// Document frequencies for planning queries.
     pub(crate) term_stats: Mutex<TermStats>,
     /// The vectors of recent queries, newest last: (model, query, vector).
@@ -185,6 +187,7 @@ impl MemoryStore {
             vectors: Mutex::new(None),
             pending: Arc::new((Mutex::new(false), Condvar::new())),
             worker: std::sync::atomic::AtomicBool::new(false),
+            evolution: std::sync::atomic::AtomicBool::new(true),
             term_stats: Mutex::new(TermStats::default()),
             query_vectors: Mutex::new(std::collections::VecDeque::new()),
             read_only: Mutex::new(None),

@@ -48,7 +48,13 @@ struct Script {
     /// keys are in it, the one found first.
     routes: Mutex<Vec<(String, VecDeque<Reply>)>>,
     requests: Mutex<Vec<Value>>,
+    /// What answers when no scripted reply is left: a model whose next step depends on what it
+    /// was sent.
+    responder: Mutex<Option<Responder>>,
 }
+
+/// A reply computed from the request body.
+pub type Responder = Arc<dyn Fn(&Value) -> Reply + Send + Sync>;
 
 pub struct MockServer {
     pub base_url: String,
@@ -72,6 +78,7 @@ impl MockServer {
             replies: Mutex::new(replies.into()),
             routes: Mutex::default(),
             requests: Mutex::default(),
+            responder: Mutex::default(),
         });
         let app = Router::new()
             .route("/v1/chat/completions", post(complete))
@@ -90,6 +97,14 @@ impl MockServer {
     pub fn route(&self, key: &str, replies: Vec<Reply>) {
         if let Ok(mut routes) = self.script.routes.lock() {
             routes.push((key.to_owned(), replies.into()));
+        }
+    }
+
+    /// Answers every request the script does not with `responder(body)`: a scripted model that
+    /// reads what it is sent (its conversation, what was recalled for it) to pick its next step.
+    pub fn respond_with(&self, responder: impl Fn(&Value) -> Reply + Send + Sync + 'static) {
+        if let Ok(mut slot) = self.script.responder.lock() {
+            *slot = Some(Arc::new(responder));
         }
     }
 
@@ -117,6 +132,8 @@ async fn complete(State(script): State<Arc<Script>>, Json(body): Json<Value>) ->
         .find(|m| m["role"] == "user")
         .map(|m| m["content"].to_string())
         .unwrap_or_default();
+    let responder = script.responder.lock().ok().and_then(|r| r.clone());
+    let computed = responder.map(|respond| respond(&body));
     if let Ok(mut requests) = script.requests.lock() {
         requests.push(body);
     }
@@ -131,7 +148,12 @@ async fn complete(State(script): State<Arc<Script>>, Json(body): Json<Value>) ->
     });
     let reply = match routed {
         Some(reply) => reply,
-        None => script.replies.lock().ok().and_then(|mut r| r.pop_front()),
+        None => script
+            .replies
+            .lock()
+            .ok()
+            .and_then(|mut r| r.pop_front())
+            .or(computed),
     };
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "no scripted reply left").into_response(),

@@ -4,6 +4,7 @@
 mod ask;
 mod chat;
 mod goals;
+mod learning;
 mod lsp;
 mod mcp;
 mod summaries;
