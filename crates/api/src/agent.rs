@@ -31,26 +31,22 @@ pub(crate) struct ResolvedModel {
     pub server: ModelServer,
 }
 
-/// Memory summaries written by the default chat model.
-struct ModelSummarizer {
+/// The memory's background model: the default chat model, asked one request at a time.
+struct ModelWriter {
     provider: Arc<dyn Provider>,
     model: String,
 }
 
-const SUMMARY_PROMPT: &str = "Summarise this exchange from a person's history with an AI agent in one or two \
-sentences for a memory index: what was asked, what was done or found, and any names, paths or numbers \
-that matter. Reply with the summary only.";
-
-impl cairn_memory::Summarizer for ModelSummarizer {
-    fn summarize(&self, text: &str) -> Result<String, String> {
+impl cairn_memory::Writer for ModelWriter {
+    fn write(&self, instructions: &str, text: &str, max_tokens: u32) -> Result<String, String> {
         let request = cairn_llm::ChatRequest {
             model: self.model.clone(),
             messages: vec![
-                cairn_llm::Message::new(cairn_llm::Role::System, SUMMARY_PROMPT),
+                cairn_llm::Message::new(cairn_llm::Role::System, instructions),
                 cairn_llm::Message::new(cairn_llm::Role::User, text),
             ],
             tools: Vec::new(),
-            max_tokens: Some(160),
+            max_tokens: Some(max_tokens),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -76,14 +72,21 @@ struct Asked {
 }
 
 impl Cairn {
-    /// The summary model, when `[memory] summaries = true` and a default model is configured.
-    pub(crate) fn summarizer(&self) -> Option<Arc<dyn cairn_memory::Summarizer>> {
+    /// The memory's background model (the default one) and what it writes, when `[memory]
+    /// summaries` or `model_policies` is on.
+    pub(crate) fn memory_writer(
+        &self,
+    ) -> Option<(Arc<dyn cairn_memory::Writer>, cairn_memory::WriterUses)> {
         let config = self.load_config().ok()?;
-        if !config.memory_summaries {
+        let uses = cairn_memory::WriterUses {
+            summaries: config.memory_summaries,
+            policies: config.memory_model_policies,
+        };
+        if uses == cairn_memory::WriterUses::default() {
             return None;
         }
         let (provider, model) = self.provider(ModelChoice::default()).ok()?;
-        Some(Arc::new(ModelSummarizer { provider, model }))
+        Some((Arc::new(ModelWriter { provider, model }), uses))
     }
 
     /// The agent runtime for `choice`, recalling from and capturing into the memory.

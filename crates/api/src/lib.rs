@@ -107,12 +107,11 @@ impl Cairn {
         }
         let store = Arc::new(MemoryStore::open(&self.memory_path())?);
         let embedder = self.load_embedder();
-        let summarizer = self.summarizer();
         if let Some(embedder) = embedder {
             store.set_embedder(embedder);
         }
-        if let Some(summarizer) = summarizer {
-            store.set_summarizer(summarizer);
+        if let Some((writer, uses)) = self.memory_writer() {
+            store.set_writer(writer, uses);
         }
         store.set_evolution(
             self.load_config()

@@ -10,6 +10,7 @@ mod feedback;
 mod inject;
 mod model;
 mod policies;
+mod policy_words;
 mod recall;
 mod redact;
 mod schema;
@@ -38,5 +39,5 @@ pub use model::{
 pub use recall::Baseline;
 pub use redact::redact;
 pub use store::{now_ms, snippet, MemoryStore};
-pub use summaries::Summarizer;
+pub use summaries::{Writer, WriterUses};
 pub use vectors::{Embedder, BINARY_FIRST_FROM};

@@ -277,9 +277,23 @@ impl MemoryStore {
         metadata.insert("failures".into(), Value::from(losses.len()));
         metadata.insert("episodes".into(), Value::from(episodes.clone()));
         metadata.insert("sources".into(), Value::from(sources.clone()));
+        // The rules' text is kept beside what is shown: a policy the model put in its own words
+        // keeps them until what the rules say changes.
+        if let Some(text) = &text {
+            metadata.insert("rules_text".into(), Value::from(text.as_str()));
+        }
         let id = match existing {
             Some(id) => {
-                self.update_learned(tx, id, text.as_deref(), false)?;
+                let said = crate::store::get(tx, id)?.map(|m| m.metadata);
+                let in_model_words = said.as_ref().is_some_and(|m| {
+                    m.get("rules_text").and_then(Value::as_str) == text.as_deref()
+                        && m.get("written_by").and_then(Value::as_str) == Some("model")
+                });
+                if text.is_some() && !in_model_words {
+                    self.update_learned(tx, id, text.as_deref(), false)?;
+                    metadata.insert("written_by".into(), Value::from("rules"));
+                    metadata.insert("model_pending".into(), Value::from(true));
+                }
                 update_metadata(tx, id, |map| map.extend(metadata))?;
                 id
             }
@@ -287,6 +301,8 @@ impl MemoryStore {
                 let Some(text) = text else {
                     return Ok(Vec::new());
                 };
+                metadata.insert("written_by".into(), Value::from("rules"));
+                metadata.insert("model_pending".into(), Value::from(true));
                 let external = format!(
                     "policy:{}:{}",
                     kind.as_str(),

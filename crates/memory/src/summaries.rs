@@ -1,5 +1,7 @@
-//! Summaries: every memory gets a heuristic summary when written; with a `Summarizer` (a summary
-//! model) the background queue rewrites the summaries of traces, a few at a time, with retries.
+//! The background model: what the app lends the memory to write with (a chat model), and what
+//! it is used for. Every memory gets a heuristic summary when written; with summaries on, the
+//! background queue has the model rewrite the summaries of traces, a few at a time, with
+//! retries. (Policies in the model's words are `policy_words`.)
 
 use std::sync::Arc;
 
@@ -7,24 +9,49 @@ use rusqlite::params;
 
 use crate::{MemoryError, MemoryStore};
 
-/// Writes a short summary of a memory's text (implemented over a chat model by the app).
-pub trait Summarizer: Send + Sync {
-    fn summarize(&self, text: &str) -> Result<String, String>;
+/// A model the background queue asks to write (implemented over a chat model by the app).
+pub trait Writer: Send + Sync {
+    /// The model's reply to `instructions` (its system prompt) about `text`, at most
+    /// `max_tokens` long; `Err` when it could not be asked (the queue tries again later).
+    fn write(&self, instructions: &str, text: &str, max_tokens: u32) -> Result<String, String>;
 }
 
+/// What the background model writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriterUses {
+    /// Trace summaries.
+    pub summaries: bool,
+    /// Learned policies, in its own words.
+    pub policies: bool,
+}
+
+const SUMMARY_PROMPT: &str = "Summarise this exchange from a person's history with an AI agent in one or two \
+sentences for a memory index: what was asked, what was done or found, and any names, paths or numbers \
+that matter. Reply with the summary only.";
+
 impl MemoryStore {
-    /// Uses `summarizer` to rewrite heuristic summaries from now on.
-    pub fn set_summarizer(&self, summarizer: Arc<dyn Summarizer>) {
-        if let Ok(mut slot) = self.summarizer.write() {
-            *slot = Some(summarizer);
+    /// Lends the background queue `writer` for `uses` from now on.
+    pub fn set_writer(&self, writer: Arc<dyn Writer>, uses: WriterUses) {
+        if let Ok(mut slot) = self.writer.write() {
+            *slot = Some((writer, uses));
         }
         self.wake_embedding();
+    }
+
+    /// The background model, when it is lent for what `used` picks.
+    pub(crate) fn writer_for(&self, used: impl Fn(WriterUses) -> bool) -> Option<Arc<dyn Writer>> {
+        self.writer
+            .read()
+            .ok()
+            .and_then(|slot| slot.clone())
+            .filter(|(_, uses)| used(*uses))
+            .map(|(writer, _)| writer)
     }
 
     /// Rewrites up to `max` heuristic summaries of live traces with the summary model; returns how
     /// many it rewrote.
     pub fn summarize_pending(&self, max: usize) -> Result<usize, MemoryError> {
-        let Some(summarizer) = self.summarizer.read().ok().and_then(|s| s.clone()) else {
+        let Some(writer) = self.writer_for(|uses| uses.summaries) else {
             return Ok(0);
         };
         let rows: Vec<(i64, String)> = {
@@ -38,8 +65,8 @@ impl MemoryStore {
         };
         let mut done = 0;
         for (id, text) in rows {
-            let summary = summarizer
-                .summarize(&text)
+            let summary = writer
+                .write(SUMMARY_PROMPT, &text, 160)
                 .map_err(|e| MemoryError::Invalid(format!("summarising failed: {e}")))?;
             let summary = crate::redact(summary.trim()).into_owned();
             if summary.is_empty() {

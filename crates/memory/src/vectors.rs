@@ -281,8 +281,9 @@ impl MemoryStore {
     }
 
     /// Starts the background queue that embeds new memories, rewrites summaries when a summary
-    /// model is set, reads new memories for facts that change and induces policies from rewarded
-    /// episodes; it stops when the store is dropped.
+    /// model is set, reads new memories for facts that change, induces policies from rewarded
+    /// episodes and has the model reword them when it is lent for that; it stops when the store
+    /// is dropped.
     /// Failures are retried with a growing pause (1 s up to a minute); capture never waits on it.
     /// `None` when the queue already runs.
     pub fn spawn_background_queue(self: &Arc<Self>) -> Option<std::thread::JoinHandle<()>> {
@@ -308,6 +309,7 @@ impl MemoryStore {
                         .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?))
                         .and_then(|done| Ok(done + store.relate_pending(64)?))
                         .and_then(|done| Ok(done + store.induce_pending(8)?))
+                        .and_then(|done| Ok(done + store.reword_policies_pending(2)?))
                 };
                 match work {
                     Ok(0) => {

@@ -56,9 +56,20 @@ fn learned_command(body: &Value) -> Option<String> {
     Some(steps[at..].split('"').next()?.to_owned())
 }
 
+/// What the scripted model says when the memory asks it to reword a policy.
+const REWORDED: &str = r#"{"when": "asked to count the TODO markers in src",
+ "do": "run grep -c TODO src/a.rs src/b.rs and add the counts", "why": "it answered right",
+ "caveats": ""}"#;
+
 /// The scripted model: the step after the tool results of this turn so far.
 fn model(body: &Value) -> Reply {
     let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    if texts(body)
+        .first()
+        .is_some_and(|system| system.contains("You keep the notes"))
+    {
+        return text_reply(REWORDED);
+    }
     let last_user = messages.iter().rposition(|m| m["role"] == "user");
     let done = messages
         .iter()
@@ -87,8 +98,8 @@ fn model(body: &Value) -> Reply {
 /// the app (and its home, kept while it is read).
 type Streamed = (Vec<usize>, bool, Cairn, tempfile::TempDir);
 
-/// Runs the stream.
-async fn stream(evolution: bool) -> Result<Streamed, Box<dyn std::error::Error>> {
+/// Runs the first `tasks` of the stream with `[memory]` set as `memory`.
+async fn stream(memory: &str, tasks: usize) -> Result<Streamed, Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let project = dir.path().join("project");
     std::fs::create_dir_all(project.join("src"))?;
@@ -102,13 +113,13 @@ async fn stream(evolution: bool) -> Result<Streamed, Box<dyn std::error::Error>>
     crate::write_config(
         dir.path(),
         &server.base_url,
-        &format!("\n[memory]\nevolution = {evolution}\n"),
+        &format!("\n[memory]\n{memory}\n"),
     )?;
     let cairn = Cairn::new(Home::at(dir.path()));
     let runtime = cairn.agent_runtime(ModelChoice::default(), project.clone())?;
     let memory = cairn.memory()?;
     let mut steps = Vec::new();
-    for (n, request) in REQUESTS.iter().enumerate() {
+    for (n, request) in REQUESTS.iter().take(tasks).enumerate() {
         let (taken, turn, answer) = turn(&runtime, &format!("task-{n}"), request).await;
         assert!(
             answer.contains("src/a.rs:2") && answer.contains("src/b.rs:1"),
@@ -155,7 +166,7 @@ async fn turn(runtime: &Runtime, session: &str, text: &str) -> (usize, Option<i6
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_repeated_task_takes_fewer_steps_once_a_policy_is_learned() -> TestResult {
-    let (on, sent_policy, cairn, _home) = stream(true).await?;
+    let (on, sent_policy, cairn, _home) = stream("evolution = true", REQUESTS.len()).await?;
     // Two tasks explore and go well; from then on the policy they taught is recalled and the
     // task takes its one step and answers.
     assert_eq!(on, [5, 5, 2, 2, 2], "steps per task with evolution on");
@@ -171,10 +182,35 @@ async fn a_repeated_task_takes_fewer_steps_once_a_policy_is_learned() -> TestRes
     );
     assert_eq!(policy.metadata["support"], 5);
 
-    let (off, sent_policy, cairn, _home) = stream(false).await?;
+    let (off, sent_policy, cairn, _home) = stream("evolution = false", REQUESTS.len()).await?;
     assert_eq!(off, [5, 5, 5, 5, 5], "steps per task with evolution off");
     assert!(!sent_policy);
     assert!(cairn.panel_items(Some(Layer::Policy), 0, 50)?.is_empty());
     assert!(on.iter().sum::<usize>() < off.iter().sum::<usize>());
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_model_policies_the_default_model_rewords_what_was_learned() -> TestResult {
+    let (_, _, cairn, _home) = stream("model_policies = true", 2).await?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let policies = cairn.panel_items(Some(Layer::Policy), 0, 50)?;
+        let policy = policies.first().ok_or("no policy learned")?;
+        if policy.metadata["written_by"] == "model" {
+            assert_eq!(
+                policy.text,
+                "What worked when asked to count the TODO markers in src: run grep -c TODO \
+                 src/a.rs src/b.rs and add the counts. Why: it answered right."
+            );
+            assert!(policy.metadata["rules_text"]
+                .as_str()
+                .is_some_and(|rules| rules.starts_with("What worked when asked \"")));
+            return Ok(());
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("never reworded: {policy:?}").into());
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
 }

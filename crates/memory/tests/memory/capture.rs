@@ -232,11 +232,16 @@ fn turns_of_one_episode_are_recalled_as_one_rollup() -> TestResult {
 
 struct FixedSummary(Result<String, String>);
 
-impl cairn_memory::Summarizer for FixedSummary {
-    fn summarize(&self, _text: &str) -> Result<String, String> {
+impl cairn_memory::Writer for FixedSummary {
+    fn write(&self, _instructions: &str, _text: &str, _max: u32) -> Result<String, String> {
         self.0.clone()
     }
 }
+
+const SUMMARIES: cairn_memory::WriterUses = cairn_memory::WriterUses {
+    summaries: true,
+    policies: false,
+};
 
 #[test]
 fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult {
@@ -259,7 +264,10 @@ fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult
     );
     assert_eq!(memory.summary_source, "heuristic");
 
-    store.set_summarizer(std::sync::Arc::new(FixedSummary(Err("model down".into()))));
+    store.set_writer(
+        std::sync::Arc::new(FixedSummary(Err("model down".into()))),
+        SUMMARIES,
+    );
     let err = store
         .summarize_pending(4)
         .err()
@@ -272,9 +280,12 @@ fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult
         "a failure changes nothing"
     );
 
-    store.set_summarizer(std::sync::Arc::new(FixedSummary(Ok(
-        "CI failed on an unused import; removed it.".into(),
-    ))));
+    store.set_writer(
+        std::sync::Arc::new(FixedSummary(Ok(
+            "CI failed on an unused import; removed it.".into(),
+        ))),
+        SUMMARIES,
+    );
     assert_eq!(store.summarize_pending(4)?, 1);
     let memory = store.get(memory_id)?.ok_or("missing")?;
     assert_eq!(memory.summary, "CI failed on an unused import; removed it.");

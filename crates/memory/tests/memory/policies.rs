@@ -402,3 +402,106 @@ fn a_well_supported_policy_crystallises_into_a_skill_that_trials_promote_or_arch
     assert!(store.learned_skills()?.is_empty());
     Ok(())
 }
+
+/// A background model that replies from a list, then fails; it counts what it was asked.
+struct Replies(std::sync::Mutex<std::collections::VecDeque<Result<String, String>>>);
+
+impl cairn_memory::Writer for Replies {
+    fn write(&self, instructions: &str, text: &str, _max: u32) -> Result<String, String> {
+        assert!(instructions.contains("JSON object") && text.starts_with("What worked when"));
+        self.0
+            .lock()
+            .map_err(|e| e.to_string())?
+            .pop_front()
+            .unwrap_or_else(|| Err("no reply left".into()))
+    }
+}
+
+fn lend(store: &MemoryStore, replies: &[Result<&str, &str>]) {
+    let replies = replies
+        .iter()
+        .map(|r| r.map(str::to_owned).map_err(str::to_owned))
+        .collect();
+    store.set_writer(
+        std::sync::Arc::new(Replies(std::sync::Mutex::new(replies))),
+        cairn_memory::WriterUses {
+            summaries: false,
+            policies: true,
+        },
+    );
+}
+
+#[test]
+fn the_model_rewords_a_policy_and_garbage_leaves_the_rules_text() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
+    for id in two_fixes(&store)? {
+        rate(&store, id, Rating::Up)?;
+    }
+    store.induce_all_pending()?;
+    let rules = policies(&store)?.remove(0);
+    assert_eq!(rules.metadata["written_by"], "rules");
+    assert_eq!(rules.metadata["rules_text"], rules.text.as_str());
+    assert_eq!(
+        store.reword_policies_pending(4)?,
+        0,
+        "no model lent: it waits"
+    );
+
+    // A dead model server: nothing is read or changed, the policy still waits.
+    lend(&store, &[Err("connection refused")]);
+    assert_eq!(store.reword_policies_pending(4)?, 0);
+    assert_eq!(policies(&store)?[0].metadata["model_pending"], true);
+
+    // Garbage: the rules' text stands, the reason is kept, the queue goes on.
+    lend(
+        &store,
+        &[Ok("Sure! I would be happy to help with the parser.")],
+    );
+    assert_eq!(store.reword_policies_pending(4)?, 1);
+    let refused = policies(&store)?.remove(0);
+    assert_eq!(refused.text, rules.text);
+    assert_eq!(
+        refused.metadata["model_refused"],
+        "no JSON object in the reply"
+    );
+    assert_eq!(refused.metadata["model_pending"], false);
+    assert_eq!(store.reword_policies_pending(4)?, 0, "not asked again");
+
+    // A third task changes what the rules say: the model is asked again, and its words are kept.
+    let third = third_fix(&store)?;
+    rate(&store, third, Rating::Up)?;
+    store.induce_all_pending()?;
+    lend(
+        &store,
+        &[Ok(r#"```json
+{"when": "the parser tests fail after a refactor in /home/ana/parser",
+ "do": "run cargo test -p parser, fix the failing case in src/parser.rs, run the tests again",
+ "why": "it went well in 3 of 3 tasks", "caveats": ""}
+```"#)],
+    );
+    assert_eq!(store.reword_policies_pending(4)?, 1);
+    let worded = policies(&store)?.remove(0);
+    assert_eq!(
+        worded.text,
+        "What worked when the parser tests fail after a refactor in /home/ana/parser: run cargo \
+         test -p parser, fix the failing case in src/parser.rs, run the tests again. Why: it went \
+         well in 3 of 3 tasks."
+    );
+    assert_eq!(worded.metadata["written_by"], "model");
+    assert!(worded.metadata.get("model_refused").is_none());
+    assert_eq!(worded.metadata["support"], 3);
+
+    // An outcome that does not change what the rules say keeps the model's words; the policy
+    // is recalled by them.
+    rate(&store, third, Rating::Up)?;
+    store.induce_all_pending()?;
+    assert_eq!(policies(&store)?[0].text, worded.text);
+    let hits = store
+        .search(&SearchQuery {
+            layers: vec![Layer::Policy],
+            ..SearchQuery::new("parser tests fail after a refactor")
+        })?
+        .hits;
+    assert_eq!(hits.first().map(|h| h.memory.id), Some(worded.id));
+    Ok(())
+}
