@@ -372,7 +372,8 @@ impl MemoryStore {
         crate::store::drain(|| self.relate_pending(256))
     }
 
-    /// Reads one memory as a statement and, when it announces a change related closely enough to
+    /// Reads one memory as a statement: when it says what a live, current memory says, merges it
+    /// into that one (see `duplicates`); when it announces a change related closely enough to
     /// the current version of one of its owner's facts, supersedes that version.
     fn relate(
         &self,
@@ -382,7 +383,17 @@ impl MemoryStore {
         model: Option<&str>,
     ) -> Result<(), MemoryError> {
         let said = statement(text);
-        let link = if said.stance == Stance::Change {
+        let words = crate::duplicates::said(text);
+        let digest = words.as_deref().map(crate::duplicates::digest);
+        let twin = match (&words, &digest) {
+            (Some(words), Some(digest)) => {
+                let mut conn = self.lock()?;
+                let tx = conn.transaction()?;
+                crate::duplicates::twin(&tx, id, words, digest)?
+            }
+            _ => None,
+        };
+        let link = if twin.is_none() && said.stance == Stance::Change {
             self.superseded_version(id, &said, created_at, model)?
         } else {
             None
@@ -391,10 +402,13 @@ impl MemoryStore {
         let tx = conn.transaction()?;
         cached(
             &tx,
-            "INSERT OR REPLACE INTO fact_checks (memory_id, owner, stance) VALUES (?1, ?2, ?3)",
-            params![id, said.owner, said.stance.as_str()],
+            "INSERT OR REPLACE INTO fact_checks (memory_id, owner, stance, digest)
+             VALUES (?1, ?2, ?3, ?4)",
+            params![id, said.owner, said.stance.as_str(), digest],
         )?;
-        if let Some((older, relatedness)) = link {
+        if let Some(kept) = twin {
+            crate::duplicates::merge(&tx, id, kept, self.now())?;
+        } else if let Some((older, relatedness)) = link {
             let linked = update_metadata(&tx, older, |map| {
                 map.insert("superseded_by".into(), Value::from(id));
                 map.insert("superseded_on".into(), Value::from(created_at));

@@ -101,7 +101,11 @@ impl Conversation {
             .search(&SearchQuery::new(question).limit(k))?
             .hits
             .into_iter()
-            .map(|h| h.memory.id)
+            // A memory found counts for those merged into it (none in the dev sets).
+            .flat_map(|h| {
+                std::iter::once(h.memory.id)
+                    .chain(crate::store::metadata_ids(&h.memory.metadata, "duplicates"))
+            })
             .collect();
         Ok([
             ("cairn", cairn),

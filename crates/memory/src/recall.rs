@@ -310,6 +310,7 @@ impl MemoryStore {
         MemoryStore::explain_versions(&mut hits, &placed);
         MemoryStore::explain_versions(&mut dropped, &placed);
         crate::policies::explain_policies(&mut hits);
+        crate::duplicates::explain_duplicates(&mut hits);
         clock.lap("fusion");
         let took_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(SearchResult {

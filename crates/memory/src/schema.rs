@@ -132,6 +132,10 @@ CREATE TABLE episode_outcomes (
 CREATE INDEX episode_outcomes_pending ON episode_outcomes(induced, at);
 CREATE INDEX episode_outcomes_signature ON episode_outcomes(signature);
 "#,
+    r#"
+ALTER TABLE fact_checks ADD COLUMN digest TEXT;
+CREATE INDEX fact_checks_digest ON fact_checks(digest);
+"#,
 ];
 
 /// Switches a connection to WAL. On a new database several connections may switch at once (the

@@ -464,24 +464,46 @@ impl MemoryStore {
     pub fn delete(&self, id: i64) -> Result<bool, MemoryError> {
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        if let Some(memory) = get(&tx, id)?.filter(|m| m.status != Status::Deleted) {
-            crate::facts::unlink(&tx, &memory)?;
+        let mut gone = vec![id];
+        let changed = self.delete_in(&tx, id, &mut gone)?;
+        tx.commit()?;
+        for id in gone {
+            self.forget_vector(id);
+        }
+        Ok(changed)
+    }
+
+    /// Deletes `id` and what was merged into it, adding their ids to `gone`.
+    fn delete_in(
+        &self,
+        tx: &Transaction<'_>,
+        id: i64,
+        gone: &mut Vec<i64>,
+    ) -> Result<bool, MemoryError> {
+        let mut merged = Vec::new();
+        if let Some(memory) = get(tx, id)?.filter(|m| m.status != Status::Deleted) {
+            crate::facts::unlink(tx, &memory)?;
+            merged = crate::duplicates::on_delete(tx, &memory)?;
         }
         let changed = cached(
-            &tx,
+            tx,
             "UPDATE memories SET status = 'deleted', text = '', context = '', metadata = '{}',
                                  updated_at = ?2
              WHERE id = ?1 AND status != 'deleted'",
             params![id, self.now()],
         )?;
         if changed > 0 {
-            cached(&tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
-            cached(&tx, "DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
-            cached(&tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
-            log_change(&tx, self.now(), "delete", Some(id), &serde_json::json!({}))?;
+            cached(tx, "DELETE FROM memory_terms WHERE rowid = ?1", [id])?;
+            cached(tx, "DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+            cached(tx, "DELETE FROM memory_vectors WHERE memory_id = ?1", [id])?;
+            log_change(tx, self.now(), "delete", Some(id), &serde_json::json!({}))?;
         }
-        tx.commit()?;
-        self.forget_vector(id);
+        for other in merged {
+            if !gone.contains(&other) {
+                gone.push(other);
+                self.delete_in(tx, other, gone)?;
+            }
+        }
         Ok(changed > 0)
     }
 

@@ -224,3 +224,138 @@ fn asked_what_held_before_a_new_value_recall_finds_the_earlier_value_of_that_sha
     );
     Ok(())
 }
+
+/// `text` from `source` under `external`, said on `day`.
+fn imported(
+    store: &MemoryStore,
+    day: i64,
+    source: &str,
+    external: &str,
+    text: &str,
+) -> Result<i64, Box<dyn std::error::Error>> {
+    Ok(store
+        .add(NewMemory {
+            text: text.into(),
+            source: Some(source.into()),
+            external_id: Some(external.into()),
+            session: Some(format!("{source}-{day}")),
+            created_at: Some(START + day * DAY),
+            ..NewMemory::default()
+        })?
+        .id)
+}
+
+#[test]
+fn exact_and_near_duplicates_merge_keeping_every_source() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * DAY);
+    let first = imported(
+        &store,
+        1,
+        "claude-code",
+        "cc-1",
+        "User: the release checklist lives in docs/RELEASING.md, read it first",
+    )?;
+    // The same conversation seen from another agent's history, and said again with other
+    // punctuation and case.
+    let again = imported(
+        &store,
+        2,
+        "codex",
+        "cx-9",
+        "User: the release checklist lives in docs/RELEASING.md, read it first",
+    )?;
+    let near = imported(
+        &store,
+        3,
+        "cairn",
+        "t-4",
+        "User: The release checklist lives in docs/RELEASING.md — read it first!",
+    )?;
+    // Short remarks are moments, not facts: never merged.
+    let thanks = [
+        imported(&store, 4, "cairn", "t-5", "User: thanks, that helps!")?,
+        imported(&store, 5, "cairn", "t-6", "User: thanks, that helps!")?,
+    ];
+    store.relate_all_pending()?;
+
+    let kept = store.get(first)?.ok_or("kept")?;
+    assert_eq!(
+        kept.metadata["duplicates"],
+        serde_json::json!([again, near])
+    );
+    for id in [again, near] {
+        let merged = store.get(id)?.ok_or("merged")?;
+        assert_eq!(merged.metadata["duplicate_of"], first);
+        assert_eq!(merged.status, cairn_memory::Status::Archived);
+    }
+    // Every source keeps its own id.
+    let sources: Vec<(String, Option<String>)> = [first, again, near]
+        .iter()
+        .filter_map(|id| store.get(*id).ok().flatten())
+        .map(|m| (m.source, m.external_id))
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("claude-code".to_owned(), Some("cc-1".to_owned())),
+            ("codex".to_owned(), Some("cx-9".to_owned())),
+            ("cairn".to_owned(), Some("t-4".to_owned())),
+        ]
+    );
+    for id in thanks {
+        assert!(store
+            .get(id)?
+            .is_some_and(|m| m.metadata.get("duplicate_of").is_none()));
+    }
+
+    // Recall finds the fact once and says how often it was said.
+    let hits = store
+        .search(&SearchQuery::new("where is the release checklist?").limit(5))?
+        .hits;
+    let found: Vec<i64> = hits.iter().map(|h| h.memory.id).collect();
+    assert_eq!(found.first(), Some(&first));
+    assert!(!found.contains(&again) && !found.contains(&near));
+    assert!(
+        hits[0]
+            .reason
+            .contains(&format!("said 3 times (merged: #{again}, #{near})")),
+        "{}",
+        hits[0].reason
+    );
+
+    // Forgetting the fact forgets its copies.
+    assert!(store.delete(first)?);
+    for id in [first, again, near] {
+        assert_eq!(
+            store.get(id)?.map(|m| m.status),
+            Some(cairn_memory::Status::Deleted)
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn a_fact_said_again_after_it_changed_is_not_a_duplicate() -> TestResult {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * DAY);
+    let old = say(
+        &store,
+        1,
+        "User: our staging server is at 10.0.3.5 for the team",
+    )?;
+    let new = say(
+        &store,
+        2,
+        "User: we moved the staging server to 10.0.3.7 now",
+    )?;
+    let back = say(
+        &store,
+        3,
+        "User: our staging server is at 10.0.3.5 for the team",
+    )?;
+    store.relate_all_pending()?;
+    assert_eq!(store.get(old)?.ok_or("old")?.metadata["superseded_by"], new);
+    let back = store.get(back)?.ok_or("back")?;
+    assert!(back.metadata.get("duplicate_of").is_none(), "{back:?}");
+    assert_eq!(back.status, cairn_memory::Status::Activated);
+    Ok(())
+}

@@ -256,7 +256,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
     );
     let conn = rusqlite::Connection::open(&path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    assert_eq!(version, 6);
+    assert_eq!(version, 7);
     conn.query_row("SELECT count(*) FROM memory_vectors", [], |r| {
         r.get::<_, i64>(0)
     })?;
