@@ -172,6 +172,7 @@ impl Runtime {
                 let last = match last {
                     StepEnd::Done(c) => c,
                     StepEnd::Cancelled(c) => {
+                        self.capture_stopped(turn_id, &c, reasoning, captured_calls);
                         return self.stopped(session, text, state, c, counters, tx).await;
                     }
                 };
@@ -210,6 +211,7 @@ impl Runtime {
             let mut completion = match step {
                 StepEnd::Done(c) => c,
                 StepEnd::Cancelled(c) => {
+                    self.capture_stopped(turn_id, &c, reasoning, captured_calls);
                     return self.stopped(session, text, state, c, counters, tx).await;
                 }
             };
@@ -243,8 +245,10 @@ impl Runtime {
                         continue;
                     }
                     Outcome::Cancelled => {
+                        let nothing = Completion::default();
+                        self.capture_stopped(turn_id, &nothing, reasoning, captured_calls);
                         return self
-                            .stopped(session, text, state, Completion::default(), counters, tx)
+                            .stopped(session, text, state, nothing, counters, tx)
                             .await;
                     }
                     Outcome::LoopStopped(message) => {
@@ -569,6 +573,24 @@ impl Runtime {
     /// asked), with no answer and none of the failed calls.
     fn capture_failed(&self, turn_id: Option<i64>) {
         let _ = self.finish_capture(turn_id, "", String::new(), Vec::new(), "failed");
+    }
+
+    /// A turn the person stopped keeps what it said and did so far; its status says it was
+    /// stopped, which rates it as going badly (the task abandoned).
+    fn capture_stopped(
+        &self,
+        turn_id: Option<i64>,
+        partial: &Completion,
+        reasoning: String,
+        calls: Vec<cairn_memory::ToolCall>,
+    ) {
+        let _ = self.finish_capture(
+            turn_id,
+            &partial.text,
+            reasoning,
+            calls,
+            cairn_memory::STOPPED,
+        );
     }
 
     /// Completes the turn's capture; whether it is in memory now.

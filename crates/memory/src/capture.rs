@@ -334,7 +334,7 @@ impl MemoryStore {
             Some(memory_id),
             &serde_json::json!({ "turn": turn_id }),
         )?;
-        crate::feedback::rate_failing_tools(tx, now, memory_id, kept.failures)?;
+        crate::feedback::rate_implicitly(tx, now, memory_id, &kept.status, kept.failures)?;
         Ok(CaptureOutcome::Captured { memory_id })
     }
 }

@@ -1,5 +1,6 @@
 //! Feedback and rewards. A reply is rated by the person (thumbs, an optional word) or implicitly:
-//! their next message says it worked or it did not, or the turn's tools failed again and again.
+//! their next message says it worked or it did not, they stopped the turn before it ended (the
+//! task abandoned), or the turn's tools failed again and again.
 //! Every rating is kept in the `feedback` log; an episode's reward is the mean of its replies'
 //! latest ratings (the person's own over an implicit one, an implicit one at half weight), and it
 //! is spread over the episode's steps, the later ones (closer to the outcome) getting more. Each
@@ -13,6 +14,8 @@ use crate::model::{FeedbackRequest, Rating, Reward};
 use crate::store::{cached, log_change, update_metadata};
 use crate::{redact, MemoryError, MemoryStore};
 
+/// The status of a captured turn the person stopped before it ended.
+pub const STOPPED: &str = "stopped";
 /// How much an implicit rating counts against the person's own.
 const IMPLICIT_WEIGHT: f64 = 0.5;
 /// Each step before the rated outcome gets this share of the value of the step after it.
@@ -267,15 +270,24 @@ pub(crate) fn rate_previous_reply(
     Ok(())
 }
 
-/// A turn whose tools failed again and again went badly.
-pub(crate) fn rate_failing_tools(
+/// A turn the person stopped (the task abandoned), or whose tools failed again and again, went
+/// badly.
+pub(crate) fn rate_implicitly(
     tx: &Transaction<'_>,
     at: i64,
     memory_id: i64,
+    status: &str,
     failures: usize,
 ) -> Result<(), MemoryError> {
-    if failures >= REPEATED_FAILURES {
-        rate(tx, at, memory_id, -IMPLICIT_WEIGHT, "tool_failures", None)?;
+    let origin = if status == STOPPED {
+        Some("stopped")
+    } else if failures >= REPEATED_FAILURES {
+        Some("tool_failures")
+    } else {
+        None
+    };
+    if let Some(origin) = origin {
+        rate(tx, at, memory_id, -IMPLICIT_WEIGHT, origin, None)?;
     }
     Ok(())
 }

@@ -31,7 +31,7 @@ pub use capture::{
     CAPTURE_LIMITS,
 };
 pub use error::MemoryError;
-pub use feedback::Rated;
+pub use feedback::{Rated, STOPPED};
 pub use inject::{date, render_injection, today};
 pub use model::{
     Analysis, FeedbackRequest, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Rating,

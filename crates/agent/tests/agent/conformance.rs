@@ -165,7 +165,8 @@ async fn stopping_a_turn_kills_its_command_and_marks_the_output() -> TestResult 
     .await?;
     let mut settings = settings(&server, dir.path());
     settings.sessions = Some(SessionStore::new(dir.path().join("sessions")));
-    let runtime = Runtime::new(settings, None);
+    let memory = Arc::new(cairn_memory::MemoryStore::open_in_memory()?);
+    let runtime = Runtime::new(settings, Some(memory.clone()));
     let mut events = runtime.submit(Op::UserMessage {
         session: "s".into(),
         text: "work".into(),
@@ -199,6 +200,20 @@ async fn stopping_a_turn_kills_its_command_and_marks_the_output() -> TestResult 
     assert_eq!(
         stored.marks.last().map(|m| m.text.as_str()),
         Some("[the turn was stopped by the person]")
+    );
+    // Memory keeps what it did, and that the person stopped it: the task abandoned went badly.
+    let traces = memory.list(Some(cairn_memory::Layer::Trace), 0, 10)?;
+    assert_eq!(traces.len(), 1, "{traces:?}");
+    assert_eq!(traces[0].metadata["turn_status"], "stopped");
+    assert!(
+        traces[0].text.contains("echo working"),
+        "{}",
+        traces[0].text
+    );
+    assert_eq!(memory.feedback_of(traces[0].id)?[0].origin, "stopped");
+    assert!(
+        traces[0].metadata["reward"].as_f64() < Some(0.0),
+        "{traces:?}"
     );
     Ok(())
 }

@@ -101,6 +101,16 @@ fn two_fixes(store: &MemoryStore) -> Result<Vec<i64>, Box<dyn std::error::Error>
     .collect()
 }
 
+/// A store where the two parser fixes were rated up and induced (a policy of what worked).
+fn two_good_fixes_induced() -> Result<MemoryStore, Box<dyn std::error::Error>> {
+    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
+    for id in two_fixes(&store)? {
+        rate(&store, id, Rating::Up)?;
+    }
+    store.induce_all_pending()?;
+    Ok(store)
+}
+
 /// A third parser fix that worked, in session 3, not yet rated; its trace.
 fn third_fix(store: &MemoryStore) -> Result<i64, Box<dyn std::error::Error>> {
     task(
@@ -246,11 +256,7 @@ fn tasks_of_one_kind_that_went_well_write_a_policy_linked_to_their_traces() -> T
 
 #[test]
 fn later_failures_archive_a_policy_and_write_a_repair_policy() -> TestResult {
-    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
-    for id in two_fixes(&store)? {
-        rate(&store, id, Rating::Up)?;
-    }
-    store.induce_all_pending()?;
+    let store = two_good_fixes_induced()?;
     let worked = policies(&store)?;
     assert_eq!(worked.len(), 1);
     let worked = worked[0].id;
@@ -342,11 +348,7 @@ fn contradictory_feedback_and_vanished_traces_leave_nothing_corrupt() -> TestRes
 #[test]
 fn a_well_supported_policy_crystallises_into_a_skill_that_trials_promote_or_archive() -> TestResult
 {
-    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
-    for id in two_fixes(&store)? {
-        rate(&store, id, Rating::Up)?;
-    }
-    store.induce_all_pending()?;
+    let store = two_good_fixes_induced()?;
     assert!(
         store.learned_skills()?.is_empty(),
         "two tasks make a policy, not a skill"
@@ -433,11 +435,7 @@ fn lend(store: &MemoryStore, replies: &[Result<&str, &str>]) {
 
 #[test]
 fn the_model_rewords_a_policy_and_garbage_leaves_the_rules_text() -> TestResult {
-    let store = MemoryStore::open_in_memory()?.with_clock(|| START + 100 * HOUR);
-    for id in two_fixes(&store)? {
-        rate(&store, id, Rating::Up)?;
-    }
-    store.induce_all_pending()?;
+    let store = two_good_fixes_induced()?;
     let rules = policies(&store)?.remove(0);
     assert_eq!(rules.metadata["written_by"], "rules");
     assert_eq!(rules.metadata["rules_text"], rules.text.as_str());
