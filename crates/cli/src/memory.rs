@@ -156,6 +156,12 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
                 for (layer, n) in &o.by_layer {
                     println!("  {layer:<6}{n}");
                 }
+                let b = &o.backlog;
+                println!(
+                    "  waiting in the background: {} to embed, {} to read for facts, {} rated \
+                     episodes to learn from, {} policies to reword",
+                    b.embeddings, b.facts, b.outcomes, b.rewording
+                );
             }
         }
         MemoryCommand::Search {

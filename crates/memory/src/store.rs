@@ -623,6 +623,54 @@ impl MemoryStore {
             turns: count("SELECT count(*) FROM turns")?,
             skipped_turns: count("SELECT count(*) FROM skipped_turns")?,
             storage_bytes,
+            backlog: self.backlog(&conn)?,
+        })
+    }
+
+    /// The background queue's waiting work, counted as each of its passes selects it.
+    fn backlog(&self, conn: &Connection) -> Result<cairn_protocol::memory::Backlog, MemoryError> {
+        let model = self.embedder().map(|e| e.model().to_owned());
+        let embeddings = match &model {
+            Some(model) => conn.query_row(
+                "SELECT count(*) FROM memories m
+                 LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?1
+                 WHERE v.memory_id IS NULL AND m.status != 'deleted'",
+                [model],
+                |row| row.get(0),
+            )?,
+            None => 0,
+        };
+        let facts = conn.query_row(
+            "SELECT count(*) FROM memories m LEFT JOIN fact_checks f ON f.memory_id = m.id
+             WHERE f.memory_id IS NULL AND m.status != 'deleted' AND m.layer = 'L1'",
+            [],
+            |row| row.get(0),
+        )?;
+        let outcomes = if self.evolution.load(std::sync::atomic::Ordering::SeqCst) {
+            conn.query_row(
+                "SELECT count(*) FROM episode_outcomes WHERE induced = 0",
+                [],
+                |row| row.get(0),
+            )?
+        } else {
+            0
+        };
+        let rewording = if self.writer_for(|uses| uses.policies).is_some() {
+            conn.query_row(
+                "SELECT count(*) FROM memories WHERE layer = 'L2' AND source = ?1
+                   AND status IN ('activated', 'resolving')
+                   AND json_extract(metadata, '$.model_pending') = 1",
+                [crate::policies::EVOLUTION_SOURCE],
+                |row| row.get(0),
+            )?
+        } else {
+            0
+        };
+        Ok(cairn_protocol::memory::Backlog {
+            embeddings,
+            facts,
+            outcomes,
+            rewording,
         })
     }
 

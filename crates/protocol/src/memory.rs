@@ -233,6 +233,20 @@ pub struct Overview {
     pub turns: i64,
     pub skipped_turns: i64,
     pub storage_bytes: i64,
+    /// What the background queue has still to do.
+    #[serde(default)]
+    pub backlog: Backlog,
+}
+
+/// The background queue's work still waiting: memories to embed, memories to read for facts
+/// that change and duplicates, rated episodes to learn from, policies for the model to reword.
+/// All zero once recall reflects everything written (a client that just wrote may wait for it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Backlog {
+    pub embeddings: i64,
+    pub facts: i64,
+    pub outcomes: i64,
+    pub rewording: i64,
 }
 
 /// Analytics for the memory panel: memories over time by source, and how recall has been doing.

@@ -49,8 +49,10 @@ fn a_change_supersedes_the_fact_it_updates_and_recall_reads_it_first() -> TestRe
         "User: we moved the staging server to 10.0.3.7 now\nAssistant: Updated.",
     )?;
     let cello = say(&store, 5, "User: I started learning the cello now.")?;
+    assert_eq!(store.overview()?.backlog.facts, 5, "waiting for the pass");
     assert_eq!(store.relate_all_pending()?, 5);
     assert_eq!(store.relate_all_pending()?, 0, "each memory is read once");
+    assert_eq!(store.overview()?.backlog, Default::default());
 
     let old_record = store.get(old)?.ok_or("old memory")?;
     assert_eq!(old_record.metadata["superseded_by"], new);

@@ -182,7 +182,13 @@ fn tasks_of_one_kind_that_went_well_write_a_policy_linked_to_their_traces() -> T
         "Fixed the off-by-one in parse_list.",
     )?;
     rate(&store, second, Rating::Up)?;
+    assert_eq!(
+        store.overview()?.backlog.outcomes,
+        1,
+        "waiting to be learned from"
+    );
     assert_eq!(store.induce_all_pending()?, 1);
+    assert_eq!(store.overview()?.backlog.outcomes, 0);
     let written = policies(&store)?;
     assert_eq!(written.len(), 1, "{written:#?}");
     let policy = &written[0];
@@ -449,6 +455,7 @@ fn the_model_rewords_a_policy_and_garbage_leaves_the_rules_text() -> TestResult 
     lend(&store, &[Err("connection refused")]);
     assert_eq!(store.reword_policies_pending(4)?, 0);
     assert_eq!(policies(&store)?[0].metadata["model_pending"], true);
+    assert_eq!(store.overview()?.backlog.rewording, 1);
 
     // Garbage: the rules' text stands, the reason is kept, the queue goes on.
     lend(
@@ -464,6 +471,7 @@ fn the_model_rewords_a_policy_and_garbage_leaves_the_rules_text() -> TestResult 
     );
     assert_eq!(refused.metadata["model_pending"], false);
     assert_eq!(store.reword_policies_pending(4)?, 0, "not asked again");
+    assert_eq!(store.overview()?.backlog.rewording, 0);
 
     // A third task changes what the rules say: the model is asked again, and its words are kept.
     let third = third_fix(&store)?;
