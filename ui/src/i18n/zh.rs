@@ -30,6 +30,8 @@ pub const ZH: &[(&str, &str)] = &[
     ("Agents and scripts can write a memory directly:", "智能体和脚本可以直接写入记忆："),
     ("Relevant memories are then recalled into each new task, and you can inspect, correct or delete them here.", "之后，相关记忆会被召回到每个新任务中；你可以在这里查看、修改或删除它们。"),
     ("{n} skipped", "已跳过 {n} 轮"),
+    ("{n} being indexed", "{n} 条正在索引"),
+    ("learning from {n}", "正在从 {n} 项中学习"),
     ("Sessions", "会话"),
     ("Turns captured", "已采集轮次"),
     ("On disk", "磁盘占用"),

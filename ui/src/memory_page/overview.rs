@@ -20,7 +20,7 @@ pub(super) fn overview_view(panel: Panel, o: Overview) -> impl IntoView {
         (o.skipped_turns > 0).then(|| tf("{n} skipped", &[("n", &o.skipped_turns.to_string())]));
     let stats = view! {
         <div class="mem-stats">
-            <Stat id="mem-stat-total" label=t("Memories") value=o.total.to_string() />
+            <Stat id="mem-stat-total" label=t("Memories") value=o.total.to_string() note=backlog_note(&o.backlog) />
             <Stat id="mem-stat-sessions" label=t("Sessions") value=o.sessions.to_string() />
             <Stat id="mem-stat-turns" label=t("Turns captured") value=o.turns.to_string() note=turns_note />
             <Stat id="mem-stat-size" label=t("On disk") value=crate::format::bytes(o.storage_bytes.max(0) as u64) />

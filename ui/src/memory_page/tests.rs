@@ -84,6 +84,21 @@ fn sizes_times_and_ranges_read_well() {
 }
 
 #[test]
+fn the_background_queue_s_work_is_said_until_it_has_caught_up() {
+    assert_eq!(backlog_note(&Backlog::default()), None);
+    let busy = Backlog {
+        embeddings: 12,
+        facts: 30,
+        outcomes: 1,
+        rewording: 1,
+    };
+    assert_eq!(
+        backlog_note(&busy).as_deref(),
+        Some("30 being indexed · learning from 2")
+    );
+}
+
+#[test]
 fn dates_are_local_and_short() {
     let now = Moment {
         year: 2025,

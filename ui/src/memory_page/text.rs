@@ -215,3 +215,18 @@ pub(super) fn raw_score(score: f64) -> String {
         format!("{score:.3}")
     }
 }
+
+/// What the background queue still has to do, said briefly (memories being indexed, outcomes
+/// being learned from); `None` when it has caught up.
+pub(super) fn backlog_note(b: &Backlog) -> Option<String> {
+    let indexing = b.embeddings.max(b.facts);
+    let learning = b.outcomes + b.rewording;
+    let mut parts = Vec::new();
+    if indexing > 0 {
+        parts.push(tf("{n} being indexed", &[("n", &indexing.to_string())]));
+    }
+    if learning > 0 {
+        parts.push(tf("learning from {n}", &[("n", &learning.to_string())]));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
