@@ -136,6 +136,18 @@ const CHANGE: &[&[&str]] = &[
     &["broke", "up"],
     &["quit"],
     &["finally"],
+    &["recently"],
+    &["as", "of"],
+    &["relocated"],
+    &["swapped"],
+    &["adopted"],
+    &["ditched"],
+    &["dropped"],
+    &["went", "back", "to"],
+    &["transferred"],
+    &["got", "a", "new"],
+    &["just", "got"],
+    &["just", "bought"],
     &["first", "week"],
     &["first", "day"],
     &["first", "appointment"],
@@ -993,6 +1005,15 @@ mod tests {
         assert_eq!(turn.owner, "user");
         assert_eq!(turn.said, "staging is at 10.0.3.7 now");
         assert_eq!(turn.stance, Stance::Change);
+        for said in [
+            "Gina: As of this month the team deploys on Fridays.",
+            "Gina: We ditched Jenkins for Buildkite.",
+            "Gina: I relocated to Lisbon in the spring.",
+            "Gina: I just got a puppy called Miso.",
+            "Gina: We went back to Postgres after the trial.",
+        ] {
+            assert_eq!(statement(said).stance, Stance::Change, "{said}");
+        }
         assert_eq!(statement("no speaker here").owner, "someone");
         assert_eq!(
             statement("note: lower case is not a speaker").owner,
