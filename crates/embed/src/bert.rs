@@ -5,6 +5,8 @@ use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
 use safetensors::{Dtype, SafeTensors};
 
+use crate::few_rows::{FewRows, FEW_ROWS};
+
 const LAYERS: usize = 6;
 const HEADS: usize = 12;
 const LAYER_NORM_EPS: f32 = 1e-12;
@@ -17,11 +19,33 @@ struct Linear {
     bias: Vec<f32>,
     inputs: usize,
     outputs: usize,
+    /// The weights as 16-bit integers, for inputs of at most [`FEW_ROWS`] rows.
+    few: Option<FewRows>,
 }
 
 impl Linear {
+    fn new(weight: Vec<f32>, bias: Vec<f32>, inputs: usize, outputs: usize) -> Self {
+        Self {
+            few: FewRows::quantise(&weight, inputs, outputs),
+            weight,
+            bias,
+            inputs,
+            outputs,
+        }
+    }
+
     /// `x` is `[rows, inputs]`; returns `[rows, outputs]`.
-    fn forward(&self, x: &[f32], rows: usize) -> Vec<f32> {
+    fn forward(&self, x: &[f32], rows: usize, precision: Precision) -> Vec<f32> {
+        match &self.few {
+            Some(few) if rows <= FEW_ROWS && precision == Precision::Fast => {
+                few.forward(x, rows, &self.bias)
+            }
+            _ => self.forward_exact(x, rows),
+        }
+    }
+
+    /// [`Linear::forward`] in f32 throughout.
+    fn forward_exact(&self, x: &[f32], rows: usize) -> Vec<f32> {
         let mut y = Vec::with_capacity(rows * self.outputs);
         for _ in 0..rows {
             y.extend_from_slice(&self.bias);
@@ -51,12 +75,8 @@ impl Linear {
                     .extend_from_slice(&part.weight[row * part.outputs..(row + 1) * part.outputs]);
             }
         }
-        Ok(Linear {
-            weight,
-            bias: parts.iter().flat_map(|p| p.bias.iter().copied()).collect(),
-            inputs,
-            outputs,
-        })
+        let bias = parts.iter().flat_map(|p| p.bias.iter().copied()).collect();
+        Ok(Linear::new(weight, bias, inputs, outputs))
     }
 }
 
@@ -87,6 +107,16 @@ struct Layer {
     intermediate: Linear,
     output: Linear,
     output_norm: LayerNorm,
+}
+
+/// How the dense layers multiply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// 16-bit integer weights for inputs of a few tokens (a query: twice as fast, within 1e-5
+    /// in cosine), f32 for longer ones.
+    Fast,
+    /// f32 throughout.
+    Exact,
 }
 
 /// The encoder's weights.
@@ -132,12 +162,7 @@ fn linear(st: &SafeTensors<'_>, prefix: &str) -> Result<Linear, String> {
             transposed[i * outputs + o] = *w;
         }
     }
-    Ok(Linear {
-        weight: transposed,
-        bias,
-        inputs,
-        outputs,
-    })
+    Ok(Linear::new(transposed, bias, inputs, outputs))
 }
 
 fn layer_norm(st: &SafeTensors<'_>, prefix: &str) -> Result<LayerNorm, String> {
@@ -191,7 +216,7 @@ impl Bert {
     }
 
     /// Mean-pooled, unit-length embedding of one token sequence.
-    pub fn embed(&self, ids: &[u32]) -> Vec<f32> {
+    pub fn embed(&self, ids: &[u32], precision: Precision) -> Vec<f32> {
         let h = self.hidden;
         let n = ids.len().min(self.max_positions).max(1);
         let vocab = self.word.len() / h;
@@ -204,7 +229,7 @@ impl Bert {
         }
         self.embedding_norm.forward(&mut x);
         for layer in &self.layers {
-            x = self.layer(layer, x, n);
+            x = self.layer(layer, x, n, precision);
         }
         let mut pooled = vec![0.0f32; h];
         for row in x.chunks(h) {
@@ -216,10 +241,10 @@ impl Bert {
         pooled.iter().map(|v| v / norm).collect()
     }
 
-    fn layer(&self, layer: &Layer, x: Vec<f32>, n: usize) -> Vec<f32> {
+    fn layer(&self, layer: &Layer, x: Vec<f32>, n: usize, precision: Precision) -> Vec<f32> {
         let h = self.hidden;
         let head = h / HEADS;
-        let qkv = layer.qkv.forward(&x, n);
+        let qkv = layer.qkv.forward(&x, n, precision);
         let row = |i: usize, part: usize, off: usize| {
             let at = i * 3 * h + part * h + off;
             &qkv[at..at + head]
@@ -252,16 +277,16 @@ impl Bert {
                 }
             }
         }
-        let mut attended = layer.attention_out.forward(&context, n);
+        let mut attended = layer.attention_out.forward(&context, n, precision);
         for (a, r) in attended.iter_mut().zip(&x) {
             *a += r;
         }
         layer.attention_norm.forward(&mut attended);
-        let mut inner = layer.intermediate.forward(&attended, n);
+        let mut inner = layer.intermediate.forward(&attended, n, precision);
         for v in inner.iter_mut() {
             *v = gelu(*v);
         }
-        let mut out = layer.output.forward(&inner, n);
+        let mut out = layer.output.forward(&inner, n, precision);
         for (o, r) in out.iter_mut().zip(&attended) {
             *o += r;
         }
@@ -275,15 +300,40 @@ fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x / std::f32::consts::SQRT_2))
 }
 
-/// erf to about 1e-7 (Abramowitz and Stegun 7.1.26 is 1.5e-7; this uses the rational form).
+/// erf by Abramowitz and Stegun 7.1.26 (absolute error 1.5e-7), in f32 throughout: the GELU runs
+/// over every intermediate activation (1536 per token per layer), so f64 here cost a sixth of a
+/// short query's embedding time for no change the tests can see.
 fn erf(x: f32) -> f32 {
-    let sign = if x < 0.0 { -1.0 } else { 1.0 };
-    let x = x.abs() as f64;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let y = 1.0
-        - (((((1.061_405_429 * t - 1.453_152_027) * t) + 1.421_413_741) * t - 0.284_496_736) * t
-            + 0.254_829_592)
-            * t
-            * (-x * x).exp();
-    sign * y as f32
+    let a = x.abs();
+    let t = 1.0 / (1.0 + 0.327_591_1 * a);
+    let poly = ((((1.061_405_4 * t - 1.453_152_1) * t + 1.421_413_7) * t - 0.284_496_74) * t
+        + 0.254_829_6)
+        * t;
+    (1.0 - poly * (-a * a).exp()).copysign(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::erf;
+
+    #[test]
+    fn erf_matches_reference_values() {
+        // erf(x) for x = 0, 0.1, 0.5, 1, 2, 3 (from tables), and its odd symmetry.
+        let table = [
+            (0.0, 0.0),
+            (0.1, 0.112_462_92),
+            (0.5, 0.520_499_9),
+            (1.0, 0.842_700_8),
+            (2.0, 0.995_322_3),
+            (3.0, 0.999_977_9),
+        ];
+        for (x, want) in table {
+            assert!(
+                (erf(x) - want).abs() < 5e-7,
+                "erf({x}) = {} not {want}",
+                erf(x)
+            );
+            assert!((erf(-x) + want).abs() < 5e-7, "erf(-{x}) = {}", erf(-x));
+        }
+    }
 }

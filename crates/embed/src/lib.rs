@@ -1,14 +1,16 @@
 //! Local sentence embeddings with all-MiniLM-L6-v2: a BERT encoder (six layers, 384 dimensions)
-//! run in plain Rust over `matrixmultiply`, its WordPiece tokenizer, mean pooling and L2
-//! normalisation. Loads `model.safetensors` and `vocab.txt` from a folder; nothing is downloaded.
+//! run in plain Rust over `matrixmultiply` (queries over a 16-bit integer kernel), its WordPiece
+//! tokenizer, mean pooling and L2 normalisation. Loads `model.safetensors` and `vocab.txt` from a
+//! folder; nothing is downloaded.
 
 mod bert;
+mod few_rows;
 mod idle;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};
 
-pub use bert::Bert;
+pub use bert::{Bert, Precision};
 pub use idle::{IdleMiniLm, DIMENSIONS};
 pub use wordpiece::WordPiece;
 
@@ -63,8 +65,13 @@ impl MiniLm {
 
     /// The unit-length embedding of `text`.
     pub fn embed(&self, text: &str) -> Vec<f32> {
+        self.embed_with(text, Precision::Fast)
+    }
+
+    /// [`MiniLm::embed`] at a chosen precision: `Exact` is what the fast path is measured against.
+    pub fn embed_with(&self, text: &str, precision: Precision) -> Vec<f32> {
         let ids = self.tokenizer.encode(text, MAX_TOKENS);
-        self.bert.embed(&ids)
+        self.bert.embed(&ids, precision)
     }
 }
 

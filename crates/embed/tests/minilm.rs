@@ -66,6 +66,33 @@ fn the_same_text_gives_the_same_vector() -> Result<(), Box<dyn std::error::Error
 }
 
 #[test]
+fn a_query_s_fast_embedding_stays_with_the_exact_one() -> Result<(), Box<dyn std::error::Error>> {
+    use cairn_embed::Precision;
+    let model = MiniLm::load(&model_dir())?;
+    for query in [
+        "what did we decide about the staging database migration",
+        "who owns the payments service",
+        "港口的数据库迁移是什么时候",
+        "x",
+    ] {
+        let fast = model.embed_with(query, Precision::Fast);
+        let exact = model.embed_with(query, Precision::Exact);
+        assert_eq!(fast, model.embed(query), "queries take the fast path");
+        let cos = cosine(&fast, &exact);
+        assert!(cos > 0.99999 && cos <= 1.00001, "{query}: cosine {cos}");
+    }
+    // Past 32 tokens both paths are the same f32 multiply.
+    let long = "the deploy of the payments service failed again last night: the migration that \
+                adds the invoices index timed out after ten minutes, the health check marked the \
+                pods as unready and the rollout stopped half way through the second region";
+    assert_eq!(
+        model.embed_with(long, Precision::Fast),
+        model.embed_with(long, Precision::Exact)
+    );
+    Ok(())
+}
+
+#[test]
 fn a_missing_model_is_a_clear_error() {
     let err = MiniLm::load(std::path::Path::new("/nonexistent/model"))
         .err()
