@@ -52,25 +52,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| e.to_api_error())
 }
 
-/// How WebKit renders, set before GTK starts (WebKit's processes inherit it) unless the person
-/// set it: no GPU compositing, and no DMA-BUF renderer with it. Cairn's pages are text and a few
-/// transitions, which paint as smoothly in software, and the compositing buffers were a third of
-/// the idle web process: under Xvfb it went from 210 MB PSS to 133. Setting either variable
-/// yourself keeps your value.
-fn lighter_rendering() {
-    #[cfg(target_os = "linux")]
-    for name in [
-        "WEBKIT_DISABLE_COMPOSITING_MODE",
-        "WEBKIT_DISABLE_DMABUF_RENDERER",
-    ] {
-        if std::env::var_os(name).is_none() {
-            std::env::set_var(name, "1");
-        }
-    }
-}
-
 fn main() -> std::process::ExitCode {
-    lighter_rendering();
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
