@@ -1,6 +1,7 @@
-//! How long one query's embedding takes (the vector channel's share of every recall), for a
-//! short question and a long one, on the model setup installed: the fast path (16-bit integer weights for
-//! a few tokens) and the exact one, with the cosine between their vectors.
+//! How long one embedding takes (a query's is the vector channel's share of every recall), for a
+//! short question, a long one and a memory at the token cap, on the model setup installed: the
+//! fast path (16-bit integer weights for a few tokens) and the exact one, with the cosine between
+//! their vectors.
 //!
 //! `cargo bench -p cairn-embed --bench embed [-- MODEL_DIR]`
 
@@ -41,8 +42,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .repeat(20),
         ),
     ] {
+        let reference = model.embed_with(text, Precision::Exact);
         for precision in [Precision::Fast, Precision::Exact] {
-            let reference = model.embed_with(text, Precision::Exact);
             let vector = model.embed_with(text, precision);
             let cosine: f32 = vector.iter().zip(&reference).map(|(a, b)| a * b).sum();
             let runs = 50;

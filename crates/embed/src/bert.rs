@@ -145,7 +145,8 @@ fn tensor(st: &SafeTensors<'_>, name: &str) -> Result<(Vec<f32>, Vec<usize>), St
     Ok((data, view.shape().to_vec()))
 }
 
-fn linear(st: &SafeTensors<'_>, prefix: &str) -> Result<Linear, String> {
+/// A dense layer as the checkpoint holds it, in f32 only: the parts [`Linear::side_by_side`] fuses.
+fn unquantised(st: &SafeTensors<'_>, prefix: &str) -> Result<Linear, String> {
     let (weight, shape) = tensor(st, &format!("{prefix}.weight"))?;
     let (bias, _) = tensor(st, &format!("{prefix}.bias"))?;
     let [outputs, inputs] = shape[..] else {
@@ -162,7 +163,25 @@ fn linear(st: &SafeTensors<'_>, prefix: &str) -> Result<Linear, String> {
             transposed[i * outputs + o] = *w;
         }
     }
-    Ok(Linear::new(transposed, bias, inputs, outputs))
+    Ok(Linear {
+        weight: transposed,
+        bias,
+        inputs,
+        outputs,
+        few: None,
+    })
+}
+
+/// A dense layer, ready for both paths.
+fn linear(st: &SafeTensors<'_>, prefix: &str) -> Result<Linear, String> {
+    let Linear {
+        weight,
+        bias,
+        inputs,
+        outputs,
+        ..
+    } = unquantised(st, prefix)?;
+    Ok(Linear::new(weight, bias, inputs, outputs))
 }
 
 fn layer_norm(st: &SafeTensors<'_>, prefix: &str) -> Result<LayerNorm, String> {
@@ -183,9 +202,9 @@ impl Bert {
                 let p = format!("encoder.layer.{i}");
                 Ok(Layer {
                     qkv: Linear::side_by_side(&[
-                        linear(&st, &format!("{p}.attention.self.query"))?,
-                        linear(&st, &format!("{p}.attention.self.key"))?,
-                        linear(&st, &format!("{p}.attention.self.value"))?,
+                        unquantised(&st, &format!("{p}.attention.self.query"))?,
+                        unquantised(&st, &format!("{p}.attention.self.key"))?,
+                        unquantised(&st, &format!("{p}.attention.self.value"))?,
                     ])?,
                     attention_out: linear(&st, &format!("{p}.attention.output.dense"))?,
                     attention_norm: layer_norm(&st, &format!("{p}.attention.output.LayerNorm"))?,

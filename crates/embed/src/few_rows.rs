@@ -94,9 +94,9 @@ impl FewRows {
             let first = block * LANES;
             for (g, xs) in grouped.chunks_exact(inputs * ROWS).enumerate() {
                 let mut acc = [[0.0f32; LANES]; ROWS];
-                for (w8, x4) in weights.chunks_exact(LANES).zip(xs.chunks_exact(ROWS)) {
+                for (quanta, x4) in weights.chunks_exact(LANES).zip(xs.chunks_exact(ROWS)) {
                     let mut w = [0.0f32; LANES];
-                    for (w, q) in w.iter_mut().zip(w8) {
+                    for (w, q) in w.iter_mut().zip(quanta) {
                         *w = f32::from(*q);
                     }
                     for (acc, xv) in acc.iter_mut().zip(x4) {
