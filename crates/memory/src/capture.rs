@@ -633,3 +633,109 @@ fn trace_text(request: &str, done: &TurnCompletion) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    fn turn(i: usize, request: &str, answer: &str) -> ImportTurn {
+        ImportTurn {
+            key: format!("claude-code:c1:{i}"),
+            start: TurnStart {
+                session: "claude-code:c1".into(),
+                request: request.into(),
+                source: Some("claude-code".into()),
+                idempotency_key: None,
+                started_at: Some(1_000 + i as i64 * 1_000),
+                workspace: None,
+            },
+            done: TurnCompletion {
+                answer: answer.into(),
+                ..TurnCompletion::default()
+            },
+        }
+    }
+
+    /// The terms the full-text index holds in each memory's context column, in order.
+    fn indexed_contexts(store: &MemoryStore) -> Result<Vec<(i64, Vec<String>)>, MemoryError> {
+        store.read(|conn| {
+            conn.execute_batch(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.terms_at USING fts5vocab(main, memory_terms, instance)",
+            )?;
+            let mut ids = conn.prepare("SELECT id FROM memories ORDER BY id")?;
+            let ids = ids
+                .query_map([], |row| row.get::<_, i64>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut terms = conn.prepare(
+                "SELECT term FROM temp.terms_at WHERE doc = ?1 AND col = 'context' ORDER BY offset",
+            )?;
+            ids.into_iter()
+                .map(|id| {
+                    let held = terms
+                        .query_map([id], |row| row.get::<_, String>(0))?
+                        .collect::<Result<Vec<_>, _>>()?;
+                    Ok((id, held))
+                })
+                .collect()
+        })
+    }
+
+    /// What each memory's stored context analyses to, which the index must hold.
+    fn analysed_contexts(store: &MemoryStore) -> Result<Vec<(i64, Vec<String>)>, MemoryError> {
+        store.read(|conn| {
+            let mut rows = conn.prepare("SELECT id, context FROM memories ORDER BY id")?;
+            let rows = rows
+                .query_map([], |row| {
+                    Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+                })?
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(rows
+                .into_iter()
+                .map(|(id, context)| (id, store.analyzer.terms(&context)))
+                .collect())
+        })
+    }
+
+    #[test]
+    fn contexts_joined_from_lent_terms_index_what_analysing_them_would() -> TestResult {
+        let store = MemoryStore::open_in_memory()?;
+        let long = "the deploy's canary stalled at forty percent; ".repeat(20);
+        let turns = [
+            (
+                "staging hangs on the migration lock",
+                "a stuck reindex job holds it",
+            ),
+            ("who started it", &long[..]),
+            ("kill the reindex", "the, a, of"),
+            ("write it down", "noted in the runbook under staging"),
+            ("and the canary?", "rolled back; 部署已回滚"),
+        ];
+        let mut turns = turns
+            .iter()
+            .enumerate()
+            .map(|(i, (request, answer))| turn(i, request, answer));
+        // Two batches: the second's first turn leans on a memory of an earlier transaction.
+        store.import_turns(turns.by_ref().take(2).collect())?;
+        store.import_turns(turns.collect())?;
+        // And one captured live afterwards, alone in its transaction.
+        let id = store.start_turn(TurnStart {
+            request: "is staging green now".into(),
+            started_at: Some(9_000),
+            ..turn(9, "", "").start
+        })?;
+        store.complete_turn(
+            id,
+            TurnCompletion {
+                answer: "yes, all green".into(),
+                ..TurnCompletion::default()
+            },
+        )?;
+        let held = indexed_contexts(&store)?;
+        assert_eq!(held.len(), 6);
+        assert!(held.iter().all(|(_, terms)| !terms.is_empty()), "{held:?}");
+        assert_eq!(held, analysed_contexts(&store)?);
+        Ok(())
+    }
+}

@@ -32,6 +32,13 @@ pub(crate) struct Unindexed {
     /// index to replace. (Deleting a row the contentless index never held corrupts its document
     /// count, and with it every BM25.)
     new: std::collections::HashMap<i64, String>,
+    /// The terms of the context of memories written in this transaction, where they follow
+    /// from their neighbours' lent terms (the analyser splits at the line between two
+    /// neighbours, so the terms of a joined context are the joined terms): an import indexes
+    /// without reading back or analysing again what it just wrote.
+    contexts: std::collections::HashMap<i64, String>,
+    /// The terms each memory written in this transaction lends its neighbours as context.
+    lent: std::collections::HashMap<i64, String>,
 }
 
 /// A memory's text and metadata as the store keeps them (see [`MemoryStore::analyse`]).
@@ -43,6 +50,9 @@ pub(crate) struct Analysed {
     idents: String,
     /// Its full-text terms, space-separated.
     terms: String,
+    /// The terms of what it lends its neighbours as their context (its first
+    /// `CONTEXT_CHARS` characters).
+    lent: String,
 }
 
 /// The memory database. All methods take `&self`; writes are serialised on one connection.
@@ -180,7 +190,6 @@ impl MemoryStore {
     fn from_connection(conn: Connection, path: Option<PathBuf>) -> Self {
         Self {
             conn: Mutex::new(conn),
-            path,
             analyzer: Analyzer::default(),
             clock: Box::new(now_ms),
             embedder: RwLock::new(None),
@@ -194,6 +203,7 @@ impl MemoryStore {
             read_only: Mutex::new(None),
             embed_after: Mutex::new(None),
             relate_after: Mutex::new(None),
+            path,
         }
     }
 
@@ -303,6 +313,7 @@ impl MemoryStore {
             summary: heuristic_summary(&text),
             idents: idents(&text).join(" "),
             terms: self.analyzer.indexed(&text),
+            lent: self.analyzer.indexed(&snippet(&text, CONTEXT_CHARS)),
             text,
         }
     }
@@ -325,6 +336,7 @@ impl MemoryStore {
             summary,
             idents,
             terms,
+            lent,
         } = analysed;
         if text.is_empty() {
             return Err(MemoryError::Invalid("a memory needs some text".into()));
@@ -332,10 +344,30 @@ impl MemoryStore {
         let now = self.now();
         let created_at = memory.created_at.unwrap_or(now);
         let layer = memory.layer.unwrap_or(Layer::Trace);
+
+        // The neighbourhood: the previous memory of the same conversation lends this one its text as
+        // context, and receives this one's text in return.
+        let previous: Option<(i64, String, String)> = match &memory.session {
+            Some(session) => tx
+                .prepare_cached(
+                    "SELECT id, text, context FROM memories
+                     WHERE session_key = ?1 AND created_at <= ?2 AND status != 'deleted'
+                     ORDER BY created_at DESC, id DESC LIMIT 1",
+                )?
+                .query_row(params![session, created_at], |row| {
+                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                })
+                .optional()?,
+            None => None,
+        };
+        let context = previous
+            .as_ref()
+            .map(|(_, prev_text, _)| snippet(prev_text, CONTEXT_CHARS))
+            .unwrap_or_default();
         cached(tx,
             "INSERT INTO memories (layer, status, text, source, external_id, session_key, episode_id,
-                                   turn_id, created_at, updated_at, metadata, summary)
-             VALUES (?1, 'activated', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                                   turn_id, created_at, updated_at, metadata, summary, context)
+             VALUES (?1, 'activated', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 layer.as_str(),
                 text,
@@ -347,27 +379,19 @@ impl MemoryStore {
                 created_at,
                 now,
                 metadata,
-                summary
+                summary,
+                context
             ],
         )?;
         let id = tx.last_insert_rowid();
-
-        // The neighbourhood: the previous memory of the same conversation lends this one its text as
-        // context, and receives this one's text in return.
-        let mut context = String::new();
-        if let Some(session) = &memory.session {
-            let previous: Option<(i64, String, String)> = tx
-                .prepare_cached(
-                    "SELECT id, text, context FROM memories
-                     WHERE session_key = ?1 AND id != ?2 AND created_at <= ?3 AND status != 'deleted'
-                     ORDER BY created_at DESC, id DESC LIMIT 1",
-                )?
-                .query_row(params![session, id, created_at], |row| {
-                    Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-                })
-                .optional()?;
-            if let Some((prev_id, prev_text, prev_context)) = previous {
-                context = snippet(&prev_text, CONTEXT_CHARS);
+        match &previous {
+            None => {
+                unindexed.contexts.insert(id, String::new());
+            }
+            Some((prev_id, _, prev_context)) => {
+                if let Some(prev_lent) = unindexed.lent.get(prev_id) {
+                    unindexed.contexts.insert(id, prev_lent.clone());
+                }
                 let prev_context = if prev_context.is_empty() {
                     snippet(&text, CONTEXT_CHARS)
                 } else {
@@ -378,18 +402,18 @@ impl MemoryStore {
                     "UPDATE memories SET context = ?2 WHERE id = ?1",
                     params![prev_id, prev_context],
                 )?;
-                unindexed.marked.insert(prev_id);
+                if let Some(terms) = unindexed.contexts.get_mut(prev_id) {
+                    if !terms.is_empty() && !lent.is_empty() {
+                        terms.push(' ');
+                    }
+                    terms.push_str(&lent);
+                }
+                unindexed.marked.insert(*prev_id);
             }
-        }
-        if !context.is_empty() {
-            cached(
-                tx,
-                "UPDATE memories SET context = ?2 WHERE id = ?1",
-                params![id, context],
-            )?;
         }
         unindexed.marked.insert(id);
         unindexed.new.insert(id, terms);
+        unindexed.lent.insert(id, lent);
         index_idents(tx, id, &idents)?;
         log_change(
             tx,
@@ -412,6 +436,16 @@ impl MemoryStore {
             stats.written(unindexed.marked.len());
         }
         for id in unindexed.marked {
+            if let (Some(body), Some(context)) =
+                (unindexed.new.remove(&id), unindexed.contexts.remove(&id))
+            {
+                cached(
+                    tx,
+                    "INSERT INTO memory_terms (rowid, body, context) VALUES (?1, ?2, ?3)",
+                    params![id, body, context],
+                )?;
+                continue;
+            }
             let stored: Option<(String, String)> = tx
                 .prepare_cached("SELECT text, context FROM memories WHERE id = ?1")?
                 .query_row([id], |row| Ok((row.get(0)?, row.get(1)?)))
