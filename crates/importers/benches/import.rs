@@ -6,6 +6,10 @@
 
 use std::time::Instant;
 
+/// The allocator the `cairn` binary ships with (see its `main.rs`).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use cairn_importers::sources::ClaudeCode;
 use cairn_importers::synthetic::claude_code_session;
 use cairn_importers::{scan, HistorySource, ScanControl, ScanMode, SourceEnv};

@@ -39,8 +39,12 @@ const STOP_WORDS: &[&str] = &[
     "really", "thanks", "thank", "wow", "hi", "got", "get", "gonna", "lot", "much", "many", "way",
 ];
 
-fn stop_words() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+/// Word lookups while indexing hash with Fx: SipHash was a sixth of the analyser's time.
+type FastSet<T> = HashSet<T, rustc_hash::FxBuildHasher>;
+type FastMap<K, V> = HashMap<K, V, rustc_hash::FxBuildHasher>;
+
+fn stop_words() -> &'static FastSet<&'static str> {
+    static SET: OnceLock<FastSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| STOP_WORDS.iter().copied().collect())
 }
 
@@ -125,7 +129,7 @@ impl Analyzer {
     /// and stemming was most of the cost of indexing an import.
     fn stem(&self, word: &str, emit: &mut dyn FnMut(&str)) {
         thread_local! {
-            static STEMS: RefCell<HashMap<String, String>> = RefCell::new(HashMap::new());
+            static STEMS: RefCell<FastMap<String, String>> = RefCell::new(FastMap::default());
         }
         STEMS.with(|stems| {
             let mut stems = stems.borrow_mut();
