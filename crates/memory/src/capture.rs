@@ -126,7 +126,7 @@ impl MemoryStore {
         let tx = conn.transaction()?;
         let session_id = self.open_turn_session(&tx, &start)?;
         let request = redact(&start.request).into_owned();
-        let id = self.begin_turn(&tx, start, &request, session_id)?;
+        let id = self.begin_turn(&tx, start, request, session_id)?.id();
         tx.commit()?;
         Ok(id)
     }
@@ -153,9 +153,9 @@ impl MemoryStore {
         &self,
         tx: &Transaction<'_>,
         start: TurnStart,
-        request: &str,
+        request: String,
         session_id: i64,
-    ) -> Result<i64, MemoryError> {
+    ) -> Result<Begun, MemoryError> {
         let source = start.source.clone().unwrap_or_else(|| "cairn".to_owned());
         let at = start.started_at.unwrap_or_else(|| self.now());
         if let Some(key) = &start.idempotency_key {
@@ -164,7 +164,7 @@ impl MemoryStore {
                 .query_row([key], |row| row.get(0))
                 .optional()?;
             if let Some(id) = existing {
-                return Ok(id);
+                return Ok(Begun::Existing(id));
             }
         }
         let last: Option<(i64, i64)> = tx
@@ -198,7 +198,16 @@ impl MemoryStore {
         )?;
         let id = tx.last_insert_rowid();
         crate::feedback::rate_previous_reply(tx, at, id, session_id, &start.request)?;
-        Ok(id)
+        Ok(Begun::New(
+            id,
+            OpenTurn {
+                request,
+                source,
+                session: start.session,
+                episode_id: Some(episode_id),
+                started_at: at,
+            },
+        ))
     }
 
     /// Completes a started turn: keeps the whole turn raw and writes its L1 trace.
@@ -347,6 +356,21 @@ struct OpenTurn {
     session: String,
     episode_id: Option<i64>,
     started_at: i64,
+}
+
+/// What starting a turn did.
+enum Begun {
+    /// Its key was known: the turn of that key.
+    Existing(i64),
+    New(i64, OpenTurn),
+}
+
+impl Begun {
+    fn id(&self) -> i64 {
+        match self {
+            Begun::Existing(id) | Begun::New(id, _) => *id,
+        }
+    }
 }
 
 /// Whether a turn still waits for its completion.
@@ -525,13 +549,18 @@ impl MemoryStore {
                 None => (redact(&turn.start.request).into_owned(), None),
             };
             turn.start.idempotency_key = Some(turn.key);
-            let id = self.begin_turn(&tx, turn.start, &request, session_id)?;
-            let open = match turn_to_finish(&tx, id)? {
-                TurnToFinish::Captured(_) => {
-                    outcomes.push(Ok(ImportOutcome::Existing));
-                    continue;
-                }
-                TurnToFinish::Open(open) => open,
+            let (id, open) = match self.begin_turn(&tx, turn.start, request.clone(), session_id)? {
+                // A row just written has no trace yet (turns are never deleted, so its id
+                // was never another turn's).
+                Begun::New(id, open) => (id, open),
+                // A turn a hook started (or a started one imported before) waits for its end.
+                Begun::Existing(id) => match turn_to_finish(&tx, id)? {
+                    TurnToFinish::Captured(_) => {
+                        outcomes.push(Ok(ImportOutcome::Existing));
+                        continue;
+                    }
+                    TurnToFinish::Open(open) => (id, open),
+                },
             };
             // A turn a hook started holds the hook's request, which the trace is made of.
             let analysed = match analysed {
