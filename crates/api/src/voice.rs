@@ -9,6 +9,9 @@ use cairn_voice::{Hints, InstalledModel, Recording, Transcriber, VoiceError};
 
 use crate::{Cairn, Error};
 
+/// Words of what the person said lately offered to whisper (its prompt holds 224 tokens).
+const SAID_WORDS: usize = 140;
+
 /// Words of the person's vocabulary offered to whisper.
 const VOCABULARY_WORDS: usize = 40;
 
@@ -130,26 +133,30 @@ impl Cairn {
         language: &str,
         model: Option<&str>,
     ) -> Result<String, Error> {
-        let hints = Hints {
-            vocabulary: self.voice_vocabulary(),
-            beam: false,
-        };
+        let hints = self.voice_hints();
         Ok(self
             .transcriber(model)?
             .transcribe_with(samples, language, &hints)?)
     }
 
-    /// The words whisper is primed with: the person's vocabulary from memory (none when memory
-    /// cannot be read — transcription goes on without it).
-    pub fn voice_vocabulary(&self) -> Vec<String> {
-        match self
-            .memory()
-            .and_then(|m| Ok(m.vocabulary(VOCABULARY_WORDS)?))
-        {
-            Ok(words) => words,
+    /// What whisper is primed with: what the person said lately and their vocabulary, from
+    /// memory (nothing when memory cannot be read — transcription goes on without it).
+    pub fn voice_hints(&self) -> Hints {
+        let read = self.memory().and_then(|m| {
+            Ok((
+                m.said_recently(SAID_WORDS)?,
+                m.vocabulary(VOCABULARY_WORDS)?,
+            ))
+        });
+        match read {
+            Ok((said, vocabulary)) => Hints {
+                vocabulary,
+                said,
+                beam: false,
+            },
             Err(e) => {
                 tracing::debug!("no vocabulary for voice input: {e}");
-                Vec::new()
+                Hints::default()
             }
         }
     }

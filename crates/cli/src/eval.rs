@@ -402,26 +402,24 @@ const VOICES: &[(&str, u32)] = &[
 ];
 
 /// Synthesises [`TECHNICAL_SPEECH`] with espeak-ng in several voices and speeds, transcribes each
-/// clip three ways — plain, primed with the person's vocabulary from memory (what voice input
+/// clip three ways — plain, primed with what the person said lately, from memory (what voice input
 /// does), and primed with beam search — and prints the word error rate of each.
 pub fn voice(cairn: &Cairn, model: Option<&str>, json: bool) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let transcriber = cairn.transcriber(model)?;
-    let vocabulary = cairn.voice_vocabulary();
+    let hints = cairn.voice_hints();
+    let vocabulary = hints.vocabulary.clone();
     let ways: [(&str, cairn_voice::Hints); 3] = [
         ("plain", cairn_voice::Hints::default()),
         (
-            "with the vocabulary (voice input)",
-            cairn_voice::Hints {
-                vocabulary: vocabulary.clone(),
-                beam: false,
-            },
+            "primed with what the person said (voice input)",
+            hints.clone(),
         ),
         (
-            "with the vocabulary, beam search",
+            "primed, beam search",
             cairn_voice::Hints {
-                vocabulary: vocabulary.clone(),
                 beam: true,
+                ..hints.clone()
             },
         ),
     ];
@@ -460,6 +458,7 @@ pub fn voice(cairn: &Cairn, model: Option<&str>, json: bool) -> anyhow::Result<(
             "clips": clips.len(),
             "words": words,
             "vocabulary": vocabulary,
+            "said": hints.said,
             "wer": { "plain": wer(0), "vocabulary": wer(1), "vocabulary_beam": wer(2) },
             "transcripts": clips,
         });

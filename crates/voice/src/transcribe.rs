@@ -63,7 +63,7 @@ impl Transcriber {
         });
         params.set_temperature(0.0);
         params.set_temperature_inc(0.2);
-        let prompt = prompt(&hints.vocabulary);
+        let prompt = prompt(hints);
         if !prompt.is_empty() {
             params.set_initial_prompt(&prompt);
         }
@@ -79,17 +79,9 @@ impl Transcriber {
         params.set_print_special(false);
         params.set_print_timestamps(false);
         params.set_suppress_blank(true);
-        // Whisper reads at least a second: pad very short clips with silence.
-        let mut padded;
-        let audio = if samples.len() < WHISPER_RATE as usize {
-            padded = samples.to_vec();
-            padded.resize(WHISPER_RATE as usize + WHISPER_RATE as usize / 10, 0.0);
-            &padded[..]
-        } else {
-            samples
-        };
+        let audio = at_least_a_second(samples);
         state
-            .full(params, audio)
+            .full(params, &audio)
             .map_err(|e| VoiceError::Transcription(e.to_string()))?;
         let mut text = String::new();
         for i in 0..state.full_n_segments() {
@@ -103,6 +95,18 @@ impl Transcriber {
     }
 }
 
+/// Whisper reads at least a second: very short clips are padded with silence. (Half a second
+/// of silence before and after every clip was tried: 2 points better on technical speech
+/// primed with a glossary, 11 points worse on everyday sentences.)
+fn at_least_a_second(samples: &[f32]) -> Vec<f32> {
+    let mut audio = samples.to_vec();
+    let second = WHISPER_RATE as usize;
+    if audio.len() < second {
+        audio.resize(second + second / 10, 0.0);
+    }
+    audio
+}
+
 /// Beams kept while decoding (whisper's own default).
 const BEAM_SIZE: i32 = 5;
 
@@ -113,18 +117,31 @@ const PROMPT_WORDS: usize = 40;
 /// What a transcription is told beyond the audio.
 #[derive(Debug, Clone, Default)]
 pub struct Hints {
-    /// Words the person uses (project names, identifiers, people), most telling first.
+    /// Words the person uses (project names, identifiers, people), most telling first: the
+    /// prompt when nothing they said is known.
     pub vocabulary: Vec<String>,
+    /// What the person said lately, newest last: whisper's prompt, as if it had just heard it.
+    pub said: Vec<String>,
     /// Beam search instead of greedy decoding: measured no better on tiny.en (38.2 % against
     /// 38.7 % on technical speech, 19.4 % against 20.4 % primed, worse on everyday sentences)
     /// for twice the time, so voice input does not use it.
     pub beam: bool,
 }
 
-/// Whisper's prompt from a vocabulary: the words as a glossary line, which primes the decoder
-/// toward them without being mistaken for what was said.
-fn prompt(vocabulary: &[String]) -> String {
-    let words: Vec<String> = vocabulary
+/// Whisper's prompt: what the person said lately, which primes the decoder toward their words
+/// and their way of putting them; else their vocabulary as a glossary line.
+fn prompt(hints: &Hints) -> String {
+    let said: Vec<String> = hints
+        .said
+        .iter()
+        .map(|s| s.replace('\0', "").trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .collect();
+    if !said.is_empty() {
+        return said.join(" ");
+    }
+    let words: Vec<String> = hints
+        .vocabulary
         .iter()
         .map(|w| w.replace('\0', "").trim().to_owned())
         .filter(|w| !w.is_empty())
@@ -140,4 +157,38 @@ fn threads() -> i32 {
     std::thread::available_parallelism()
         .map(|n| n.get().min(8) as i32)
         .unwrap_or(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_was_said_is_the_prompt_else_the_vocabulary_as_a_glossary() {
+        let vocabulary = vec!["cairn".to_owned(), " webhook handler ".to_owned()];
+        let glossary = Hints {
+            vocabulary: vocabulary.clone(),
+            ..Hints::default()
+        };
+        assert_eq!(prompt(&glossary), "Glossary: cairn, webhook handler.");
+        let said = Hints {
+            vocabulary,
+            said: vec![
+                "tag a release".into(),
+                " ".into(),
+                "bump the version".into(),
+            ],
+            beam: false,
+        };
+        assert_eq!(prompt(&said), "tag a release bump the version");
+        assert_eq!(prompt(&Hints::default()), "");
+    }
+
+    #[test]
+    fn clips_shorter_than_a_second_are_padded_with_silence() {
+        let audio = at_least_a_second(&[0.5; 10]);
+        assert_eq!(audio.len(), WHISPER_RATE as usize * 11 / 10);
+        assert!(audio[10..].iter().all(|s| *s == 0.0));
+        assert_eq!(at_least_a_second(&[0.5; 20_000]).len(), 20_000);
+    }
 }

@@ -253,16 +253,24 @@ fn technical_speech_is_heard_better_with_the_persons_vocabulary() {
             "{word} missing from {vocabulary}"
         );
     }
-    // Measured 38.7 plain, 20.4 primed, 19.4 primed with beam search (tiny.en, 24 clips of
-    // five espeak-ng voices).
     assert!(
-        wer("vocabulary") <= 25.0,
+        report["said"].as_array().is_some_and(|said| said
+            .iter()
+            .any(|s| s == "add a retry with backoff to the webhook handler")),
+        "what the person said primes whisper: {}",
+        report["said"]
+    );
+    // Primed with what the person said (tiny.en, 24 clips of five espeak-ng voices): these
+    // sentences echo the history, so the figure is low; see the README for sentences it does
+    // not hold.
+    assert!(
+        wer("vocabulary") <= 12.0,
         "primed word error rate {}",
         wer("vocabulary")
     );
     assert!(
         wer("vocabulary") + 10.0 <= wer("plain"),
-        "the vocabulary should help: {}",
+        "what the person said should help: {}",
         report["wer"]
     );
 }
