@@ -190,6 +190,7 @@ impl MemoryStore {
     fn from_connection(conn: Connection, path: Option<PathBuf>) -> Self {
         Self {
             conn: Mutex::new(conn),
+            path,
             analyzer: Analyzer::default(),
             clock: Box::new(now_ms),
             embedder: RwLock::new(None),
@@ -203,7 +204,6 @@ impl MemoryStore {
             read_only: Mutex::new(None),
             embed_after: Mutex::new(None),
             relate_after: Mutex::new(None),
-            path,
         }
     }
 
