@@ -134,14 +134,15 @@ impl MemoryStore {
                 continue;
             };
             let kept: Vec<&str> = first.split_whitespace().take(SAYING_WORDS).collect();
-            if kept.len() < 3 || said.iter().any(|s| s.as_str() == kept.join(" ")) {
+            let saying = kept.join(" ");
+            if kept.len() < 3 || said.contains(&saying) {
                 continue;
             }
             if words + kept.len() > max_words {
                 break;
             }
             words += kept.len();
-            said.push(kept.join(" "));
+            said.push(saying);
         }
         said.reverse();
         Ok(said)

@@ -1,6 +1,7 @@
 //! Whisper transcription through whisper-rs: a model loaded once and kept warm, used from any
 //! thread (each call gets its own state), language automatic or fixed.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Once;
 
@@ -98,13 +99,14 @@ impl Transcriber {
 /// Whisper reads at least a second: very short clips are padded with silence. (Half a second
 /// of silence before and after every clip was tried: 2 points better on technical speech
 /// primed with a glossary, 11 points worse on everyday sentences.)
-fn at_least_a_second(samples: &[f32]) -> Vec<f32> {
-    let mut audio = samples.to_vec();
+fn at_least_a_second(samples: &[f32]) -> Cow<'_, [f32]> {
     let second = WHISPER_RATE as usize;
-    if audio.len() < second {
-        audio.resize(second + second / 10, 0.0);
+    if samples.len() >= second {
+        return Cow::Borrowed(samples);
     }
-    audio
+    let mut audio = samples.to_vec();
+    audio.resize(second + second / 10, 0.0);
+    Cow::Owned(audio)
 }
 
 /// Beams kept while decoding (whisper's own default).
