@@ -30,8 +30,9 @@ const EARLIER_VALUE_SCAN: i64 = 2_000;
 const CANDIDATES: usize = 24;
 /// How relevant (relative to the older statement) a change must be to move above it.
 const RELEVANT_TO_MOVE: f64 = 0.3;
-/// The bonus of a statement announcing a change when the question asks what holds now.
-pub(crate) const CHANGE_PRIOR: f64 = 0.1;
+/// The bonus of a statement announcing a change when the question asks what holds now: a tenth
+/// of full relevance.
+pub(crate) const CHANGE_PRIOR: f64 = crate::recall::FULL_RELEVANCE / 10.0;
 /// How far above a version its replacement (or, asked about the past, its predecessor) is placed.
 const VERSION_STEP: f64 = 0.001;
 /// A chain longer than this is followed no further (a guard against a cycle in a damaged file).

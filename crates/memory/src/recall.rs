@@ -1,7 +1,9 @@
 //! Recall: the channels (`fts`: BM25 over stemmed terms and each memory's conversational
-//! neighbourhood, terms OR-ed; `structural`: exact paths, identifiers and error codes), fusion
-//! (best normalised channel score + reciprocal-rank bonus + a small recency bonus), a relative
-//! threshold with multi-channel bypass, MMR for diversity, and an explanation for every candidate.
+//! neighbourhood, terms OR-ed; `structural`: exact paths, identifiers and error codes; `vec`: the
+//! query's embedding), fusion (the sum of each channel's min-max normalised score, weighted, + a
+//! reciprocal-rank bonus + a small recency bonus + what the question names: the person who said
+//! it), a relative threshold with multi-channel bypass, MMR for diversity, and an explanation for
+//! every candidate.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -35,6 +37,13 @@ const EARLIER_HITS: usize = 2;
 const MIN_SIMILARITY: f32 = 0.25;
 /// How much a vector channel's normalised score counts against the lexical channels'.
 const VECTOR_WEIGHT: f64 = 0.5;
+/// The relevance of a memory that heads both the words' and the meaning's rankings: the scale
+/// other bonuses are measured against.
+pub(crate) const FULL_RELEVANCE: f64 = 1.0 + VECTOR_WEIGHT;
+/// The bonus of a memory said by a person the question names ("What did Melanie paint?" and
+/// "Melanie: …"): a fifteenth of full relevance, enough to order memories that match about as
+/// well, not to lift one that does not match.
+const SPEAKER_BONUS: f64 = FULL_RELEVANCE / 15.0;
 /// Query planning: terms are taken rarest first while their postings add up to at most this many
 /// (the rarest always), so a query full of common words stays fast on a large memory. Common
 /// terms carry almost no BM25 weight, so leaving them out changes little.
@@ -88,8 +97,12 @@ impl Baseline {
 
 struct Candidate {
     channels: Vec<Trace>,
-    /// Best normalised channel score, 0..=1.
-    best: f64,
+    /// The sum of the channels' weighted, min-max normalised scores: what orders candidates.
+    relevance: f64,
+    /// The best of its channels' scores as a share of that channel's top, weighted: what the
+    /// relative threshold reads (min-max puts a channel's last row at zero however well it
+    /// matched).
+    strongest: f64,
 }
 
 impl MemoryStore {
@@ -205,6 +218,7 @@ impl MemoryStore {
         let mut clock = Laps::new();
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
+        let named = capitalised_words(&query.query);
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
 
@@ -254,10 +268,12 @@ impl MemoryStore {
         clock.lap("fetch");
 
         let now = self.now();
+        let mut strength: HashMap<i64, f64> = HashMap::with_capacity(records.len());
         let mut scored: Vec<(f64, MemoryRecord, Vec<Trace>)> = records
             .into_iter()
             .filter_map(|memory| {
                 let candidate = candidates.remove(&memory.id)?;
+                strength.insert(memory.id, candidate.strongest);
                 let rrf: f64 = candidate
                     .channels
                     .iter()
@@ -265,28 +281,42 @@ impl MemoryStore {
                     .sum();
                 let age_days = ((now - memory.created_at).max(0) as f64) / 86_400_000.0;
                 let recency = 0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
-                let score = candidate.best
+                let mut channels = candidate.channels;
+                let spoke = spoken_by_named(&memory.text, &named);
+                if spoke {
+                    channels.push(Trace {
+                        channel: "speaker".to_owned(),
+                        rank: 0,
+                        score: SPEAKER_BONUS,
+                    });
+                }
+                let score = candidate.relevance
+                    + if spoke { SPEAKER_BONUS } else { 0.0 }
                     + RRF_WEIGHT * rrf
                     + RECENCY_WEIGHT * recency
                     + layer_bonus(&memory, recency);
-                Some((score, memory, candidate.channels))
+                Some((score, memory, channels))
             })
             .collect();
         let placed = self.follow_versions(asked, &mut scored, &filter_sql, &filter_values)?;
         self.prefer_changes_now(asked, &mut scored)?;
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
 
-        let top = scored.first().map_or(0.0, |s| s.0);
+        let top = strength.values().copied().fold(0.0, f64::max);
         let mut eligible = Vec::new();
         let mut dropped = Vec::new();
         for (score, memory, channels) in scored {
-            let lexical = channels.iter().any(|c| c.channel != "vec");
+            let lexical = channels
+                .iter()
+                .any(|c| c.channel != "vec" && c.channel != "speaker");
+            // A version placed beside a candidate was not searched for: it stands with it.
+            let strongest = strength.get(&memory.id).copied().unwrap_or(top);
             if !fragments.is_empty() && !lexical {
                 let reason = "dropped: the query names identifiers and no keyword channel confirmed this memory".to_owned();
                 dropped.push(hit(memory, score, channels, false, reason));
-            } else if score >= RELATIVE_THRESHOLD * top {
+            } else if strongest >= RELATIVE_THRESHOLD * top {
                 eligible.push((score, memory, channels, "above the relative threshold"));
-            } else if channels.len() >= 2 {
+            } else if channels.iter().filter(|c| c.channel != "speaker").count() >= 2 {
                 eligible.push((
                     score,
                     memory,
@@ -295,7 +325,7 @@ impl MemoryStore {
                 ));
             } else {
                 let reason = format!(
-                    "dropped: relevance {score:.3} is under {:.0}% of the best ({top:.3})",
+                    "dropped: its best channel score {strongest:.3} is under {:.0}% of the best ({top:.3})",
                     RELATIVE_THRESHOLD * 100.0
                 );
                 dropped.push(hit(memory, score, channels, false, reason));
@@ -663,6 +693,34 @@ fn hit(
     }
 }
 
+/// The capitalised words of a question, lowercased: the people it may name.
+fn capitalised_words(query: &str) -> HashSet<String> {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Whether `text` is a line said by someone the question names: it opens with a speaker's name
+/// (one to three capitalised words and a colon, "Melanie: …") and a word of that name is among
+/// the question's capitalised words.
+fn spoken_by_named(text: &str, named: &HashSet<String>) -> bool {
+    if named.is_empty() {
+        return false;
+    }
+    let Some((speaker, _)) = text.split_once(": ") else {
+        return false;
+    };
+    let words: Vec<&str> = speaker.split(' ').collect();
+    speaker.len() <= 40
+        && words.len() <= 3
+        && words
+            .iter()
+            .all(|w| w.chars().next().is_some_and(char::is_uppercase))
+        && words.iter().any(|w| named.contains(&w.to_lowercase()))
+}
+
 fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 0.0;
@@ -737,22 +795,34 @@ fn gather(
     Ok(())
 }
 
-/// Records a channel's ranked `(id, raw score)` rows: each candidate's best normalised score (its
-/// score over the channel's top, times the channel's weight) and the channel's trace.
+/// Records a channel's ranked `(id, raw score)` rows: each candidate's normalised score (min-max
+/// over the channel's rows, times the channel's weight) adds to its relevance, and the channel's
+/// trace is kept. Min-max, not a share of the top: cosine similarities bunch near the top one, so
+/// a share of it would rate the fortieth neighbour nearly as high as the first.
 fn add_channel(
     rows: Vec<(i64, f64)>,
     channel: &str,
     weight: f64,
     candidates: &mut HashMap<i64, Candidate>,
 ) {
-    let top = rows.first().map_or(1.0, |r| r.1).max(f64::EPSILON);
+    let top = rows.first().map_or(1.0, |r| r.1);
+    let bottom = rows.last().map_or(0.0, |r| r.1);
+    let spread = top - bottom;
     for (rank, (id, score)) in rows.into_iter().enumerate() {
-        let normalised = (score / top).clamp(0.0, 1.0) * weight;
+        let normalised = if spread > f64::EPSILON {
+            ((score - bottom) / spread).clamp(0.0, 1.0)
+        } else {
+            1.0
+        } * weight;
         let entry = candidates.entry(id).or_insert(Candidate {
             channels: Vec::new(),
-            best: 0.0,
+            relevance: 0.0,
+            strongest: 0.0,
         });
-        entry.best = entry.best.max(normalised);
+        entry.relevance += normalised;
+        entry.strongest = entry
+            .strongest
+            .max((score / top.max(f64::EPSILON)).clamp(0.0, 1.0) * weight);
         entry.channels.push(Trace {
             channel: channel.to_owned(),
             rank,

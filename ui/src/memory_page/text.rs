@@ -192,6 +192,8 @@ pub(super) fn channel_title(channel: &Channel) -> String {
         "fts" => t("Keywords (full-text BM25 over the memory and its neighbourhood)"),
         "structural" => t("Identifiers (paths, names, error codes)"),
         "vec" => t("Meaning (embedding similarity)"),
+        "speaker" => t("Said by a person the question names"),
+        "announces_change" => t("Announces a change (the question asks what holds now)"),
         other => other,
     };
     tf(

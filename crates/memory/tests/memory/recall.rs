@@ -225,3 +225,42 @@ fn quality_signals_lift_a_memory_among_equals() -> TestResult {
     assert_eq!(top[0].memory.text, "always run the tests before pushing");
     Ok(())
 }
+
+#[test]
+fn a_line_said_by_the_person_the_question_names_ranks_first() -> TestResult {
+    // The same words, said by two people: the question names one of them.
+    let store = store_with(&[
+        (
+            "s1",
+            "Melanie: Caroline and I painted a sunset over the lake last weekend.",
+        ),
+        (
+            "s1",
+            "Caroline: We painted a sunset over the lake last weekend.",
+        ),
+        ("s2", "Caroline: The pottery class starts on Tuesday."),
+    ])?;
+    let mut q = SearchQuery::new("What did Caroline paint last weekend?").limit(2);
+    q.verbose = true;
+    let result = store.search(&q)?;
+    let first = result.hits.first().ok_or("nothing recalled")?;
+    assert!(
+        first.memory.text.starts_with("Caroline: We painted"),
+        "{result:?}"
+    );
+    assert!(first.channels.iter().any(|c| c.channel == "speaker"));
+    let second = result.hits.get(1).ok_or("one hit only")?;
+    assert!(second.channels.iter().all(|c| c.channel != "speaker"));
+
+    // Lower case is a word, not a name; a line without a speaker gets nothing.
+    let store = store_with(&[
+        ("s1", "Note: caroline is a song title"),
+        ("s1", "caroline is a song title"),
+    ])?;
+    let result = store.search(&SearchQuery::new("caroline song").limit(2))?;
+    assert!(result
+        .hits
+        .iter()
+        .all(|h| h.channels.iter().all(|c| c.channel != "speaker")));
+    Ok(())
+}
