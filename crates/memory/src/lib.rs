@@ -4,6 +4,7 @@
 //! identifier and neighbourhood channels and explains every hit.
 
 mod capture;
+mod dates;
 mod duplicates;
 mod error;
 mod facts;

@@ -44,6 +44,10 @@ pub(crate) const FULL_RELEVANCE: f64 = 1.0 + VECTOR_WEIGHT;
 /// "Melanie: …"): a fifteenth of full relevance, enough to order memories that match about as
 /// well, not to lift one that does not match.
 const SPEAKER_BONUS: f64 = FULL_RELEVANCE / 15.0;
+/// The bonus of a memory said within a date the question names ("in August 2023").
+const DATE_BONUS: f64 = FULL_RELEVANCE / 5.0;
+/// Traces that explain a bonus, not a channel that searched.
+const BONUSES: [&str; 2] = ["speaker", "date"];
 /// Query planning: terms are taken rarest first while their postings add up to at most this many
 /// (the rarest always), so a query full of common words stays fast on a large memory. Common
 /// terms carry almost no BM25 weight, so leaving them out changes little.
@@ -219,6 +223,7 @@ impl MemoryStore {
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
         let named = capitalised_words(&query.query);
+        let dated = crate::dates::windows(&query.query, self.now());
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
 
@@ -290,8 +295,17 @@ impl MemoryStore {
                         score: SPEAKER_BONUS,
                     });
                 }
+                let in_date = dated.iter().any(|w| w.holds(memory.created_at));
+                if in_date {
+                    channels.push(Trace {
+                        channel: "date".to_owned(),
+                        rank: 0,
+                        score: DATE_BONUS,
+                    });
+                }
                 let score = candidate.relevance
                     + if spoke { SPEAKER_BONUS } else { 0.0 }
+                    + if in_date { DATE_BONUS } else { 0.0 }
                     + RRF_WEIGHT * rrf
                     + RECENCY_WEIGHT * recency
                     + layer_bonus(&memory, recency);
@@ -308,7 +322,7 @@ impl MemoryStore {
         for (score, memory, channels) in scored {
             let lexical = channels
                 .iter()
-                .any(|c| c.channel != "vec" && c.channel != "speaker");
+                .any(|c| c.channel != "vec" && !BONUSES.contains(&c.channel.as_str()));
             // A version placed beside a candidate was not searched for: it stands with it.
             let strongest = strength.get(&memory.id).copied().unwrap_or(top);
             if !fragments.is_empty() && !lexical {
@@ -316,7 +330,12 @@ impl MemoryStore {
                 dropped.push(hit(memory, score, channels, false, reason));
             } else if strongest >= RELATIVE_THRESHOLD * top {
                 eligible.push((score, memory, channels, "above the relative threshold"));
-            } else if channels.iter().filter(|c| c.channel != "speaker").count() >= 2 {
+            } else if channels
+                .iter()
+                .filter(|c| !BONUSES.contains(&c.channel.as_str()))
+                .count()
+                >= 2
+            {
                 eligible.push((
                     score,
                     memory,
@@ -796,7 +815,8 @@ fn gather(
 }
 
 /// Records a channel's ranked `(id, raw score)` rows: each candidate's normalised score (min-max
-/// over the channel's rows, times the channel's weight) adds to its relevance, and the channel's
+/// over the channel's rows, floored at half the top, times the channel's weight) adds to its
+/// relevance, and the channel's
 /// trace is kept. Min-max, not a share of the top: cosine similarities bunch near the top one, so
 /// a share of it would rate the fortieth neighbour nearly as high as the first.
 fn add_channel(
@@ -806,7 +826,9 @@ fn add_channel(
     candidates: &mut HashMap<i64, Candidate>,
 ) {
     let top = rows.first().map_or(1.0, |r| r.1);
-    let bottom = rows.last().map_or(0.0, |r| r.1);
+    // The floor is the last row, or half the top when the rows end above it: a short list would
+    // otherwise put a near tie with the first at zero.
+    let bottom = rows.last().map_or(0.0, |r| r.1).min(top / 2.0);
     let spread = top - bottom;
     for (rank, (id, score)) in rows.into_iter().enumerate() {
         let normalised = if spread > f64::EPSILON {

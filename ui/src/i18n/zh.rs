@@ -152,6 +152,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("Identifiers (paths, names, error codes)", "标识符（路径、名称、错误码）"),
     ("Meaning (embedding similarity)", "语义（嵌入相似度）"),
     ("Said by a person the question names", "出自问题提到的人"),
+    ("Said within a date the question names", "出自问题提到的日期之内"),
     ("Announces a change (the question asks what holds now)", "宣布了变更（问题问的是现在的情况）"),
     ("{what}: rank {rank} in this channel, raw score {score}", "{what}：在该通道中排第 {rank} 位，原始得分 {score}"),
     ("Jan", "1月"),

@@ -193,6 +193,7 @@ pub(super) fn channel_title(channel: &Channel) -> String {
         "structural" => t("Identifiers (paths, names, error codes)"),
         "vec" => t("Meaning (embedding similarity)"),
         "speaker" => t("Said by a person the question names"),
+        "date" => t("Said within a date the question names"),
         "announces_change" => t("Announces a change (the question asks what holds now)"),
         other => other,
     };

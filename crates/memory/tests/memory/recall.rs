@@ -264,3 +264,38 @@ fn a_line_said_by_the_person_the_question_names_ranks_first() -> TestResult {
         .all(|h| h.channels.iter().all(|c| c.channel != "speaker")));
     Ok(())
 }
+
+#[test]
+fn a_date_the_question_names_favours_what_was_said_then() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    // 2024-03-12 and 2024-06-04, noon.
+    for (at, text) in [
+        (
+            1_710_244_800_000,
+            "After a talk, we decided the schema keeps one table per source.",
+        ),
+        (
+            1_717_502_400_000,
+            "We decided the schema merges every source into one table.",
+        ),
+    ] {
+        store.add(NewMemory {
+            text: text.into(),
+            created_at: Some(at),
+            ..NewMemory::default()
+        })?;
+    }
+    let mut q = SearchQuery::new("What did we decide about the schema in March 2024?").limit(2);
+    q.verbose = true;
+    let result = store.search(&q)?;
+    let first = result.hits.first().ok_or("nothing recalled")?;
+    assert!(
+        first.memory.text.contains("one table per source"),
+        "{result:?}"
+    );
+    assert!(first.channels.iter().any(|c| c.channel == "date"));
+    // Asked without the date, the closer match in words leads.
+    let hits = top_texts(&store, "What did we decide about the schema?", 2)?;
+    assert!(hits[0].contains("merges every source"), "{hits:?}");
+    Ok(())
+}
