@@ -10,8 +10,8 @@ dist="ui/dist"
 wasm_target=wasm32-unknown-unknown
 
 if [ "${CAIRN_FORCE_BUILD_STD:-0}" != "1" ] && rustup target list --installed 2>/dev/null | grep -q "^$wasm_target\$"; then
-  cargo build --locked -p cairn-ui --release --target "$wasm_target"
-  wasm="$target_dir/$wasm_target/release/cairn-ui.wasm"
+  cargo build --locked -p cairn-ui --profile ui --target "$wasm_target"
+  wasm="$target_dir/$wasm_target/ui/cairn-ui.wasm"
 else
   if [ ! -d /usr/lib/rustlib/src/rust/library ]; then
     echo "build-ui: no wasm32 std: run ./run setup first" >&2
@@ -21,9 +21,9 @@ else
   fallback_dir="$target_dir/wasm-build-std"
   PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$lld" \
     RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
-    /usr/bin/cargo build --locked -p cairn-ui --release --target "$wasm_target" \
+    /usr/bin/cargo build --locked -p cairn-ui --profile ui --target "$wasm_target" \
     -Zbuild-std=std,panic_abort --target-dir "$fallback_dir"
-  wasm="$fallback_dir/$wasm_target/release/cairn-ui.wasm"
+  wasm="$fallback_dir/$wasm_target/ui/cairn-ui.wasm"
 fi
 
 rm -rf "$dist"

@@ -52,7 +52,35 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| e.to_api_error())
 }
 
+/// How WebKit renders, set before GTK starts (WebKit's processes inherit it) unless the person
+/// set it: no GPU compositing, and no DMA-BUF renderer with it. Cairn's pages are text and a few
+/// transitions, which paint as smoothly in software, and the compositing buffers were a third of
+/// the idle web process (under Xvfb, 225 → 133 MB PSS). A run driven by WebDriver keeps
+/// compositing: WebKitGTK 2.50 never answers WebDriver's Take Screenshot without it, and every
+/// command after that one hangs too. WebKitWebDriver starts the app with
+/// `WEBKIT_INSPECTOR_SERVER` set; tauri-driver adds `TAURI_WEBVIEW_AUTOMATION`.
+fn lighter_rendering() {
+    #[cfg(target_os = "linux")]
+    {
+        let automated = ["WEBKIT_INSPECTOR_SERVER", "TAURI_WEBVIEW_AUTOMATION"]
+            .iter()
+            .any(|name| std::env::var_os(name).is_some());
+        if automated {
+            return;
+        }
+        for name in [
+            "WEBKIT_DISABLE_COMPOSITING_MODE",
+            "WEBKIT_DISABLE_DMABUF_RENDERER",
+        ] {
+            if std::env::var_os(name).is_none() {
+                std::env::set_var(name, "1");
+            }
+        }
+    }
+}
+
 fn main() -> std::process::ExitCode {
+    lighter_rendering();
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
