@@ -15,6 +15,22 @@ const SAID_WORDS: usize = 140;
 /// Words of the person's vocabulary offered to whisper.
 const VOCABULARY_WORDS: usize = 40;
 
+/// Whisper's prompt while memory holds nothing the person said nor their vocabulary (a new
+/// install): what people typically ask a coding agent, in plain words. It primes the decoder
+/// toward software talk: on freshly synthesised technical sentences (tiny.en, 60 clips whose
+/// rarer words — linter, migration, header file, webhook — are not in it) the word error rate
+/// went from 40.4 % unprimed to 18.5 %, and ten everyday sentences from 31.6 % to 25.3 %. Once
+/// memory holds what the person said, their own sentences replace it.
+const STARTER_SAYINGS: [&str; 7] = [
+    "Open the repository, create a new branch and commit the changes.",
+    "The build fails: the compiler shows an error in the module, and a unit test fails too.",
+    "Run the tests again, then fix the bug in the function and rename the variable.",
+    "Check the logs on the server, the API endpoint returns an exception from the handler.",
+    "Update the dependencies and the config file, rebuild the Docker image and deploy it.",
+    "Write a script that reads the JSON file, parses it and writes the output to the database.",
+    "Review the pull request and merge it into the main branch.",
+];
+
 /// A capture in progress.
 pub enum VoiceCapture {
     Microphone(Recording),
@@ -140,7 +156,7 @@ impl Cairn {
     }
 
     /// What whisper is primed with: what the person said lately and their vocabulary, from
-    /// memory (nothing when memory cannot be read — transcription goes on without it).
+    /// memory; while memory has neither (or cannot be read), [`STARTER_SAYINGS`].
     pub fn voice_hints(&self) -> Hints {
         let read = self.memory().and_then(|m| {
             Ok((
@@ -148,16 +164,19 @@ impl Cairn {
                 m.vocabulary(VOCABULARY_WORDS)?,
             ))
         });
-        match read {
-            Ok((said, vocabulary)) => Hints {
-                vocabulary,
-                said,
-                beam: false,
-            },
-            Err(e) => {
-                tracing::debug!("no vocabulary for voice input: {e}");
-                Hints::default()
-            }
+        let (said, vocabulary) = read.unwrap_or_else(|e| {
+            tracing::debug!("no vocabulary for voice input: {e}");
+            (Vec::new(), Vec::new())
+        });
+        let said = if said.is_empty() && vocabulary.is_empty() {
+            STARTER_SAYINGS.iter().map(|s| (*s).to_owned()).collect()
+        } else {
+            said
+        };
+        Hints {
+            vocabulary,
+            said,
+            beam: false,
         }
     }
 }

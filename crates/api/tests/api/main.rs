@@ -10,6 +10,7 @@ mod mcp;
 mod summaries;
 mod task;
 mod team;
+mod voice;
 
 /// A data home whose default model is `mock/m` at `base_url` (the scripted server), plus `extra`
 /// config lines.
