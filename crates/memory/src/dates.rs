@@ -1,9 +1,12 @@
 //! The dates a question names ("on 3 June, 2023", "October 13, 2023", "in August 2023", "in
-//! June", "in 2023", "the week before August 11, 2023") as windows of time: recall favours what
-//! was said inside them. Relative dates ("last week") are left to the words: what they mean
+//! June", "in 2023", "the week before August 11, 2023"; in Chinese "2023年6月3日", "6月",
+//! "2023年") as windows of time: recall favours what was said inside them. Relative dates ("last week") are left to the words: what they mean
 //! depends on when the memory was said, not on when the question is asked.
 
+use std::sync::OnceLock;
+
 use cairn_protocol::calendar::{civil_from_days, days_from_civil};
+use regex::Regex;
 
 const DAY_MS: i64 = 86_400_000;
 /// A day named in a question is widened by a day on each side: the memory's clock and the
@@ -108,6 +111,7 @@ pub(crate) fn windows(query: &str, now: i64) -> Vec<Window> {
             });
         }
     }
+    out.extend(chinese_windows(query, this_year));
     // A year on its own: "in 2023".
     for (i, word) in words.iter().enumerate() {
         if used[i] || i == 0 || !matches!(words[i - 1].as_str(), "in" | "during" | "of") {
@@ -124,6 +128,57 @@ pub(crate) fn windows(query: &str, now: i64) -> Vec<Window> {
 }
 
 /// A month's number from its name or its three-letter abbreviation ("oct", "sept" too).
+/// Dates written the Chinese way: "2023年6月3日" (or 号), "6月3日", "2023年6月", "6月", "2023年".
+fn chinese_windows(query: &str, this_year: i64) -> Vec<Window> {
+    static DATE: OnceLock<Option<Regex>> = OnceLock::new();
+    let Some(date) = DATE
+        .get_or_init(|| {
+            Regex::new(r"(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?)?").ok()
+        })
+        .as_ref()
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for found in date.captures_iter(query) {
+        let number = |at: usize| found.get(at).and_then(|m| m.as_str().parse::<i64>().ok());
+        let year = number(1);
+        let month = number(2).filter(|m| (1..=12).contains(m));
+        let day = number(3).filter(|d| (1..=31).contains(d));
+        if year.is_none() && month.is_none() {
+            continue;
+        }
+        let years: Vec<i64> = match year {
+            Some(y) => vec![y],
+            None => (this_year - YEARS_BACK..=this_year).collect(),
+        };
+        for y in years {
+            out.push(match (month, day) {
+                (Some(m), Some(d)) => {
+                    let start = days_from_civil(y, m, d) * DAY_MS;
+                    Window {
+                        from: start - DAY_SLACK_MS,
+                        to: start + DAY_MS + DAY_SLACK_MS,
+                    }
+                }
+                (Some(m), None) => Window {
+                    from: days_from_civil(y, m, 1) * DAY_MS,
+                    to: if m == 12 {
+                        days_from_civil(y + 1, 1, 1)
+                    } else {
+                        days_from_civil(y, m + 1, 1)
+                    } * DAY_MS,
+                },
+                (None, _) => Window {
+                    from: days_from_civil(y, 1, 1) * DAY_MS,
+                    to: days_from_civil(y + 1, 1, 1) * DAY_MS,
+                },
+            });
+        }
+    }
+    out
+}
+
 fn month_of(word: &str) -> Option<i64> {
     let index = if word == "sept" {
         8
@@ -214,6 +269,35 @@ mod tests {
                 to: day(2024, 1, 1),
             }]
         );
+    }
+
+    #[test]
+    fn chinese_dates_are_read() {
+        assert_eq!(
+            windows("我们在2024年3月12日决定了什么？", NOW),
+            vec![Window {
+                from: day(2024, 3, 11),
+                to: day(2024, 3, 14),
+            }]
+        );
+        assert_eq!(
+            windows("2023年12月捐了什么", NOW),
+            vec![Window {
+                from: day(2023, 12, 1),
+                to: day(2024, 1, 1),
+            }]
+        );
+        assert_eq!(windows("6月去哪里露营了？", NOW).len(), 11);
+        assert_eq!(
+            windows("2023年的发布", NOW),
+            vec![Window {
+                from: day(2023, 1, 1),
+                to: day(2024, 1, 1),
+            }]
+        );
+        assert!(windows("端口是8080吗？", NOW).is_empty());
+        assert!(windows("3个月以后", NOW).is_empty());
+        assert!(windows("第13月", NOW).is_empty());
     }
 
     #[test]

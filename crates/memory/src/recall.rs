@@ -342,6 +342,13 @@ impl MemoryStore {
                     channels,
                     "below the relative threshold, kept: found by several channels",
                 ));
+            } else if channels.iter().any(|c| c.channel == "date") {
+                eligible.push((
+                    score,
+                    memory,
+                    channels,
+                    "below the relative threshold, kept: said within a date the question names",
+                ));
             } else {
                 let reason = format!(
                     "dropped: its best channel score {strongest:.3} is under {:.0}% of the best ({top:.3})",
