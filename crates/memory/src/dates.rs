@@ -43,6 +43,42 @@ impl Window {
     pub(crate) fn holds(&self, at: i64) -> bool {
         self.from <= at && at < self.to
     }
+
+    /// A day, widened by [`DAY_SLACK_MS`] on each side.
+    fn day(year: i64, month: i64, day: i64) -> Self {
+        let start = days_from_civil(year, month, day) * DAY_MS;
+        Self {
+            from: start - DAY_SLACK_MS,
+            to: start + DAY_MS + DAY_SLACK_MS,
+        }
+    }
+
+    fn month(year: i64, month: i64) -> Self {
+        let (next_year, next_month) = if month == 12 {
+            (year + 1, 1)
+        } else {
+            (year, month + 1)
+        };
+        Self {
+            from: days_from_civil(year, month, 1) * DAY_MS,
+            to: days_from_civil(next_year, next_month, 1) * DAY_MS,
+        }
+    }
+
+    fn year(year: i64) -> Self {
+        Self {
+            from: days_from_civil(year, 1, 1) * DAY_MS,
+            to: days_from_civil(year + 1, 1, 1) * DAY_MS,
+        }
+    }
+}
+
+/// The year named, or each of the last [`YEARS_BACK`] years up to this one when none is.
+fn years(named: Option<i64>, this_year: i64) -> Vec<i64> {
+    match named {
+        Some(year) => vec![year],
+        None => (this_year - YEARS_BACK..=this_year).collect(),
+    }
 }
 
 /// The windows of time the dates in `query` name; `now` places a month or day given without
@@ -78,28 +114,11 @@ pub(crate) fn windows(query: &str, now: i64) -> Vec<Window> {
         let first = day.map_or(i, |(j, _)| j.min(i));
         let last = year.map_or(after_day, |(j, _)| j);
         used[first..=last].iter_mut().for_each(|u| *u = true);
-        let years: Vec<i64> = match year {
-            Some((_, y)) => vec![y],
-            None => (this_year - YEARS_BACK..=this_year).collect(),
-        };
         let before = first > 0 && matches!(words[first - 1].as_str(), "before" | "prior");
-        for y in years {
+        for y in years(year.map(|(_, y)| y), this_year) {
             let window = match day {
-                Some((_, d)) => {
-                    let start = days_from_civil(y, month, d) * DAY_MS;
-                    Window {
-                        from: start - DAY_SLACK_MS,
-                        to: start + DAY_MS + DAY_SLACK_MS,
-                    }
-                }
-                None => Window {
-                    from: days_from_civil(y, month, 1) * DAY_MS,
-                    to: if month == 12 {
-                        days_from_civil(y + 1, 1, 1)
-                    } else {
-                        days_from_civil(y, month + 1, 1)
-                    } * DAY_MS,
-                },
+                Some((_, d)) => Window::day(y, month, d),
+                None => Window::month(y, month),
             };
             out.push(if before {
                 Window {
@@ -118,16 +137,12 @@ pub(crate) fn windows(query: &str, now: i64) -> Vec<Window> {
             continue;
         }
         if let Some(y) = year_of(word) {
-            out.push(Window {
-                from: days_from_civil(y, 1, 1) * DAY_MS,
-                to: days_from_civil(y + 1, 1, 1) * DAY_MS,
-            });
+            out.push(Window::year(y));
         }
     }
     out
 }
 
-/// A month's number from its name or its three-letter abbreviation ("oct", "sept" too).
 /// Dates written the Chinese way: "2023年6月3日" (or 号), "6月3日", "2023年6月", "6月", "2023年".
 fn chinese_windows(query: &str, this_year: i64) -> Vec<Window> {
     static DATE: OnceLock<Option<Regex>> = OnceLock::new();
@@ -148,37 +163,18 @@ fn chinese_windows(query: &str, this_year: i64) -> Vec<Window> {
         if year.is_none() && month.is_none() {
             continue;
         }
-        let years: Vec<i64> = match year {
-            Some(y) => vec![y],
-            None => (this_year - YEARS_BACK..=this_year).collect(),
-        };
-        for y in years {
+        for y in years(year, this_year) {
             out.push(match (month, day) {
-                (Some(m), Some(d)) => {
-                    let start = days_from_civil(y, m, d) * DAY_MS;
-                    Window {
-                        from: start - DAY_SLACK_MS,
-                        to: start + DAY_MS + DAY_SLACK_MS,
-                    }
-                }
-                (Some(m), None) => Window {
-                    from: days_from_civil(y, m, 1) * DAY_MS,
-                    to: if m == 12 {
-                        days_from_civil(y + 1, 1, 1)
-                    } else {
-                        days_from_civil(y, m + 1, 1)
-                    } * DAY_MS,
-                },
-                (None, _) => Window {
-                    from: days_from_civil(y, 1, 1) * DAY_MS,
-                    to: days_from_civil(y + 1, 1, 1) * DAY_MS,
-                },
+                (Some(m), Some(d)) => Window::day(y, m, d),
+                (Some(m), None) => Window::month(y, m),
+                (None, _) => Window::year(y),
             });
         }
     }
     out
 }
 
+/// A month's number from its name or its three-letter abbreviation ("oct", "sept" too).
 fn month_of(word: &str) -> Option<i64> {
     let index = if word == "sept" {
         8

@@ -2,8 +2,8 @@
 //! neighbourhood, terms OR-ed; `structural`: exact paths, identifiers and error codes; `vec`: the
 //! query's embedding), fusion (the sum of each channel's min-max normalised score, weighted, + a
 //! reciprocal-rank bonus + a small recency bonus + what the question names: the person who said
-//! it), a relative threshold with multi-channel bypass, MMR for diversity, and an explanation for
-//! every candidate.
+//! it, the date it was said), a relative threshold with multi-channel bypass, MMR for diversity,
+//! and an explanation for every candidate.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
@@ -48,6 +48,11 @@ const SPEAKER_BONUS: f64 = FULL_RELEVANCE / 15.0;
 const DATE_BONUS: f64 = FULL_RELEVANCE / 5.0;
 /// Traces that explain a bonus, not a channel that searched.
 const BONUSES: [&str; 2] = ["speaker", "date"];
+
+/// Whether `trace` is a channel that searched, not a bonus.
+fn searched(trace: &Trace) -> bool {
+    !BONUSES.contains(&trace.channel.as_str())
+}
 /// Query planning: terms are taken rarest first while their postings add up to at most this many
 /// (the rarest always), so a query full of common words stays fast on a large memory. Common
 /// terms carry almost no BM25 weight, so leaving them out changes little.
@@ -222,8 +227,9 @@ impl MemoryStore {
         let mut clock = Laps::new();
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
+        let now = self.now();
         let named = capitalised_words(&query.query);
-        let dated = crate::dates::windows(&query.query, self.now());
+        let dated = crate::dates::windows(&query.query, now);
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
 
@@ -272,7 +278,6 @@ impl MemoryStore {
         let records = fetch(&*self.lock()?, &ids, &filter_sql, &filter_values)?;
         clock.lap("fetch");
 
-        let now = self.now();
         let mut strength: HashMap<i64, f64> = HashMap::with_capacity(records.len());
         let mut scored: Vec<(f64, MemoryRecord, Vec<Trace>)> = records
             .into_iter()
@@ -287,25 +292,30 @@ impl MemoryStore {
                 let age_days = ((now - memory.created_at).max(0) as f64) / 86_400_000.0;
                 let recency = 0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS);
                 let mut channels = candidate.channels;
-                let spoke = spoken_by_named(&memory.text, &named);
-                if spoke {
-                    channels.push(Trace {
-                        channel: "speaker".to_owned(),
-                        rank: 0,
-                        score: SPEAKER_BONUS,
-                    });
-                }
-                let in_date = dated.iter().any(|w| w.holds(memory.created_at));
-                if in_date {
-                    channels.push(Trace {
-                        channel: "date".to_owned(),
-                        rank: 0,
-                        score: DATE_BONUS,
-                    });
+                let mut bonus = 0.0;
+                for (channel, earned, amount) in [
+                    (
+                        "speaker",
+                        spoken_by_named(&memory.text, &named),
+                        SPEAKER_BONUS,
+                    ),
+                    (
+                        "date",
+                        dated.iter().any(|w| w.holds(memory.created_at)),
+                        DATE_BONUS,
+                    ),
+                ] {
+                    if earned {
+                        channels.push(Trace {
+                            channel: channel.to_owned(),
+                            rank: 0,
+                            score: amount,
+                        });
+                        bonus += amount;
+                    }
                 }
                 let score = candidate.relevance
-                    + if spoke { SPEAKER_BONUS } else { 0.0 }
-                    + if in_date { DATE_BONUS } else { 0.0 }
+                    + bonus
                     + RRF_WEIGHT * rrf
                     + RECENCY_WEIGHT * recency
                     + layer_bonus(&memory, recency);
@@ -320,9 +330,7 @@ impl MemoryStore {
         let mut eligible = Vec::new();
         let mut dropped = Vec::new();
         for (score, memory, channels) in scored {
-            let lexical = channels
-                .iter()
-                .any(|c| c.channel != "vec" && !BONUSES.contains(&c.channel.as_str()));
+            let lexical = channels.iter().any(|c| c.channel != "vec" && searched(c));
             // A version placed beside a candidate was not searched for: it stands with it.
             let strongest = strength.get(&memory.id).copied().unwrap_or(top);
             if !fragments.is_empty() && !lexical {
@@ -330,12 +338,7 @@ impl MemoryStore {
                 dropped.push(hit(memory, score, channels, false, reason));
             } else if strongest >= RELATIVE_THRESHOLD * top {
                 eligible.push((score, memory, channels, "above the relative threshold"));
-            } else if channels
-                .iter()
-                .filter(|c| !BONUSES.contains(&c.channel.as_str()))
-                .count()
-                >= 2
-            {
+            } else if channels.iter().filter(|c| searched(c)).count() >= 2 {
                 eligible.push((
                     score,
                     memory,
@@ -823,8 +826,7 @@ fn gather(
 
 /// Records a channel's ranked `(id, raw score)` rows: each candidate's normalised score (min-max
 /// over the channel's rows, floored at half the top, times the channel's weight) adds to its
-/// relevance, and the channel's
-/// trace is kept. Min-max, not a share of the top: cosine similarities bunch near the top one, so
+/// relevance, and the channel's trace is kept. Min-max, not a share of the top: cosine similarities bunch near the top one, so
 /// a share of it would rate the fortieth neighbour nearly as high as the first.
 fn add_channel(
     rows: Vec<(i64, f64)>,
