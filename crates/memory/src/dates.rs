@@ -1,7 +1,8 @@
 //! The dates a question names ("on 3 June, 2023", "October 13, 2023", "in August 2023", "in
-//! June", "in 2023", "the week before August 11, 2023"; in Chinese "2023年6月3日", "6月",
-//! "2023年") as windows of time: recall favours what was said inside them. Relative dates ("last week") are left to the words: what they mean
-//! depends on when the memory was said, not on when the question is asked.
+//! June", "in 2023", "the week before August 11, 2023"; in Chinese "2023年6月3日", "六月",
+//! "二〇二三年") as windows of time: recall favours what was said inside them. Relative dates
+//! ("last week") are left to the words: what they mean depends on when the memory was said, not
+//! on when the question is asked.
 
 use std::sync::OnceLock;
 
@@ -143,12 +144,18 @@ pub(crate) fn windows(query: &str, now: i64) -> Vec<Window> {
     out
 }
 
-/// Dates written the Chinese way: "2023年6月3日" (or 号), "6月3日", "2023年6月", "6月", "2023年".
+/// Dates written the Chinese way, in digits or numerals: "2023年6月3日" (or 号), "6月3日",
+/// "2023年6月", "6月", "六月", "十月二十一日", "二〇二三年". A duration ("3个月") names none.
 fn chinese_windows(query: &str, this_year: i64) -> Vec<Window> {
     static DATE: OnceLock<Option<Regex>> = OnceLock::new();
     let Some(date) = DATE
         .get_or_init(|| {
-            Regex::new(r"(?:(\d{4})\s*年\s*)?(?:(\d{1,2})\s*月(?:\s*(\d{1,2})\s*[日号])?)?").ok()
+            Regex::new(concat!(
+                r"(?:([\d〇零一二三四五六七八九]{4})\s*年\s*)?",
+                r"(?:([\d一二三四五六七八九十]{1,3})\s*月",
+                r"(?:\s*([\d一二三四五六七八九十]{1,3})\s*[日号])?)?"
+            ))
+            .ok()
         })
         .as_ref()
     else {
@@ -156,7 +163,7 @@ fn chinese_windows(query: &str, this_year: i64) -> Vec<Window> {
     };
     let mut out = Vec::new();
     for found in date.captures_iter(query) {
-        let number = |at: usize| found.get(at).and_then(|m| m.as_str().parse::<i64>().ok());
+        let number = |at: usize| found.get(at).and_then(|m| chinese_number(m.as_str()));
         let year = number(1);
         let month = number(2).filter(|m| (1..=12).contains(m));
         let day = number(3).filter(|d| (1..=31).contains(d));
@@ -172,6 +179,41 @@ fn chinese_windows(query: &str, this_year: i64) -> Vec<Window> {
         }
     }
     out
+}
+
+/// A number written in digits or Chinese numerals: "12", "十二", "二十一", "二〇二三" (a year,
+/// digit by digit).
+fn chinese_number(text: &str) -> Option<i64> {
+    if text.chars().all(|c| c.is_ascii_digit()) {
+        return text.parse().ok();
+    }
+    let digit = |c: char| -> Option<i64> {
+        "〇一二三四五六七八九"
+            .chars()
+            .position(|d| d == c)
+            .or((c == '零').then_some(0))
+            .map(|d| d as i64)
+    };
+    let chars: Vec<char> = text.chars().collect();
+    match chars.iter().position(|&c| c == '十') {
+        Some(at) => {
+            let tens = match &chars[..at] {
+                [] => 1,
+                [d] => digit(*d)?,
+                _ => return None,
+            };
+            let ones = match &chars[at + 1..] {
+                [] => 0,
+                [d] => digit(*d)?,
+                _ => return None,
+            };
+            Some(tens * 10 + ones)
+        }
+        None if chars.len() == 1 || chars.len() == 4 => chars
+            .iter()
+            .try_fold(0, |number, &c| Some(number * 10 + digit(c)?)),
+        None => None,
+    }
 }
 
 /// A month's number from its name or its three-letter abbreviation ("oct", "sept" too).
@@ -291,6 +333,23 @@ mod tests {
                 to: day(2024, 1, 1),
             }]
         );
+        assert_eq!(
+            windows("二〇二三年十月二十一日做了什么", NOW),
+            vec![Window {
+                from: day(2023, 10, 20),
+                to: day(2023, 10, 23),
+            }]
+        );
+        assert_eq!(windows("六月去哪里露营了？", NOW).len(), 11);
+        assert_eq!(
+            windows("2023年十二月", NOW),
+            vec![Window {
+                from: day(2023, 12, 1),
+                to: day(2024, 1, 1),
+            }]
+        );
+        assert!(windows("三个月以后", NOW).is_empty());
+        assert!(windows("十三月", NOW).is_empty());
         assert!(windows("端口是8080吗？", NOW).is_empty());
         assert!(windows("3个月以后", NOW).is_empty());
         assert!(windows("第13月", NOW).is_empty());

@@ -228,7 +228,7 @@ impl MemoryStore {
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
         let now = self.now();
-        let named = capitalised_words(&query.query);
+        let named = Named::in_question(&query.query);
         let dated = crate::dates::windows(&query.query, now);
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
@@ -722,20 +722,41 @@ fn hit(
     }
 }
 
-/// The capitalised words of a question, lowercased: the people it may name.
-fn capitalised_words(query: &str) -> HashSet<String> {
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
-        .map(str::to_lowercase)
-        .collect()
+/// The people a question may name: its capitalised words, lowercased, and for names written in
+/// Chinese, Japanese or Korean script (which has no capitals) the question itself.
+struct Named<'q> {
+    words: HashSet<String>,
+    question: &'q str,
 }
 
+impl<'q> Named<'q> {
+    fn in_question(question: &'q str) -> Self {
+        let words = question
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.chars().next().is_some_and(char::is_uppercase))
+            .map(str::to_lowercase)
+            .collect();
+        Self { words, question }
+    }
+}
+
+/// The most characters a name in Chinese, Japanese or Korean script has before its colon.
+const CJK_NAME_CHARS: usize = 8;
+
 /// Whether `text` is a line said by someone the question names: it opens with a speaker's name
-/// (one to three capitalised words and a colon, "Melanie: …") and a word of that name is among
-/// the question's capitalised words.
-fn spoken_by_named(text: &str, named: &HashSet<String>) -> bool {
-    if named.is_empty() {
+/// and a colon — one to three capitalised words ("Melanie: …", a word of which is among the
+/// question's capitalised words), or a name in CJK script ("梅兰妮：…", which the question
+/// contains).
+fn spoken_by_named(text: &str, named: &Named) -> bool {
+    if let Some((speaker, _)) = text.split_once(['：', ':']) {
+        let chars = speaker.chars().count();
+        if (2..=CJK_NAME_CHARS).contains(&chars)
+            && speaker.chars().all(|c| crate::text::is_cjk(c) || c == '·')
+        {
+            return named.question.contains(speaker);
+        }
+    }
+    if named.words.is_empty() {
         return false;
     }
     let Some((speaker, _)) = text.split_once(": ") else {
@@ -747,7 +768,9 @@ fn spoken_by_named(text: &str, named: &HashSet<String>) -> bool {
         && words
             .iter()
             .all(|w| w.chars().next().is_some_and(char::is_uppercase))
-        && words.iter().any(|w| named.contains(&w.to_lowercase()))
+        && words
+            .iter()
+            .any(|w| named.words.contains(&w.to_lowercase()))
 }
 
 fn jaccard(a: &HashSet<String>, b: &HashSet<String>) -> f64 {

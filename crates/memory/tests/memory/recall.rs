@@ -262,6 +262,29 @@ fn a_line_said_by_the_person_the_question_names_ranks_first() -> TestResult {
         .hits
         .iter()
         .all(|h| h.channels.iter().all(|c| c.channel != "speaker")));
+
+    // A name in Chinese has no capitals: the question names the speaker by containing it, with
+    // the full-width colon or the ASCII one. The same words said by two people: the question
+    // names one of them.
+    let store = store_with(&[
+        ("s1", "梅兰妮：我们上周末画了湖上的日落。"),
+        ("s1", "卡罗琳：我们上周末画了湖上的日落。"),
+        ("s2", "卡罗琳:陶艺课周二开始。"),
+    ])?;
+    let result = store.search(&SearchQuery::new("卡罗琳上周末画了什么？").limit(3))?;
+    let first = result.hits.first().ok_or("nothing recalled")?;
+    assert!(first.memory.text.starts_with("卡罗琳：我们"), "{result:?}");
+    let speakers: Vec<bool> = result
+        .hits
+        .iter()
+        .map(|h| h.channels.iter().any(|c| c.channel == "speaker"))
+        .collect();
+    let said_by_caroline: Vec<bool> = result
+        .hits
+        .iter()
+        .map(|h| h.memory.text.starts_with("卡罗琳"))
+        .collect();
+    assert_eq!(speakers, said_by_caroline, "{result:?}");
     Ok(())
 }
 
