@@ -2,6 +2,7 @@
 //! is one (so the app sees the same writes at once), otherwise straight on the database.
 
 use std::fmt::Write;
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use cairn_api::{Cairn, MemoryHealth, SearchAnswer};
@@ -178,6 +179,7 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             q.verbose = verbose;
             let answer: SearchAnswer = backend
                 .op(Method::POST, "/api/v1/memory/search", Some(&q), |c| {
+                    caught_up(c)?;
                     c.search_memory(q.clone())
                 })
                 .await?;
@@ -205,7 +207,9 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             };
             let added: MemoryRecord = backend
                 .op(Method::POST, "/api/v1/memory/add", Some(&memory), |c| {
-                    c.add_memory(memory.clone())
+                    let added = c.add_memory(memory.clone())?;
+                    caught_up(c)?;
+                    Ok(added)
                 })
                 .await?;
             if json {
@@ -261,6 +265,22 @@ fn parse_layers(names: &[String]) -> anyhow::Result<Vec<Layer>> {
             Layer::parse(n).with_context(|| format!("unknown layer {n:?}: use L1, L2, L3 or skill"))
         })
         .collect()
+}
+
+/// How long a command run without the app does the background queue's work itself: enough for
+/// what a person adds by hand, not for a large import (the app or `cairn serve` does that).
+const CATCH_UP: Duration = Duration::from_secs(3);
+
+/// Without the app nothing lives long enough to embed what a command writes and read it for
+/// facts that change: the command does it before it answers, and says what is left.
+fn caught_up(cairn: &Cairn) -> Result<(), cairn_api::Error> {
+    let waiting = cairn.memory()?.catch_up(CATCH_UP)?;
+    if waiting > 0 {
+        eprintln!(
+            "{waiting} memories still wait to be embedded: the app or `cairn serve` does it in the background"
+        );
+    }
+    Ok(())
 }
 
 fn render_hits(answer: &SearchAnswer, verbose: bool) -> String {

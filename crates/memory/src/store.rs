@@ -662,7 +662,10 @@ impl MemoryStore {
     }
 
     /// The background queue's waiting work, counted as each of its passes selects it.
-    fn backlog(&self, conn: &Connection) -> Result<cairn_protocol::memory::Backlog, MemoryError> {
+    pub(crate) fn backlog(
+        &self,
+        conn: &Connection,
+    ) -> Result<cairn_protocol::memory::Backlog, MemoryError> {
         let model = self.embedder().map(|e| e.model().to_owned());
         let embeddings = match &model {
             Some(model) => conn.query_row(

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::params;
 
@@ -278,6 +278,17 @@ impl MemoryStore {
     /// Embeds everything still pending, now (evaluation, tests, `cairn memory reindex`).
     pub fn embed_all_pending(&self) -> Result<usize, MemoryError> {
         crate::store::drain(|| self.embed_pending(64))
+    }
+
+    /// The background queue's embedding and reading for facts done now, for at most `budget`:
+    /// a short-lived process (a command that writes memories, or is about to recall them) ends
+    /// before the queue would. Returns how many memories still wait to be embedded.
+    pub fn catch_up(&self, budget: Duration) -> Result<i64, MemoryError> {
+        let started = Instant::now();
+        while started.elapsed() < budget && self.embed_pending(32)? + self.relate_pending(64)? > 0 {
+        }
+        let conn = self.lock()?;
+        Ok(self.backlog(&conn)?.embeddings)
     }
 
     /// Starts the background queue that embeds new memories, rewrites summaries when a summary

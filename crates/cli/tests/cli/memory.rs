@@ -60,6 +60,42 @@ fn add_search_get_delete_without_a_running_app() -> Result<(), Box<dyn std::erro
 }
 
 #[test]
+fn without_the_app_a_memory_added_is_found_by_meaning_at_once(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let Some(home) = crate::home_with_model("all-MiniLM-L6-v2/model.safetensors")? else {
+        return Ok(());
+    };
+    for text in [
+        "I water the tomato plants on the balcony every morning",
+        "The release train leaves on Thursdays",
+    ] {
+        let added = cairn(home.path(), &["memory", "add", text])?;
+        assert!(
+            added.status.success(),
+            "{}",
+            String::from_utf8_lossy(&added.stderr)
+        );
+    }
+    // No process stays behind to embed them: the command did it before it answered.
+    let health = cairn(home.path(), &["memory", "health", "--json"])?;
+    let health: serde_json::Value = serde_json::from_str(&stdout(&health))?;
+    assert_eq!(health["overview"]["backlog"]["embeddings"], 0, "{health}");
+    assert_eq!(health["overview"]["backlog"]["facts"], 0, "{health}");
+
+    // No word in common: only the meaning finds it.
+    let found = cairn(
+        home.path(),
+        &["memory", "search", "gardening routine", "--limit", "1"],
+    )?;
+    let text = stdout(&found);
+    assert!(
+        text.contains("tomato plants") && text.contains("vec#1"),
+        "{text}"
+    );
+    Ok(())
+}
+
+#[test]
 fn commands_go_through_the_running_api() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let (mut server, info) = start_server(dir.path())?;
