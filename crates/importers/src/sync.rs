@@ -355,6 +355,9 @@ pub fn scan(
 ) -> Result<Vec<SourceReport>, ImportError> {
     let mut state = SyncState::load(state_path);
     let mut reports = Vec::new();
+    // The log is copied back on the other core while this thread writes (a sixth of an import's
+    // time when its commits did it).
+    let _checkpoints = memory.checkpoint_beside()?;
     for source in sources {
         let started = cairn_memory::now_ms();
         let name = source.name();

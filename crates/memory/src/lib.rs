@@ -4,6 +4,7 @@
 //! identifier and neighbourhood channels and explains every hit.
 
 mod capture;
+mod checkpoint;
 mod dates;
 mod duplicates;
 mod error;
@@ -31,6 +32,7 @@ pub use capture::{
     CaptureOutcome, ImportOutcome, ImportTurn, PreparedTurn, ToolCall, TurnCompletion, TurnStart,
     CAPTURE_LIMITS,
 };
+pub use checkpoint::CheckpointBeside;
 pub use error::MemoryError;
 pub use feedback::{Rated, STOPPED};
 pub use inject::{date, render_injection, today};

@@ -182,6 +182,9 @@ fn use_wal(conn: &Connection) -> Result<(), MemoryError> {
 /// The schema version this build writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// Pages of write-ahead log after which a commit copies the log back into the database.
+pub(crate) const WAL_AUTOCHECKPOINT: i64 = 4096;
+
 /// Sets the connection up (WAL, foreign keys, busy timeout) and brings the schema up to date.
 pub fn prepare(conn: &mut Connection, path: Option<&Path>) -> Result<(), MemoryError> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
@@ -189,7 +192,7 @@ pub fn prepare(conn: &mut Connection, path: Option<&Path>) -> Result<(), MemoryE
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Checkpoint every 16 MB of log rather than every 4: an import's transactions are large, and
     // pages a batch rewrites (full-text segments, index pages) are copied back once, not each time.
-    conn.pragma_update(None, "wal_autocheckpoint", 4096)?;
+    conn.pragma_update(None, "wal_autocheckpoint", WAL_AUTOCHECKPOINT)?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     let current: i64 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
     if current > VERSION {

@@ -58,7 +58,7 @@ pub(crate) struct Analysed {
 /// The memory database. All methods take `&self`; writes are serialised on one connection.
 pub struct MemoryStore {
     conn: Mutex<Connection>,
-    path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
     pub(crate) analyzer: Analyzer,
     clock: Box<dyn Fn() -> i64 + Send + Sync>,
     pub(crate) embedder: RwLock<Option<Arc<dyn Embedder>>>,
@@ -414,7 +414,8 @@ impl MemoryStore {
         unindexed.marked.insert(id);
         unindexed.new.insert(id, terms);
         unindexed.lent.insert(id, lent);
-        index_idents(tx, id, &idents)?;
+        // Memories are never deleted as rows, so a new id has no fragments indexed yet.
+        insert_idents(tx, id, &idents)?;
         log_change(
             tx,
             now,
@@ -889,9 +890,14 @@ pub(crate) fn get(conn: &Connection, id: i64) -> Result<Option<MemoryRecord>, Me
         .optional()?)
 }
 
-/// (Re)indexes the structural fragments of a memory's text (`idents`, space-separated).
+/// Reindexes the structural fragments of a memory's text (`idents`, space-separated).
 fn index_idents(tx: &Connection, id: i64, idents: &str) -> Result<(), MemoryError> {
     cached(tx, "DELETE FROM memory_idents WHERE rowid = ?1", [id])?;
+    insert_idents(tx, id, idents)
+}
+
+/// Indexes the structural fragments of a memory that has none indexed.
+fn insert_idents(tx: &Connection, id: i64, idents: &str) -> Result<(), MemoryError> {
     if !idents.is_empty() {
         cached(
             tx,
