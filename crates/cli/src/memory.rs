@@ -267,14 +267,16 @@ fn parse_layers(names: &[String]) -> anyhow::Result<Vec<Layer>> {
         .collect()
 }
 
-/// How long a command run without the app does the background queue's work itself: enough for
-/// what a person adds by hand, not for a large import (the app or `cairn serve` does that).
+/// How long a command run without the app does the background queue's work itself, and on how
+/// many memories to embed at most: enough for what a person adds by hand, not for an import's
+/// backlog (the app or `cairn serve` does that in the background).
 const CATCH_UP: Duration = Duration::from_secs(3);
+const CATCH_UP_MOST: i64 = 100;
 
 /// Without the app nothing lives long enough to embed what a command writes and read it for
 /// facts that change: the command does it before it answers, and says what is left.
 fn caught_up(cairn: &Cairn) -> Result<(), cairn_api::Error> {
-    let waiting = cairn.memory()?.catch_up(CATCH_UP)?;
+    let waiting = cairn.memory()?.catch_up(CATCH_UP, CATCH_UP_MOST)?;
     if waiting > 0 {
         eprintln!(
             "{waiting} memories still wait to be embedded: the app or `cairn serve` does it in the background"

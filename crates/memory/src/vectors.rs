@@ -282,13 +282,21 @@ impl MemoryStore {
 
     /// The background queue's embedding and reading for facts done now, for at most `budget`:
     /// a short-lived process (a command that writes memories, or is about to recall them) ends
-    /// before the queue would. Returns how many memories still wait to be embedded.
-    pub fn catch_up(&self, budget: Duration) -> Result<i64, MemoryError> {
+    /// before the queue would. More than `most` memories to embed (an import's backlog) are left
+    /// to the queue of a process that stays (the app, `cairn serve`): a command would spend its
+    /// budget on them and still not be done. Returns how many memories still wait to be embedded.
+    pub fn catch_up(&self, budget: Duration, most: i64) -> Result<i64, MemoryError> {
+        let waiting = || -> Result<i64, MemoryError> {
+            let conn = self.lock()?;
+            Ok(self.backlog(&conn)?.embeddings)
+        };
+        if waiting()? > most {
+            return waiting();
+        }
         let started = Instant::now();
         while started.elapsed() < budget && self.embed_pending(32)? + self.relate_pending(64)? > 0 {
         }
-        let conn = self.lock()?;
-        Ok(self.backlog(&conn)?.embeddings)
+        waiting()
     }
 
     /// Starts the background queue that embeds new memories, rewrites summaries when a summary

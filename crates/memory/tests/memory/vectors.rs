@@ -186,3 +186,29 @@ fn the_queue_resumes_where_it_stopped_and_comes_back_for_what_was_left_behind() 
     );
     Ok(())
 }
+
+#[test]
+fn a_command_catches_up_a_small_backlog_and_leaves_a_large_one_to_the_queue() -> TestResult {
+    let store = MemoryStore::open_in_memory()?;
+    store.set_embedder(Arc::new(Concepts));
+    for text in [
+        "my hound sleeps all day",
+        "the sedan needs new tyres",
+        "investors sold their shares",
+    ] {
+        store.add(NewMemory {
+            text: text.into(),
+            ..NewMemory::default()
+        })?;
+    }
+    // More waiting than a command takes on: left alone, and said.
+    assert_eq!(store.catch_up(Duration::from_secs(5), 2)?, 3);
+    let found = store.search(&SearchQuery::new("tell me about the puppy"))?;
+    assert!(found.hits.is_empty(), "{:?}", found.hits);
+    // A few: embedded now, and found by meaning.
+    assert_eq!(store.catch_up(Duration::from_secs(5), 3)?, 0);
+    let found = store.search(&SearchQuery::new("tell me about the puppy"))?;
+    let first = found.hits.first().ok_or("no hit")?;
+    assert_eq!(first.memory.text, "my hound sleeps all day");
+    Ok(())
+}
