@@ -1,7 +1,7 @@
 //! How long one embedding takes (a query's is the vector channel's share of every recall), for a
-//! short question, a long one and a memory at the token cap, on the model setup installed: the
-//! fast path (16-bit integer weights for a few tokens) and the exact one, with the cosine between
-//! their vectors.
+//! short question, one of twenty words (about as many tokens as the recall benchmark's), a long
+//! one and a memory at the token cap, on the model setup installed: the fast path (16-bit integer
+//! weights for a few tokens) and the exact one, with the cosine between their vectors.
 //!
 //! `cargo bench -p cairn-embed --bench embed [-- MODEL_DIR]`
 
@@ -27,6 +27,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         (
             "short question (9 words)",
             "what did we decide about the staging database migration",
+        ),
+        (
+            "question of 20 words",
+            "why does the staging deploy of the payments service time out when the invoices \
+             migration runs before the health check passes",
         ),
         (
             "long request (60 words)",
