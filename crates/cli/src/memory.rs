@@ -274,13 +274,18 @@ const CATCH_UP: Duration = Duration::from_secs(3);
 const CATCH_UP_MOST: i64 = 100;
 
 /// Without the app nothing lives long enough to embed what a command writes and read it for
-/// facts that change: the command does it before it answers, and says what is left.
+/// facts that change: the command does it before it answers, and says what is left. A failure
+/// here (a damaged model file) is said and the command goes on: recall keeps its other channels.
 fn caught_up(cairn: &Cairn) -> Result<(), cairn_api::Error> {
-    let waiting = cairn.memory()?.catch_up(CATCH_UP, CATCH_UP_MOST)?;
-    if waiting > 0 {
-        eprintln!(
+    match cairn
+        .memory()?
+        .catch_up(CATCH_UP, CATCH_UP_MOST)
+    {
+        Ok(0) => {}
+        Ok(waiting) => eprintln!(
             "{waiting} memories still wait to be embedded: the app or `cairn serve` does it in the background"
-        );
+        ),
+        Err(e) => eprintln!("memories could not be embedded now ({e}): recall goes on without them"),
     }
     Ok(())
 }

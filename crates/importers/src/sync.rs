@@ -357,7 +357,10 @@ pub fn scan(
     let mut reports = Vec::new();
     // The log is copied back on the other core while this thread writes (a sixth of an import's
     // time when its commits did it).
-    let _checkpoints = memory.checkpoint_beside()?;
+    let _checkpoints = memory.checkpoint_beside().unwrap_or_else(|e| {
+        tracing::warn!("the import checkpoints as it commits: no second connection ({e})");
+        None
+    });
     for source in sources {
         let started = cairn_memory::now_ms();
         let name = source.name();
