@@ -39,10 +39,9 @@ impl MemoryStore {
                     tracing::debug!("a checkpoint beside the import failed: {e}");
                 }
                 let Ok(stopped) = lock.lock() else { return };
-                if *stopped {
-                    return;
-                }
-                let Ok((stopped, _)) = signal.wait_timeout(stopped, CHECKPOINT_BESIDE_EVERY) else {
+                let Ok((stopped, _)) =
+                    signal.wait_timeout_while(stopped, CHECKPOINT_BESIDE_EVERY, |stop| !*stop)
+                else {
                     return;
                 };
                 if *stopped {

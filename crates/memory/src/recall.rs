@@ -849,8 +849,9 @@ fn gather(
 
 /// Records a channel's ranked `(id, raw score)` rows: each candidate's normalised score (min-max
 /// over the channel's rows, floored at half the top, times the channel's weight) adds to its
-/// relevance, and the channel's trace is kept. Min-max, not a share of the top: cosine similarities bunch near the top one, so
-/// a share of it would rate the fortieth neighbour nearly as high as the first.
+/// relevance, and the channel's trace is kept. Min-max, not a share of the top: cosine
+/// similarities bunch near the top one, so a share of it would rate the fortieth neighbour nearly
+/// as high as the first.
 fn add_channel(
     rows: Vec<(i64, f64)>,
     channel: &str,

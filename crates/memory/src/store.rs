@@ -662,22 +662,23 @@ impl MemoryStore {
         })
     }
 
-    /// The background queue's waiting work, counted as each of its passes selects it.
-    pub(crate) fn backlog(
-        &self,
-        conn: &Connection,
-    ) -> Result<cairn_protocol::memory::Backlog, MemoryError> {
-        let model = self.embedder().map(|e| e.model().to_owned());
-        let embeddings = match &model {
-            Some(model) => conn.query_row(
-                "SELECT count(*) FROM memories m
-                 LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?1
-                 WHERE v.memory_id IS NULL AND m.status != 'deleted'",
-                [model],
-                |row| row.get(0),
-            )?,
-            None => 0,
+    /// Live memories without a vector of the embedder's model (none without an embedder).
+    pub(crate) fn pending_embeddings(&self, conn: &Connection) -> Result<i64, MemoryError> {
+        let Some(embedder) = self.embedder() else {
+            return Ok(0);
         };
+        Ok(conn.query_row(
+            "SELECT count(*) FROM memories m
+             LEFT JOIN memory_vectors v ON v.memory_id = m.id AND v.model = ?1
+             WHERE v.memory_id IS NULL AND m.status != 'deleted'",
+            [embedder.model()],
+            |row| row.get(0),
+        )?)
+    }
+
+    /// The background queue's waiting work, counted as each of its passes selects it.
+    fn backlog(&self, conn: &Connection) -> Result<cairn_protocol::memory::Backlog, MemoryError> {
+        let embeddings = self.pending_embeddings(conn)?;
         let facts = conn.query_row(
             "SELECT count(*) FROM memories m LEFT JOIN fact_checks f ON f.memory_id = m.id
              WHERE f.memory_id IS NULL AND m.status != 'deleted' AND m.layer = 'L1'",

@@ -330,10 +330,7 @@ impl MemoryStore {
     /// to the queue of a process that stays (the app, `cairn serve`): a command would spend its
     /// budget on them and still not be done. Returns how many memories still wait to be embedded.
     pub fn catch_up(&self, budget: Duration, most: i64) -> Result<i64, MemoryError> {
-        let waiting = || -> Result<i64, MemoryError> {
-            let conn = self.lock()?;
-            Ok(self.backlog(&conn)?.embeddings)
-        };
+        let waiting = || self.pending_embeddings(&*self.lock()?);
         if waiting()? > most {
             return waiting();
         }
