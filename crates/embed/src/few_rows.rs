@@ -4,14 +4,17 @@
 //! half the bytes, turned back to f32 in registers and used for four rows at a time. Each output
 //! column has its own scale (its largest weight maps to 32767), which keeps a query's embedding
 //! within 1e-5 (cosine) of the f32 one; int8 was no faster here and drifted to 0.9985. The kernel
-//! is written plainly and compiled again for the CPU's vector extensions at run time (`pulp`).
+//! is written plainly and compiled again for the CPU's vector extensions at run time (`pulp`);
+//! where the CPU has AVX-512 VNNI, [`crate::vnni`] multiplies as integers instead.
+
+use crate::vnni::{pair_up, Paired, Vnni};
 
 /// A weight's integer form, and its largest magnitude.
 type Quantum = i16;
 const STEPS: f32 = 32767.0;
 
-/// Outputs computed together: two AVX registers of f32.
-const LANES: usize = 16;
+/// Outputs computed together: two AVX registers of f32 (one of 32-bit lanes in AVX-512).
+pub(crate) const LANES: usize = 16;
 /// Input rows computed together: with [`LANES`], eight accumulators that stay in registers.
 const ROWS: usize = 4;
 
@@ -27,12 +30,32 @@ pub(crate) struct FewRows {
     scale: Vec<f32>,
     inputs: usize,
     outputs: usize,
+    /// Set when the weights are laid out in pairs for the VNNI kernel.
+    vnni: Option<Vnni>,
 }
 
 impl FewRows {
     /// Quantises `weight` (`[inputs, outputs]`, row-major); `None` when the outputs do not split
     /// into whole blocks (that layer keeps the f32 path).
     pub(crate) fn quantise(weight: &[f32], inputs: usize, outputs: usize) -> Option<Self> {
+        let few = Self::quantise_widened(weight, inputs, outputs)?;
+        Some(match Vnni::detect(inputs, outputs) {
+            Some(vnni) => few.paired(vnni),
+            None => few,
+        })
+    }
+
+    /// The same weights in the VNNI kernel's layout.
+    fn paired(self, vnni: Vnni) -> Self {
+        Self {
+            blocks: pair_up(&self.blocks, self.inputs),
+            vnni: Some(vnni),
+            ..self
+        }
+    }
+
+    /// [`FewRows::quantise`] for the portable kernel.
+    fn quantise_widened(weight: &[f32], inputs: usize, outputs: usize) -> Option<Self> {
         if !outputs.is_multiple_of(LANES) || weight.len() != inputs * outputs || inputs == 0 {
             return None;
         }
@@ -62,12 +85,23 @@ impl FewRows {
             scale,
             inputs,
             outputs,
+            vnni: None,
         })
     }
 
     /// `x` (`[rows, inputs]`) times the weights, plus `bias`: `[rows, outputs]`.
     pub(crate) fn forward(&self, x: &[f32], rows: usize, bias: &[f32]) -> Vec<f32> {
         let mut y = vec![0.0f32; rows * self.outputs];
+        if let Some(vnni) = self.vnni {
+            let layer = Paired {
+                weights: &self.blocks,
+                scale: &self.scale,
+                inputs: self.inputs,
+                outputs: self.outputs,
+            };
+            vnni.multiply(&layer, x, rows, bias, &mut y);
+            return y;
+        }
         pulp::Arch::new().dispatch(Multiply {
             weights: self,
             x,
@@ -154,29 +188,67 @@ mod tests {
             .collect()
     }
 
+    /// Both kernels where this CPU has both, each with the error its quantisation allows: the
+    /// portable one rounds only the weights; the VNNI one the inputs too (to 13 bits).
+    fn kernels(weight: &[f32], inputs: usize, outputs: usize) -> Vec<(FewRows, f32)> {
+        let mut kernels = Vec::new();
+        if let Some(few) = FewRows::quantise_widened(weight, inputs, outputs) {
+            if let Some(vnni) = Vnni::detect(inputs, outputs) {
+                let paired =
+                    FewRows::quantise_widened(weight, inputs, outputs).map(|few| few.paired(vnni));
+                kernels.extend(paired.map(|few| (few, 5e-3)));
+            }
+            kernels.push((few, 1e-3));
+        }
+        kernels
+    }
+
     #[test]
     fn integer_product_matches_the_exact_one() -> Result<(), String> {
-        let (inputs, outputs) = (384, 48);
+        let (inputs, outputs) = (384, 64);
         let weight = values(inputs * outputs, 7);
         let bias = values(outputs, 11);
-        let few = FewRows::quantise(&weight, inputs, outputs).ok_or("48 outputs split in 16s")?;
-        for rows in [1, 3, 4, 9] {
-            let x = values(rows * inputs, rows as u32);
-            let y = few.forward(&x, rows, &bias);
-            assert_eq!(y.len(), rows * outputs);
-            for r in 0..rows {
-                for o in 0..outputs {
-                    let exact: f32 = bias[o]
-                        + (0..inputs)
-                            .map(|i| x[r * inputs + i] * weight[i * outputs + o])
-                            .sum::<f32>();
-                    // The rounding of a sum of 384 products of values in [-1, 1].
-                    assert!(
-                        (y[r * outputs + o] - exact).abs() < 1e-3,
-                        "row {r} output {o}: {} against {exact}",
-                        y[r * outputs + o]
-                    );
+        let kernels = kernels(&weight, inputs, outputs);
+        assert!(!kernels.is_empty(), "64 outputs split in 16s");
+        for (few, tolerance) in kernels {
+            for rows in [1, 3, 4, 9] {
+                let x = values(rows * inputs, rows as u32);
+                let y = few.forward(&x, rows, &bias);
+                assert_eq!(y.len(), rows * outputs);
+                for r in 0..rows {
+                    for o in 0..outputs {
+                        let exact: f32 = bias[o]
+                            + (0..inputs)
+                                .map(|i| x[r * inputs + i] * weight[i * outputs + o])
+                                .sum::<f32>();
+                        // The rounding of a sum of 384 products of values in [-1, 1].
+                        assert!(
+                            (y[r * outputs + o] - exact).abs() < tolerance,
+                            "{:?} row {r} output {o}: {} against {exact}",
+                            few.vnni,
+                            y[r * outputs + o]
+                        );
+                    }
                 }
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn the_largest_values_do_not_overflow_the_integer_sums() -> Result<(), String> {
+        // Every weight and input at its largest, all of one sign: the worst case for 32-bit sums.
+        let (inputs, outputs) = (1536, 32);
+        let weight = vec![1.0f32; inputs * outputs];
+        let x = vec![-1.0f32; 2 * inputs];
+        for (few, tolerance) in kernels(&weight, inputs, outputs) {
+            let y = few.forward(&x, 2, &[0.0; 32]);
+            for v in y {
+                assert!(
+                    (v + 1536.0).abs() < tolerance * 1536.0,
+                    "{:?}: {v}",
+                    few.vnni
+                );
             }
         }
         Ok(())

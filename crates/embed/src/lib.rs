@@ -6,6 +6,7 @@
 mod bert;
 mod few_rows;
 mod idle;
+mod vnni;
 mod wordpiece;
 
 use std::path::{Path, PathBuf};
