@@ -6,6 +6,7 @@
 mod bert;
 mod few_rows;
 mod idle;
+mod maths;
 mod vnni;
 mod wordpiece;
 

@@ -81,14 +81,16 @@ fn a_query_s_fast_embedding_stays_with_the_exact_one() -> Result<(), Box<dyn std
         let cos = cosine(&fast, &exact);
         assert!(cos > 0.99999 && cos <= 1.00001, "{query}: cosine {cos}");
     }
-    // Past 32 tokens both paths are the same f32 multiply.
+    // Past 32 tokens the fast path is the f32 multiply, or the integer one where the CPU has
+    // VNNI: either way the vectors agree.
     let long = "the deploy of the payments service failed again last night: the migration that \
                 adds the invoices index timed out after ten minutes, the health check marked the \
                 pods as unready and the rollout stopped half way through the second region";
-    assert_eq!(
-        model.embed_with(long, Precision::Fast),
-        model.embed_with(long, Precision::Exact)
+    let cos = cosine(
+        &model.embed_with(long, Precision::Fast),
+        &model.embed_with(long, Precision::Exact),
     );
+    assert!(cos > 0.99999 && cos <= 1.00001, "long input: cosine {cos}");
     Ok(())
 }
 
