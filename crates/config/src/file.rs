@@ -43,6 +43,8 @@ pub struct Config {
     /// Whether the default model rewrites a learned policy in its own words (off by default:
     /// the rules' text stands; a reply that is not a valid policy keeps it).
     pub memory_model_policies: bool,
+    /// `[memory] embedder`: which model embeds memories for recall by meaning.
+    pub memory_embedder: MemoryEmbedder,
     /// `[agent]`: how the agent works.
     pub agent: AgentConfig,
     /// `[sources.<name>]`: other agents' history, by source name.
@@ -78,6 +80,31 @@ impl LaunchMode {
             Self::Pet => "pet",
             Self::Full => "full",
             Self::Last => "last",
+        }
+    }
+}
+
+/// `[memory] embedder`: all-MiniLM-L6-v2 (English), multilingual-e5-small (Chinese and a hundred
+/// other languages, weaker in English), or `auto` (the default): multilingual when the app speaks
+/// Chinese. Changing it embeds every memory again in the background.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+pub enum MemoryEmbedder {
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "all-minilm-l6-v2")]
+    English,
+    #[serde(rename = "multilingual-e5-small")]
+    Multilingual,
+}
+
+impl Config {
+    /// Whether memories are embedded by the multilingual model.
+    pub fn multilingual_memory(&self) -> bool {
+        match self.memory_embedder {
+            MemoryEmbedder::Auto => self.language == "zh-CN",
+            MemoryEmbedder::English => false,
+            MemoryEmbedder::Multilingual => true,
         }
     }
 }
@@ -201,6 +228,7 @@ impl Default for Config {
             memory_summaries: false,
             memory_evolution: true,
             memory_model_policies: false,
+            memory_embedder: MemoryEmbedder::Auto,
             agent: AgentConfig::default(),
             sources: BTreeMap::new(),
             voice: VoiceConfig::default(),
@@ -347,6 +375,7 @@ struct RawUi {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawMemory {
+    embedder: Option<MemoryEmbedder>,
     summaries: Option<bool>,
     evolution: Option<bool>,
     model_policies: Option<bool>,
@@ -607,6 +636,11 @@ impl Config {
                 .as_ref()
                 .and_then(|m| m.model_policies)
                 .unwrap_or(false),
+            memory_embedder: raw
+                .memory
+                .as_ref()
+                .and_then(|m| m.embedder)
+                .unwrap_or_default(),
             agent,
             auto_sync: raw.sync.and_then(|s| s.auto).unwrap_or(true),
             theme: raw.ui.as_ref().and_then(|u| u.theme).unwrap_or_default(),
@@ -822,6 +856,7 @@ level = "debug"
 summaries = true
 evolution = false
 model_policies = true
+embedder = "all-minilm-l6-v2"
 
 [ui]
 theme = "dark"
@@ -851,6 +886,11 @@ launch = "pet"
         assert!(config.memory_summaries);
         assert!(!config.memory_evolution);
         assert!(config.memory_model_policies);
+        assert_eq!(config.memory_embedder, MemoryEmbedder::English);
+        assert!(
+            !config.multilingual_memory(),
+            "asked for English, though the app speaks Chinese"
+        );
         assert_eq!(config.theme, Theme::Dark);
         assert_eq!(config.language, "zh-CN");
         assert_eq!(config.launch, LaunchMode::Pet);

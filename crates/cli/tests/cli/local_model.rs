@@ -150,7 +150,7 @@ fn a_truncated_model_file_is_named_with_the_command_that_reinstalls_it() -> Test
 }
 
 /// What setup installed is whole by the catalogue's pinned sizes and checksums — the language
-/// model, the memory's embedder and both voice models — so the app's installer and setup agree.
+/// model, the memory's two embedders and both voice models — so the app's installer and setup agree.
 #[test]
 fn the_models_setup_installed_are_whole_by_the_catalogue() -> TestResult {
     let Some(home) = home_with_models()? else {
@@ -161,6 +161,7 @@ fn the_models_setup_installed_are_whole_by_the_catalogue() -> TestResult {
     for (name, kind) in [
         ("qwen2.5-coder-1.5b", "language"),
         ("all-minilm-l6-v2", "embedding"),
+        ("multilingual-e5-small", "embedding"),
         ("whisper-tiny.en", "speech"),
         ("whisper-base", "speech"),
     ] {

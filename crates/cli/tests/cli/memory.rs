@@ -96,6 +96,53 @@ fn without_the_app_a_memory_added_is_found_by_meaning_at_once(
 }
 
 #[test]
+fn when_the_app_speaks_chinese_memories_are_found_by_meaning_in_chinese(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let Some(home) = crate::home_with_model("multilingual-e5-small/e5-small-q4.bin")? else {
+        return Ok(());
+    };
+    // No `[memory] embedder`: the app's language picks the multilingual model.
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[ui]\nlanguage = \"zh-CN\"\n",
+    )?;
+    for text in [
+        "我们决定下个月把数据库从MySQL迁移到PostgreSQL。",
+        "小王负责支付服务的部署，他每周三上线新版本。",
+        "昨天晚上的发布失败了，因为迁移脚本超时了十分钟。",
+        "我女儿下周六过生日，我打算送她一辆自行车。",
+        "公司年会定在十二月二十日，在杭州西湖边的酒店举行。",
+        "我对花生过敏，吃了会起疹子。",
+        "我的猫叫豆豆，是一只橘猫，今年三岁了。",
+        "我每天早上六点起床跑步，已经坚持了两年。",
+        "服务器的磁盘快满了，需要清理旧的日志文件。",
+        "妈妈做的红烧肉是我最喜欢吃的菜。",
+    ] {
+        let added = cairn(home.path(), &["memory", "add", text])?;
+        assert!(
+            added.status.success(),
+            "{}",
+            String::from_utf8_lossy(&added.stderr)
+        );
+    }
+    // Not one character pair in common with the memory each asks about (all-MiniLM-L6-v2,
+    // which knows English only, ranks none of these three first).
+    for (question, answer) in [
+        ("我有什么食物不能吃？", "花生"),
+        ("年终聚会在哪里办？", "杭州"),
+        ("上次发版为什么没成功？", "超时"),
+    ] {
+        let found = cairn(home.path(), &["memory", "search", question, "--limit", "1"])?;
+        let text = stdout(&found);
+        assert!(
+            text.contains(answer) && text.contains("vec#1"),
+            "{question}: {text}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
 fn commands_go_through_the_running_api() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let (mut server, info) = start_server(dir.path())?;

