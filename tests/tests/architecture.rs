@@ -181,6 +181,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "cairn-tools",
         "cairn-embed",
+        "cairn-e5",
         "cairn-importers",
         "cairn-local",
     ],

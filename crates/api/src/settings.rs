@@ -263,7 +263,10 @@ impl Cairn {
             one_of(launch, &["pet", "full", "last"], "the launch mode")?;
             edits.push(ConfigEdit::set(&["ui", "launch"], text(launch)));
         }
-        self.update_config(&edits)
+        self.update_config(&edits)?;
+        // The app's language picks the memory's embedder by default: follow it now.
+        self.follow_embedder();
+        Ok(())
     }
 
     /// Calls the provider: lists its models (OpenAI-compatible and Ollama), or asks its first
@@ -477,6 +480,42 @@ mod tests {
         let settings = cairn.settings();
         assert!(settings.providers.is_empty());
         assert_eq!(settings.default_model, None);
+        Ok(())
+    }
+
+    #[test]
+    fn speaking_chinese_switches_the_memory_to_the_multilingual_embedder_at_once(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let models = std::path::PathBuf::from(std::env::var("HOME")?).join(".cairn/models");
+        if !models
+            .join("multilingual-e5-small/e5-small-q4.bin")
+            .is_file()
+        {
+            assert!(
+                std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+                "multilingual-e5-small is missing: run ./run setup"
+            );
+            return Ok(());
+        }
+        let dir = tempfile::tempdir()?;
+        std::os::unix::fs::symlink(&models, dir.path().join("models"))?;
+        let cairn = cairn(dir.path());
+        let store = cairn.memory()?;
+        assert_eq!(store.embedder_model().as_deref(), Some("all-MiniLM-L6-v2"));
+        let appearance = |language: &str| AppearanceInput {
+            theme: "system".into(),
+            pet_shortcut: "Alt+Space".into(),
+            log_level: "info".into(),
+            language: Some(language.into()),
+            launch: None,
+        };
+        cairn.save_appearance(appearance("zh-CN"))?;
+        assert_eq!(
+            store.embedder_model().as_deref(),
+            Some("multilingual-e5-small")
+        );
+        cairn.save_appearance(appearance("en"))?;
+        assert_eq!(store.embedder_model().as_deref(), Some("all-MiniLM-L6-v2"));
         Ok(())
     }
 

@@ -259,6 +259,11 @@ impl MemoryStore {
         self.wake_embedding();
     }
 
+    /// The model memories are embedded by, if any.
+    pub fn embedder_model(&self) -> Option<String> {
+        self.embedder().map(|e| e.model().to_owned())
+    }
+
     pub(crate) fn embedder(&self) -> Option<Arc<dyn Embedder>> {
         self.embedder.read().ok().and_then(|e| e.clone())
     }

@@ -143,6 +143,47 @@ fn when_the_app_speaks_chinese_memories_are_found_by_meaning_in_chinese(
 }
 
 #[test]
+fn a_damaged_multilingual_model_is_refused_and_recall_goes_on(
+) -> Result<(), Box<dyn std::error::Error>> {
+    // A truncated model file: its C engine would read past the end, so Cairn must not load it.
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join("models/multilingual-e5-small");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(
+        dir.join("e5-small-q4.bin"),
+        b"E5S1\x01\x00\x00\x00 and then nothing",
+    )?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        "[memory]\nembedder = \"multilingual-e5-small\"\n",
+    )?;
+    let added = cairn(
+        home.path(),
+        &["memory", "add", "公司年会定在十二月二十日，在杭州举行。"],
+    )?;
+    assert!(
+        added.status.success(),
+        "{}",
+        String::from_utf8_lossy(&added.stderr)
+    );
+    let found = cairn(home.path(), &["memory", "search", "公司年会在哪里"])?;
+    assert!(
+        found.status.success(),
+        "{}",
+        String::from_utf8_lossy(&found.stderr)
+    );
+    assert!(stdout(&found).contains("杭州"), "{}", stdout(&found));
+    let health = cairn(home.path(), &["status"])?;
+    let said = format!(
+        "{}{}",
+        stdout(&health),
+        String::from_utf8_lossy(&health.stderr)
+    );
+    assert!(!said.contains("panicked"), "{said}");
+    Ok(())
+}
+
+#[test]
 fn commands_go_through_the_running_api() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
     let (mut server, info) = start_server(dir.path())?;
