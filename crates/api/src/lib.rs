@@ -128,12 +128,19 @@ impl Cairn {
         let Some(store) = self.memory.get() else {
             return;
         };
-        let Some(embedder) = self.load_embedder() else {
-            return;
+        let wanted = if self.load_config().is_ok_and(|c| c.multilingual_memory()) {
+            cairn_e5::MODEL_NAME
+        } else {
+            cairn_embed::MODEL_NAME
         };
-        if store.embedder_model().as_deref() != Some(embedder.model()) {
-            tracing::info!("memories are now embedded by {}", embedder.model());
-            store.set_embedder(embedder);
+        if store.embedder_model().as_deref() == Some(wanted) {
+            return;
+        }
+        if let Some(embedder) = self.load_embedder() {
+            if store.embedder_model().as_deref() != Some(embedder.model()) {
+                tracing::info!("memories are now embedded by {}", embedder.model());
+                store.set_embedder(embedder);
+            }
         }
     }
 
@@ -147,8 +154,9 @@ impl Cairn {
     /// default, when the app speaks Chinese) and it is installed; all-MiniLM-L6-v2 otherwise.
     pub fn load_embedder(&self) -> Option<Arc<dyn cairn_memory::Embedder>> {
         if self.load_config().is_ok_and(|c| c.multilingual_memory()) {
-            match self.load_multilingual_embedder() {
-                Ok(model) => return Some(model),
+            // Refused unless its file is whole by the catalogue and the CPU runs its engine.
+            match cairn_e5::MultilingualE5::load(&self.home.models_dir()) {
+                Ok(model) => return Some(Arc::new(model)),
                 Err(e) => tracing::warn!("{e}: memories are embedded by all-MiniLM-L6-v2"),
             }
         }
@@ -166,18 +174,6 @@ impl Cairn {
             dir,
             Duration::from_secs(300),
         )))
-    }
-
-    /// multilingual-e5-small, once its file is whole by the catalogue (size, and SHA-256 once per
-    /// change of the file): its C engine trusts the file it maps, so a truncated or foreign one
-    /// must never reach it.
-    fn load_multilingual_embedder(&self) -> Result<Arc<dyn cairn_memory::Embedder>, String> {
-        let entry = cairn_models::catalog::find(cairn_e5::MODEL_NAME)
-            .ok_or("the catalogue has no multilingual model")?;
-        cairn_models::check(&self.home.models_dir(), entry).map_err(|e| e.to_string())?;
-        let dir = self.home.models_dir().join(entry.folder);
-        let model = cairn_e5::MultilingualE5::load(&dir).map_err(|e| e.to_string())?;
-        Ok(Arc::new(model))
     }
 
     /// Where the memory database lives.

@@ -243,6 +243,14 @@ impl Embedder for BenchEmbedder {
             .max(f32::MIN_POSITIVE);
         Ok(v.into_iter().map(|x| x / norm).collect())
     }
+
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+        self.real.embed_query(query)
+    }
+
+    fn unrelated_similarity(&self) -> f32 {
+        self.real.unrelated_similarity()
+    }
 }
 
 /// Builds a synthetic corpus of `memories` L1 traces and measures ingest and search.

@@ -328,7 +328,15 @@ static int tok_content(const tokenizer *t, const char *text,
                        int *out_ids, int max_out) {
     int tn = (int)strlen(text);
     /* decode -> apply per-codepoint normalization map */
-    uint32_t *cps = (uint32_t *)malloc(sizeof(uint32_t) * (size_t)(tn + 2) * 4 + 64);
+    /* Cairn: size the buffer by a counting pass (one code point can expand to 18, e.g.
+     * U+FDFA, past the 4 per input byte allowed before). */
+    size_t need = 0;
+    for (int i = 0; i < tn; ) {
+        uint32_t cp; int adv = utf8_decode(text + i, tn - i, &cp); i += adv;
+        int ni = norm_find(t, cp);
+        need += ni < 0 ? 1 : (size_t)(t->norm_off[ni + 1] - t->norm_off[ni]);
+    }
+    uint32_t *cps = (uint32_t *)malloc(sizeof(uint32_t) * (need + 2) + 64);
     int nc = 0;
     for (int i = 0; i < tn; ) {
         uint32_t cp; int adv = utf8_decode(text + i, tn - i, &cp); i += adv;

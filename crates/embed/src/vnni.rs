@@ -113,8 +113,9 @@ fn quantise_rows(x: &[f32], rows: usize, inputs: usize) -> (Vec<i32>, Vec<f32>) 
         scales[r] = scale;
         let group = &mut words[(r / ROWS) * pairs * ROWS..];
         for (p, two) in row.chunks_exact(2).enumerate() {
-            let low = (two[0] / scale).round() as i16 as u16 as u32;
-            let high = (two[1] / scale).round() as i16 as u16 as u32;
+            // Clamped: the overflow bound above counts on no step past X_STEPS.
+            let step = |v: f32| (v / scale).round().clamp(-X_STEPS, X_STEPS) as i16 as u16 as u32;
+            let (low, high) = (step(two[0]), step(two[1]));
             group[p * ROWS + r % ROWS] = (low | high << 16) as i32;
         }
     }

@@ -20,12 +20,26 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
         self.embed(query)
     }
+    /// The cosine similarity of unrelated texts under this model (near 0 for most; e5's sit near
+    /// 0.75). Similarities are rescaled from it to 0, so recall's and the fact reader's
+    /// thresholds mean the same under every model.
+    fn unrelated_similarity(&self) -> f32 {
+        0.0
+    }
+}
+
+/// `similarity` rescaled so that `unrelated` maps to 0 and 1 stays 1.
+fn rescaled(similarity: f32, unrelated: f32) -> f32 {
+    (similarity - unrelated) / (1.0 - unrelated).max(f32::EPSILON)
 }
 
 /// Every live memory's vector, int8 with one scale per vector (a quarter of the f32 size), and
 /// its signs as bits (a thirty-second) for a first pass over large indexes.
 #[derive(Default)]
 pub(crate) struct VectorIndex {
+    /// The model whose vectors these are: an embedder switched while a search ran must not keep
+    /// an index of the other model's vectors (both may have 384 dimensions).
+    model: String,
     dim: usize,
     ids: Vec<i64>,
     codes: Vec<i8>,
@@ -319,7 +333,7 @@ impl MemoryStore {
         tx.commit()?;
         drop(conn);
         if let Ok(mut index) = self.vectors.lock() {
-            if let Some(index) = index.as_mut() {
+            if let Some(index) = index.as_mut().filter(|i| i.model == embedder.model()) {
                 for (id, (scale, codes)) in &done {
                     index.insert(*id, *scale, codes);
                 }
@@ -446,7 +460,13 @@ impl MemoryStore {
         let Some(embedder) = self.embedder() else {
             return Ok(Vec::new());
         };
-        self.with_index(&*embedder, |index| index.top(vector, k, min_similarity))
+        let unrelated = embedder.unrelated_similarity();
+        let raw_min = unrelated + min_similarity * (1.0 - unrelated);
+        self.with_index(&*embedder, |index| {
+            let mut top = index.top(vector, k, raw_min);
+            top.iter_mut().for_each(|t| t.1 = rescaled(t.1, unrelated));
+            top
+        })
     }
 
     /// The `k` memories nearest to a vector (another memory's), any similarity.
@@ -454,7 +474,12 @@ impl MemoryStore {
         let Some(embedder) = self.embedder() else {
             return Ok(Vec::new());
         };
-        self.with_index(&*embedder, |index| index.top(vector, k, f32::MIN))
+        let unrelated = embedder.unrelated_similarity();
+        self.with_index(&*embedder, |index| {
+            let mut top = index.top(vector, k, f32::MIN);
+            top.iter_mut().for_each(|t| t.1 = rescaled(t.1, unrelated));
+            top
+        })
     }
 
     /// The vectors held in memory for search and their size in bytes, once the index is loaded.
@@ -473,8 +498,12 @@ impl MemoryStore {
             .vectors
             .lock()
             .map_err(|_| MemoryError::Invalid("the vector index was poisoned by a panic".into()))?;
+        if index.as_ref().is_some_and(|i| i.model != embedder.model()) {
+            *index = None;
+        }
         if index.is_none() {
             let mut loaded = VectorIndex::new(embedder.dim());
+            loaded.model = embedder.model().to_owned();
             let conn = self.lock()?;
             let mut stmt = conn.prepare(
                 "SELECT v.memory_id, v.scale, v.vec FROM memory_vectors v JOIN memories m ON m.id = v.memory_id
