@@ -6,14 +6,14 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cairn_e5::{MultilingualE5, Role, MODEL_NAME};
+use cairn_e5::{MultilingualE5, Role};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let home = std::env::var_os("CAIRN_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn")))
         .ok_or("set CAIRN_HOME")?;
-    let model = MultilingualE5::load(&home.join("models").join(MODEL_NAME))?;
+    let model = MultilingualE5::load(&home.join("models"))?;
     let memory = "昨天晚上的发布失败了，因为迁移脚本超时了十分钟。".repeat(8);
     for (name, text, role) in [
         ("Chinese question", "上次发版为什么没成功？", Role::Query),
