@@ -157,6 +157,10 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
                 for (layer, n) in &o.by_layer {
                     println!("  {layer:<6}{n}");
                 }
+                match &o.embedder {
+                    Some(model) => println!("  recall by meaning: embedded by {model}"),
+                    None => println!("  recall by words only: no embedding model installed"),
+                }
                 let b = &o.backlog;
                 println!(
                     "  waiting in the background: {} to embed, {} to read for facts, {} rated \

@@ -659,6 +659,7 @@ impl MemoryStore {
             skipped_turns: count("SELECT count(*) FROM skipped_turns")?,
             storage_bytes,
             backlog: self.backlog(&conn)?,
+            embedder: self.embedder_model(),
         })
     }
 

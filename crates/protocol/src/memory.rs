@@ -236,6 +236,9 @@ pub struct Overview {
     /// What the background queue has still to do.
     #[serde(default)]
     pub backlog: Backlog,
+    /// The model memories are embedded by for recall by meaning; none: recall matches words.
+    #[serde(default)]
+    pub embedder: Option<String>,
 }
 
 /// The background queue's work still waiting: memories to embed, memories to read for facts

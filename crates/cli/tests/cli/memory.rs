@@ -125,6 +125,11 @@ fn when_the_app_speaks_chinese_memories_are_found_by_meaning_in_chinese(
             String::from_utf8_lossy(&added.stderr)
         );
     }
+    let health = stdout(&cairn(home.path(), &["memory", "health"])?);
+    assert!(
+        health.contains("embedded by multilingual-e5-small"),
+        "{health}"
+    );
     // Not one character pair in common with the memory each asks about (all-MiniLM-L6-v2,
     // which knows English only, ranks none of these three first).
     for (question, answer) in [
