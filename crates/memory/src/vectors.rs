@@ -471,15 +471,7 @@ impl MemoryStore {
 
     /// The `k` memories nearest to a vector (another memory's), any similarity.
     pub(crate) fn nearest(&self, vector: &[f32], k: usize) -> Result<Vec<(i64, f32)>, MemoryError> {
-        let Some(embedder) = self.embedder() else {
-            return Ok(Vec::new());
-        };
-        let unrelated = embedder.unrelated_similarity();
-        self.with_index(&*embedder, |index| {
-            let mut top = index.top(vector, k, f32::MIN);
-            top.iter_mut().for_each(|t| t.1 = rescaled(t.1, unrelated));
-            top
-        })
+        self.vector_candidates(vector, k, f32::MIN)
     }
 
     /// The vectors held in memory for search and their size in bytes, once the index is loaded.
