@@ -45,11 +45,15 @@ pub fn resample_to_whisper(mono: &[f32], rate: u32) -> Result<Vec<f32>, VoiceErr
         out.extend_from_slice(&block[0]);
         at += need;
     }
+    // rubato refuses an empty partial block, and a recording whose length is a multiple of the
+    // chunk (a microphone delivers whole buffers of 1,024 frames) leaves none.
     let rest = &mono[at..];
-    let block = resampler
-        .process_partial(Some(&[rest]), None)
-        .map_err(|e| VoiceError::BadAudio(e.to_string()))?;
-    out.extend_from_slice(&block[0]);
+    if !rest.is_empty() {
+        let block = resampler
+            .process_partial(Some(&[rest]), None)
+            .map_err(|e| VoiceError::BadAudio(e.to_string()))?;
+        out.extend_from_slice(&block[0]);
+    }
     // Flush the resampler's delay, then drop it from the front.
     let tail = resampler
         .process_partial::<&[f32]>(None, None)
@@ -111,6 +115,16 @@ mod tests {
         (0..(rate as f32 * seconds) as usize)
             .map(|i| (i as f32 * hz * std::f32::consts::TAU / rate as f32).sin() * 0.5)
             .collect()
+    }
+
+    #[test]
+    fn audio_of_whole_chunks_resamples() {
+        // 71 chunks of 1,024 frames at 22,050 Hz: espeak-ng's length for one sentence, and what
+        // a microphone delivering 1,024-frame buffers always records. It was refused.
+        let audio = tone(22_050, 72_704.0 / 22_050.0, 300.0);
+        assert_eq!(audio.len() % 1024, 0);
+        let out = resample_to_whisper(&audio, 22_050).unwrap();
+        assert!((out.len() as i64 - 52_755).abs() <= 2, "{}", out.len());
     }
 
     #[test]
