@@ -128,7 +128,7 @@ impl Cairn {
         let Some(store) = self.memory.get() else {
             return;
         };
-        let wanted = if self.load_config().is_ok_and(|c| c.multilingual_memory()) {
+        let wanted = if self.wants_multilingual_memory() {
             cairn_e5::MODEL_NAME
         } else {
             cairn_embed::MODEL_NAME
@@ -144,6 +144,12 @@ impl Cairn {
         }
     }
 
+    /// Whether the config asks for the multilingual embedder (`[memory] embedder`, or Chinese in
+    /// the UI); an unreadable config keeps the English one.
+    fn wants_multilingual_memory(&self) -> bool {
+        self.load_config().is_ok_and(|c| c.multilingual_memory())
+    }
+
     /// Where the local embedding model is installed (by `./run setup`).
     pub fn embedding_model_dir(&self) -> std::path::PathBuf {
         self.home.models_dir().join(cairn_embed::MODEL_NAME)
@@ -153,7 +159,7 @@ impl Cairn {
     /// its lexical channels. multilingual-e5-small when `[memory] embedder` asks for it (or, by
     /// default, when the app speaks Chinese) and it is installed; all-MiniLM-L6-v2 otherwise.
     pub fn load_embedder(&self) -> Option<Arc<dyn cairn_memory::Embedder>> {
-        if self.load_config().is_ok_and(|c| c.multilingual_memory()) {
+        if self.wants_multilingual_memory() {
             // Refused unless its file is whole by the catalogue and the CPU runs its engine.
             match cairn_e5::MultilingualE5::load(&self.home.models_dir()) {
                 Ok(model) => return Some(Arc::new(model)),

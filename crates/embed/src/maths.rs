@@ -44,30 +44,30 @@ pub(crate) fn gelu(x: f32) -> f32 {
     0.5 * x * (1.0 + erf(x / std::f32::consts::SQRT_2))
 }
 
-/// The sum of `values`.
+/// The sum of `term(v)` over `values`, kept in lanes so the loop vectorises (an ordered float sum
+/// cannot).
 #[inline(always)]
-pub(crate) fn sum(values: &[f32]) -> f32 {
+fn sum_of(values: &[f32], term: impl Fn(f32) -> f32) -> f32 {
     let (blocks, rest) = values.as_chunks::<LANES>();
     let mut lanes = [0.0f32; LANES];
     for block in blocks {
         for (lane, v) in lanes.iter_mut().zip(block) {
-            *lane += v;
+            *lane += term(*v);
         }
     }
-    lanes.iter().chain(rest).sum()
+    lanes.iter().sum::<f32>() + rest.iter().map(|v| term(*v)).sum::<f32>()
+}
+
+/// The sum of `values`.
+#[inline(always)]
+pub(crate) fn sum(values: &[f32]) -> f32 {
+    sum_of(values, |v| v)
 }
 
 /// The sum of the squared differences of `values` from `mean`.
 #[inline(always)]
 pub(crate) fn squared_deviations(values: &[f32], mean: f32) -> f32 {
-    let (blocks, rest) = values.as_chunks::<LANES>();
-    let mut lanes = [0.0f32; LANES];
-    for block in blocks {
-        for (lane, v) in lanes.iter_mut().zip(block) {
-            *lane += (v - mean) * (v - mean);
-        }
-    }
-    lanes.iter().sum::<f32>() + rest.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>()
+    sum_of(values, |v| (v - mean) * (v - mean))
 }
 
 /// The largest of `values` (f32::MIN for none).
