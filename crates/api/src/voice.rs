@@ -20,13 +20,14 @@ const VOCABULARY_WORDS: usize = 40;
 /// "README" as "read me", "linter" as "link to"), then what people typically ask a coding agent,
 /// in plain words. The glossary comes first: whisper keeps the last 224 tokens of a prompt, and
 /// the sentences, nearest the audio, prime it toward speech rather than lists (the glossary
-/// last did worse on everyday sentences, 25.3 → 31.6 %). 218 tokens together by tiny.en's
-/// tokenizer. On freshly synthesised technical sentences (tiny.en, empty memory) the word error
-/// rate went from 40.4 % unprimed to 18.5 % with the sentences alone, and with the glossary
-/// from 16.9 to 12.8 % and 15.4 to 13.7 % (two sets of 60 clips whose mistakes were in view when
-/// it was written); on 60 clips written after it, 36.0 to 33.1 % (harder words: "debounce",
-/// "deserializer"), and on 40 in five other voices 33.4 to 33.7 %; ten everyday sentences stay
-/// at 25.3 % (31.6 % unprimed). Once memory holds what the person said, their sentences replace it.
+/// last did worse on everyday sentences, 25.3 → 31.6 %): 219 tokens together by tiny.en's
+/// tokenizer, held under 224 by the test `the_starter_prompt_fits_what_whisper_reads`. On freshly
+/// synthesised technical sentences (tiny.en, empty memory) the word error rate went from 40.4 %
+/// unprimed to 18.5 % with the sentences alone, and with the glossary from 16.9 to 12.8 % and
+/// 15.4 to 13.7 % (two sets of 60 clips whose mistakes were in view when it was written); on 60
+/// clips written after it, 36.0 to 33.1 % (harder words: "debounce", "deserializer"), and on 40
+/// in five other voices 33.4 to 33.7 %; ten everyday sentences stay at 25.3 % (31.6 % unprimed).
+/// Once memory holds what the person said, their sentences replace it.
 const STARTER_GLOSSARY: &str = "Glossary: API, async, backend, frontend, README, rebase, npm, \
 cargo, Kubernetes, container, schema, migration, query, cache, environment variable, middleware, \
 webhook, YAML, regex, closure, callback, iterator, linter, runtime, stack trace, null pointer, \

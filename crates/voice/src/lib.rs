@@ -13,7 +13,7 @@ pub mod wav;
 pub use capture::{input_devices, Recording};
 pub use error::VoiceError;
 pub use models::{import, installed, model_path, InstalledModel, ModelRecord};
-pub use transcribe::{Hints, Transcriber};
+pub use transcribe::{Hints, Transcriber, PROMPT_TOKENS};
 pub use wav::read_wav;
 
 /// Word error rate of `hypothesis` against `reference`: word edits (substitutions, insertions,

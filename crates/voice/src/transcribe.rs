@@ -31,6 +31,17 @@ impl Transcriber {
         })
     }
 
+    /// How many tokens whisper reads of the prompt `hints` make: it keeps only the last
+    /// [`PROMPT_TOKENS`], so a prompt longer than that loses its beginning.
+    pub fn prompt_tokens(&self, hints: &Hints) -> Result<usize, VoiceError> {
+        let prompt = prompt(hints);
+        let room = prompt.len() + 1;
+        self.context
+            .tokenize(&prompt, room)
+            .map(|tokens| tokens.len())
+            .map_err(|e| VoiceError::Transcription(format!("the prompt does not tokenize: {e}")))
+    }
+
     /// The text said in `samples` (16 kHz mono). `language`: `auto` or a code like `en`; an
     /// English-only model always transcribes English.
     pub fn transcribe(&self, samples: &[f32], language: &str) -> Result<String, VoiceError> {
@@ -108,6 +119,9 @@ fn at_least_a_second(samples: &[f32]) -> Cow<'_, [f32]> {
     audio.resize(second + second / 10, 0.0);
     Cow::Owned(audio)
 }
+
+/// The prompt tokens whisper reads (`n_text_ctx / 2`), counted from the prompt's end.
+pub const PROMPT_TOKENS: usize = 224;
 
 /// Beams kept while decoding (whisper's own default).
 const BEAM_SIZE: i32 = 5;

@@ -32,3 +32,41 @@ fn a_new_install_primes_whisper_with_software_talk_then_with_what_the_person_sai
     assert!(primed.said.iter().all(|s| !s.contains("pull request")));
     Ok(())
 }
+
+/// The models setup installed, or `None` (the test skipped) unless `CAIRN_REQUIRE_MODELS` says
+/// they must be there.
+fn installed_models() -> Option<std::path::PathBuf> {
+    let home = std::env::var_os("CAIRN_MODELS_HOME")
+        .map(std::path::PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".cairn")))?;
+    let models = home.join("models");
+    if models.join("whisper-ct2/tiny.en/model.bin").exists() {
+        return Some(models);
+    }
+    assert!(
+        std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+        "{} has no tiny.en: run ./run setup",
+        models.display()
+    );
+    eprintln!("skipped: no whisper model (run ./run setup)");
+    None
+}
+
+#[test]
+fn the_starter_prompt_fits_what_whisper_reads() -> Result<(), Box<dyn std::error::Error>> {
+    let Some(models) = installed_models() else {
+        return Ok(());
+    };
+    let home = tempfile::tempdir()?;
+    std::os::unix::fs::symlink(&models, home.path().join("models"))?;
+    let cairn = Cairn::with_env(Home::at(home.path()), Arc::new(|_: &str| None));
+    // Whisper keeps a prompt's last 224 tokens: a longer starter would lose its glossary.
+    let tokens = cairn
+        .transcriber(Some("tiny.en"))?
+        .prompt_tokens(&cairn.voice_hints())?;
+    assert!(
+        (150..=cairn_voice::PROMPT_TOKENS).contains(&tokens),
+        "{tokens} tokens"
+    );
+    Ok(())
+}
