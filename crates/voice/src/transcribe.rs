@@ -91,6 +91,10 @@ impl Transcriber {
         params.set_print_special(false);
         params.set_print_timestamps(false);
         params.set_suppress_blank(true);
+        // No "[MUSIC PLAYING]", "(speaking)" or "♪" in place of words: OpenAI's and
+        // faster-whisper's decoders suppress these tokens by default, whisper.cpp's does not, and
+        // tiny.en gave whole sentences of fast or synthetic speech back as such a tag.
+        params.set_suppress_nst(true);
         let audio = at_least_a_second(samples);
         state
             .full(params, &audio)

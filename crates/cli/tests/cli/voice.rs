@@ -274,3 +274,37 @@ fn technical_speech_is_heard_better_with_the_persons_vocabulary() {
         report["wer"]
     );
 }
+
+#[test]
+fn synthetic_speech_comes_back_as_words_not_a_sound_tag() {
+    let Some(ct2) = tiny_en() else { return };
+    let required = std::env::var_os("CAIRN_REQUIRE_MODELS").is_some();
+    if !(have("espeak-ng") && have("sox")) {
+        assert!(!required, "espeak-ng and sox are needed: run ./run setup");
+        eprintln!("skipped: espeak-ng or sox is missing");
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
+    assert!(imported.status.success());
+    // With whisper.cpp's default decoder, tiny.en heard this clip (primed with the starter
+    // prompt, as on a new install) as "[SPEAKING]".
+    let wav = speak(
+        home.path(),
+        "cookie",
+        "store the session token in an http only cookie",
+        "en-us+f3",
+        150,
+        22_050,
+        1,
+    );
+    let heard = cairn(home.path(), &["voice", "transcribe", wav.to_str().unwrap()]).unwrap();
+    assert!(
+        heard.status.success(),
+        "{}",
+        String::from_utf8_lossy(&heard.stderr)
+    );
+    let text = stdout(&heard).to_lowercase();
+    assert!(!text.contains('[') && !text.contains('('), "{text}");
+    assert!(text.contains("session token"), "{text}");
+}
