@@ -35,6 +35,30 @@ fn have(tool: &str) -> bool {
     Command::new(tool).arg("--version").output().is_ok()
 }
 
+/// A fresh data home with tiny.en imported, and `cairn voice import`'s output; `None` (the test
+/// skipped) where setup has not installed the model or `tools`, unless `CAIRN_REQUIRE_MODELS`
+/// says they must be there.
+fn home_with_tiny_en(tools: &[&str]) -> Option<(tempfile::TempDir, std::process::Output)> {
+    let ct2 = tiny_en()?;
+    if let Some(missing) = tools.iter().find(|tool| !have(tool)) {
+        assert!(
+            std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+            "{} needed: run ./run setup",
+            tools.join(" and ")
+        );
+        eprintln!("skipped: {missing} is missing");
+        return None;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    Some((home, imported))
+}
+
 /// `text` spoken by espeak-ng with `voice` at `speed` words a minute, written by sox as `rate` Hz
 /// with `channels` channels.
 fn speak(
@@ -74,20 +98,9 @@ fn speak(
 
 #[test]
 fn spoken_sentences_come_back_as_text() {
-    let Some(ct2) = tiny_en() else { return };
-    let required = std::env::var_os("CAIRN_REQUIRE_MODELS").is_some();
-    if !(have("espeak-ng") && have("sox")) {
-        assert!(!required, "espeak-ng and sox are needed: run ./run setup");
-        eprintln!("skipped: espeak-ng or sox is missing");
+    let Some((home, imported)) = home_with_tiny_en(&["espeak-ng", "sox"]) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
-    assert!(
-        imported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&imported.stderr)
-    );
+    };
     assert!(
         stdout(&imported).starts_with("imported tiny.en "),
         "{}",
@@ -217,18 +230,9 @@ const A_DEVELOPERS_HISTORY: &[&str] = &[
 
 #[test]
 fn technical_speech_is_heard_better_with_the_persons_vocabulary() {
-    let Some(ct2) = tiny_en() else { return };
-    if !have("espeak-ng") {
-        assert!(
-            std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
-            "espeak-ng is needed: run ./run setup"
-        );
-        eprintln!("skipped: espeak-ng is missing");
+    let Some((home, _)) = home_with_tiny_en(&["espeak-ng"]) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
-    assert!(imported.status.success());
+    };
     for text in A_DEVELOPERS_HISTORY {
         let added = cairn(home.path(), &["memory", "add", text]).unwrap();
         assert!(
@@ -277,16 +281,9 @@ fn technical_speech_is_heard_better_with_the_persons_vocabulary() {
 
 #[test]
 fn synthetic_speech_comes_back_as_words_not_a_sound_tag() {
-    let Some(ct2) = tiny_en() else { return };
-    let required = std::env::var_os("CAIRN_REQUIRE_MODELS").is_some();
-    if !(have("espeak-ng") && have("sox")) {
-        assert!(!required, "espeak-ng and sox are needed: run ./run setup");
-        eprintln!("skipped: espeak-ng or sox is missing");
+    let Some((home, _)) = home_with_tiny_en(&["espeak-ng", "sox"]) else {
         return;
-    }
-    let home = tempfile::tempdir().unwrap();
-    let imported = cairn(home.path(), &["voice", "import", ct2.to_str().unwrap()]).unwrap();
-    assert!(imported.status.success());
+    };
     // With whisper.cpp's default decoder, tiny.en heard this clip (primed with the starter
     // prompt, as on a new install) as "[SPEAKING]".
     let wav = speak(
