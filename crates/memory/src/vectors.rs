@@ -21,7 +21,7 @@ pub trait Embedder: Send + Sync {
         self.embed(query)
     }
     /// The cosine similarity of unrelated texts under this model (near 0 for most; e5's sit near
-    /// 0.75). Similarities are rescaled from it to 0, so recall's and the fact reader's
+    /// 0.8). Similarities are rescaled from it to 0, so recall's and the fact reader's
     /// thresholds mean the same under every model.
     fn unrelated_similarity(&self) -> f32 {
         0.0
