@@ -192,6 +192,52 @@ fn asks(said: &str) -> bool {
     !tagged
 }
 
+/// The fewest content words before a question's own sentence for the line to say something
+/// besides asking ("Wow, nice pic! You both looked amazing. Where was it?" says something;
+/// "Cool! What did it look like?" does not).
+const LEAD_IN_WORDS: usize = 4;
+
+/// Whether `text` only asks: a line that ends in a question (not a tag question) with fewer
+/// than [`LEAD_IN_WORDS`] content words before that question's sentence. Such a line says
+/// nothing that could answer. A captured turn holds the assistant's answer, so it never only
+/// asks.
+pub(crate) fn only_asks(text: &str) -> bool {
+    let statement = statement(text);
+    if statement.owner == "user" || statement.stance != Stance::Question {
+        return false;
+    }
+    let body = statement.said.trim_end().trim_end_matches('?');
+    let lead_in = body.rfind(['.', '!', '?']).map_or("", |end| &body[..end]);
+    words(lead_in)
+        .iter()
+        .filter(|w| !crate::text::is_stop_word(w))
+        .count()
+        < LEAD_IN_WORDS
+}
+
+/// Words of a query that ask about questions asked ("What did Caroline ask about the
+/// exhibit?"): for it, a line that only asks is an answer.
+const ABOUT_ASKING: &[&str] = &[
+    "ask",
+    "asked",
+    "asking",
+    "asks",
+    "question",
+    "questions",
+    "wonder",
+    "wondered",
+    "wondering",
+    "inquired",
+];
+
+/// Whether `query` asks about the questions someone asked.
+pub(crate) fn about_asking(query: &str) -> bool {
+    query.contains('问')
+        || words(query)
+            .iter()
+            .any(|w| ABOUT_ASKING.contains(&w.as_str()))
+}
+
 /// `Caroline: text` → (`caroline`, `text`); a captured turn (`User: …` / `Assistant: …` lines) →
 /// (`user`, the person's lines); anything else → (`someone`, the whole text).
 fn owner_and_words(text: &str) -> (String, String) {
@@ -983,6 +1029,35 @@ pub(crate) fn cosine(a: &[f32], b: &[f32]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_line_only_asks_when_little_comes_before_its_question() {
+        for text in [
+            "Caroline: Cool! What did it look like?",
+            "Melanie: Wow, that rocks! What's the main idea of your art?",
+            "How do I rebase onto main?",
+            "Jon: Did you try version 3.5 of it?",
+        ] {
+            assert!(only_asks(text), "{text}");
+        }
+        for text in [
+            "Caroline: Wow, nice pic! You both looked amazing at the parade. Where was it?",
+            "Caroline: I went to a support group yesterday.",
+            // A tag question states; a captured turn holds the answer.
+            "Gina: Text me at 555-0142 when you land, okay?",
+            "User: how do I rebase onto main?\nAssistant: git rebase main.",
+            "",
+        ] {
+            assert!(!only_asks(text), "{text}");
+        }
+        assert!(about_asking(
+            "What did Caroline ask about the pottery class?"
+        ));
+        assert!(about_asking("卡罗琳问过什么？"));
+        assert!(!about_asking(
+            "What did Caroline make in the pottery class?"
+        ));
+    }
 
     #[test]
     fn statements_are_read_for_owner_and_stance() {

@@ -46,8 +46,12 @@ pub(crate) const FULL_RELEVANCE: f64 = 1.0 + VECTOR_WEIGHT;
 const SPEAKER_BONUS: f64 = FULL_RELEVANCE / 15.0;
 /// The bonus of a memory said within a date the question names ("in August 2023").
 const DATE_BONUS: f64 = FULL_RELEVANCE / 5.0;
-/// Traces that explain a bonus, not a channel that searched.
-const BONUSES: [&str; 2] = ["speaker", "date"];
+/// What a line that only asks loses ("Cool! What did it look like?"): it says nothing that
+/// could answer, yet its few words match a question's well. A quarter of full relevance;
+/// nothing when the question is about what was asked.
+const ONLY_ASKS_PENALTY: f64 = FULL_RELEVANCE / 4.0;
+/// Traces that explain a bonus or a penalty, not a channel that searched.
+const BONUSES: [&str; 3] = ["speaker", "date", "only_asks"];
 
 /// Whether `trace` is a channel that searched, not a bonus.
 fn searched(trace: &Trace) -> bool {
@@ -230,6 +234,7 @@ impl MemoryStore {
         let now = self.now();
         let named = Named::in_question(&query.query);
         let dated = crate::dates::windows(&query.query, now);
+        let answers_wanted = !crate::facts::about_asking(&query.query);
         let limit = query.limit.clamp(1, 200);
         let pool = (limit * 4).max(40);
 
@@ -303,6 +308,11 @@ impl MemoryStore {
                         "date",
                         dated.iter().any(|w| w.holds(memory.created_at)),
                         DATE_BONUS,
+                    ),
+                    (
+                        "only_asks",
+                        answers_wanted && crate::facts::only_asks(&memory.text),
+                        -ONLY_ASKS_PENALTY,
                     ),
                 ] {
                     if earned {

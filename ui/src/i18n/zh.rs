@@ -153,6 +153,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("Meaning (embedding similarity)", "语义（嵌入相似度）"),
     ("Said by a person the question names", "出自问题提到的人"),
     ("Said within a date the question names", "出自问题提到的日期之内"),
+    ("Only asks a question (says nothing that could answer)", "只是提问（没有能回答问题的内容）"),
     ("Announces a change (the question asks what holds now)", "宣布了变更（问题问的是现在的情况）"),
     ("{what}: rank {rank} in this channel, raw score {score}", "{what}：在该通道中排第 {rank} 位，原始得分 {score}"),
     ("Jan", "1月"),

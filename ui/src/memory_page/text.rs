@@ -195,6 +195,7 @@ pub(super) fn channel_title(channel: &Channel) -> String {
         "speaker" => t("Said by a person the question names"),
         "date" => t("Said within a date the question names"),
         "announces_change" => t("Announces a change (the question asks what holds now)"),
+        "only_asks" => t("Only asks a question (says nothing that could answer)"),
         other => other,
     };
     tf(

@@ -227,6 +227,45 @@ fn quality_signals_lift_a_memory_among_equals() -> TestResult {
 }
 
 #[test]
+fn a_line_that_only_asks_ranks_below_one_that_answers() -> TestResult {
+    // The question's words match the line that asks them best; the answer is in the other.
+    let store = store_with(&[
+        ("s1", "Caroline: Nice! What did your pottery class make?"),
+        (
+            "s1",
+            "Melanie: We made bowls at the pottery class last week, each one with its own pattern of leaves.",
+        ),
+    ])?;
+    let mut q = SearchQuery::new("What did the pottery class make?").limit(2);
+    q.verbose = true;
+    let result = store.search(&q)?;
+    let texts: Vec<&str> = result.hits.iter().map(|h| h.memory.text.as_str()).collect();
+    assert!(texts[0].starts_with("Melanie: We made bowls"), "{texts:?}");
+    let asks = result.hits.get(1).ok_or("one hit only")?;
+    assert!(
+        asks.channels
+            .iter()
+            .any(|c| c.channel == "only_asks" && c.score < 0.0),
+        "{asks:?}"
+    );
+
+    // Asked what was asked, the question is the answer.
+    let mut q = SearchQuery::new("What did Caroline ask about the pottery class?").limit(2);
+    q.verbose = true;
+    let result = store.search(&q)?;
+    let first = result.hits.first().ok_or("nothing recalled")?;
+    assert!(
+        first.memory.text.starts_with("Caroline: Nice!"),
+        "{result:?}"
+    );
+    assert!(result
+        .hits
+        .iter()
+        .all(|h| h.channels.iter().all(|c| c.channel != "only_asks")));
+    Ok(())
+}
+
+#[test]
 fn a_line_said_by_the_person_the_question_names_ranks_first() -> TestResult {
     // The same words, said by two people: the question names one of them.
     let store = store_with(&[
