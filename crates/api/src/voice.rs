@@ -171,7 +171,8 @@ impl Cairn {
 
     /// What whisper is primed with: what the person said lately and their vocabulary, from
     /// memory; while memory has neither (or cannot be read), [`STARTER_GLOSSARY`] and
-    /// [`STARTER_SAYINGS`].
+    /// [`STARTER_SAYINGS`]. Decoded with a beam search, which mishears fewer technical words
+    /// than greedy decoding.
     pub fn voice_hints(&self) -> Hints {
         let read = self.memory().and_then(|m| {
             Ok((
@@ -194,7 +195,7 @@ impl Cairn {
         Hints {
             vocabulary,
             said,
-            beam: false,
+            beam: true,
         }
     }
 }

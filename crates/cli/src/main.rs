@@ -157,8 +157,8 @@ enum EvalCommand {
         run: Option<PathBuf>,
     },
     /// Synthesise sentences of technical speech with espeak-ng (several voices and speeds),
-    /// transcribe each plainly, primed with the person's vocabulary from memory (as voice input
-    /// does), and primed with beam search, and print the word error rate of each.
+    /// transcribe each plainly, primed with the person's vocabulary from memory, and so primed
+    /// with beam search (as voice input does), and print the word error rate of each.
     Voice {
         /// The whisper model (default: the configured one).
         #[arg(long)]

