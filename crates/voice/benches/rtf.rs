@@ -1,5 +1,5 @@
 //! The real-time factor of transcription (processing time / audio time) for tiny.en and base on
-//! this machine, and the first-use latency (converting the downloaded model, loading it).
+//! this machine, greedy and with beam search (voice input's), and the first-use latency (converting the downloaded model, loading it).
 //!
 //! `cargo bench -p cairn-voice --bench rtf` (needs `./run setup`'s models and espeak-ng + sox).
 
@@ -8,7 +8,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use cairn_voice::convert::convert_ct2_to_ggml;
-use cairn_voice::{read_wav, Transcriber};
+use cairn_voice::{read_wav, Hints, Transcriber};
 
 fn models_home() -> PathBuf {
     std::env::var_os("CAIRN_HOME")
@@ -61,17 +61,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let started = Instant::now();
         let first = transcriber.transcribe(&samples, "en")?;
         let first_run = started.elapsed().as_secs_f64();
-        let mut runs = Vec::new();
-        for _ in 0..3 {
-            let started = Instant::now();
-            transcriber.transcribe(&samples, "en")?;
-            runs.push(started.elapsed().as_secs_f64());
-        }
-        runs.sort_by(f64::total_cmp);
-        let median = runs[runs.len() / 2];
+        let median = |hints: &Hints| -> Result<f64, Box<dyn std::error::Error>> {
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                let started = Instant::now();
+                transcriber.transcribe_with(&samples, "en", hints)?;
+                runs.push(started.elapsed().as_secs_f64());
+            }
+            runs.sort_by(f64::total_cmp);
+            Ok(runs[runs.len() / 2])
+        };
+        let greedy = median(&Hints::default())?;
+        let beam = median(&Hints {
+            beam: true,
+            ..Hints::default()
+        })?;
         println!(
-            "{name}: real-time factor {:.3} ({median:.2} s for {seconds:.1} s of speech, median of 3); first use: convert {converted:.2} s + load {loaded:.2} s + first transcription {first_run:.2} s",
-            median / seconds
+            "{name}: real-time factor {:.3} greedy ({greedy:.2} s for {seconds:.1} s of speech, median of 3), {:.3} with beam search as voice input decodes ({beam:.2} s); first use: convert {converted:.2} s + load {loaded:.2} s + first transcription {first_run:.2} s",
+            greedy / seconds,
+            beam / seconds
         );
         println!("  heard: {first}");
     }
