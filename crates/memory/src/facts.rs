@@ -202,11 +202,11 @@ const LEAD_IN_WORDS: usize = 4;
 /// nothing that could answer. A captured turn holds the assistant's answer, so it never only
 /// asks.
 pub(crate) fn only_asks(text: &str) -> bool {
-    let statement = statement(text);
-    if statement.owner == "user" || statement.stance != Stance::Question {
+    let (owner, said) = owner_and_words(text);
+    if owner == "user" || !asks(&said) {
         return false;
     }
-    let body = statement.said.trim_end().trim_end_matches('?');
+    let body = said.trim_end().trim_end_matches('?');
     let lead_in = body.rfind(['.', '!', '?']).map_or("", |end| &body[..end]);
     words(lead_in)
         .iter()

@@ -1,5 +1,6 @@
 //! The real-time factor of transcription (processing time / audio time) for tiny.en and base on
-//! this machine, greedy and with beam search (voice input's), and the first-use latency (converting the downloaded model, loading it).
+//! this machine, greedy and with beam search (voice input's), and the first-use latency
+//! (converting the downloaded model, loading it).
 //!
 //! `cargo bench -p cairn-voice --bench rtf` (needs `./run setup`'s models and espeak-ng + sox).
 
