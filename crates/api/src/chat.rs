@@ -236,6 +236,8 @@ impl Chat {
 
     /// Starts `op` (a message or a restart) in `session`; its events come from the turn.
     pub fn submit(&self, session: &str, op: Op) -> Result<ChatTurn, Error> {
+        // The turns captured so far may be written in Chinese: recall follows them.
+        self.cairn.follow_embedder();
         let runtime = self.runtime()?;
         if let Ok(mut running) = self.running.lock() {
             running.insert(session.to_owned());

@@ -106,7 +106,7 @@ impl Cairn {
             return Ok(store.clone());
         }
         let store = Arc::new(MemoryStore::open(&self.memory_path())?);
-        let embedder = self.load_embedder();
+        let embedder = self.embedder_for(Some(&store));
         if let Some(embedder) = embedder {
             store.set_embedder(embedder);
         }
@@ -123,12 +123,13 @@ impl Cairn {
     }
 
     /// Gives an open memory store the embedder the config now picks (the app's language changed,
-    /// say): its memories are embedded again in the background, by model.
+    /// or the memories came to be written in Chinese, say): its memories are embedded again in
+    /// the background, by model.
     pub fn follow_embedder(&self) {
         let Some(store) = self.memory.get() else {
             return;
         };
-        let wanted = if self.wants_multilingual_memory() {
+        let wanted = if self.wants_multilingual_memory(Some(store)) {
             cairn_e5::MODEL_NAME
         } else {
             cairn_embed::MODEL_NAME
@@ -136,7 +137,7 @@ impl Cairn {
         if store.embedder_model().as_deref() == Some(wanted) {
             return;
         }
-        if let Some(embedder) = self.load_embedder() {
+        if let Some(embedder) = self.embedder_for(Some(store)) {
             if store.embedder_model().as_deref() != Some(embedder.model()) {
                 tracing::info!("memories are now embedded by {}", embedder.model());
                 store.set_embedder(embedder);
@@ -144,10 +145,11 @@ impl Cairn {
         }
     }
 
-    /// Whether the config asks for the multilingual embedder (`[memory] embedder`, or Chinese in
-    /// the UI); an unreadable config keeps the English one.
-    fn wants_multilingual_memory(&self) -> bool {
-        self.load_config().is_ok_and(|c| c.multilingual_memory())
+    /// Whether the config asks for the multilingual embedder (`[memory] embedder`, or by default
+    /// Chinese in the UI or in `store`'s memories); an unreadable config keeps the English one.
+    fn wants_multilingual_memory(&self, store: Option<&MemoryStore>) -> bool {
+        self.load_config()
+            .is_ok_and(|c| c.multilingual_memory(|| store.is_some_and(written_in_cjk)))
     }
 
     /// Where the local embedding model is installed (by `./run setup`).
@@ -159,7 +161,12 @@ impl Cairn {
     /// its lexical channels. multilingual-e5-small when `[memory] embedder` asks for it (or, by
     /// default, when the app speaks Chinese) and it is installed; all-MiniLM-L6-v2 otherwise.
     pub fn load_embedder(&self) -> Option<Arc<dyn cairn_memory::Embedder>> {
-        if self.wants_multilingual_memory() {
+        self.embedder_for(self.memory.get().map(|store| &**store))
+    }
+
+    /// The embedder for `store`'s memories (see [`Cairn::load_embedder`]).
+    fn embedder_for(&self, store: Option<&MemoryStore>) -> Option<Arc<dyn cairn_memory::Embedder>> {
+        if self.wants_multilingual_memory(store) {
             // Refused unless its file is whole by the catalogue and the CPU runs its engine.
             match cairn_e5::MultilingualE5::load(&self.home.models_dir()) {
                 Ok(model) => return Some(Arc::new(model)),
@@ -196,5 +203,22 @@ impl Cairn {
         let env = self.env.clone();
         let config = Config::load(self.home.config_file(), move |name| env(name))?;
         Ok(config.unwrap_or_default())
+    }
+}
+
+/// The newest memories read to tell which script they are written in.
+const SCRIPT_SAMPLE: usize = 200;
+
+/// Whether `store`'s memories are written in Chinese (or Japanese, Korean) script: a quarter
+/// of the newest, five at least, to take the multilingual embedder on; once it embeds them, a
+/// tenth keeps it, so a memory near the line is not embedded again and again.
+fn written_in_cjk(store: &MemoryStore) -> bool {
+    let Ok((cjk, read)) = store.cjk_written(SCRIPT_SAMPLE) else {
+        return false;
+    };
+    if store.embedder_model().as_deref() == Some(cairn_e5::MODEL_NAME) {
+        cjk > 0 && cjk * 10 >= read
+    } else {
+        cjk >= 5 && cjk * 4 >= read
     }
 }

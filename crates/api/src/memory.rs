@@ -85,7 +85,9 @@ impl Cairn {
         turn_id: i64,
         done: TurnCompletion,
     ) -> Result<CaptureOutcome, Error> {
-        Ok(self.memory()?.complete_turn(turn_id, done)?)
+        let outcome = self.memory()?.complete_turn(turn_id, done)?;
+        self.follow_embedder();
+        Ok(outcome)
     }
 
     pub fn search_memory(&self, query: SearchQuery) -> Result<SearchAnswer, Error> {
@@ -98,7 +100,10 @@ impl Cairn {
     }
 
     pub fn add_memory(&self, memory: NewMemory) -> Result<MemoryRecord, Error> {
-        Ok(self.memory()?.add(memory)?)
+        let added = self.memory()?.add(memory)?;
+        // A memory written in Chinese may be what turns the multilingual embedder on.
+        self.follow_embedder();
+        Ok(added)
     }
 
     pub fn get_memory(&self, id: i64) -> Result<MemoryRecord, Error> {

@@ -520,6 +520,89 @@ mod tests {
     }
 
     #[test]
+    fn memories_written_in_chinese_switch_to_the_multilingual_embedder(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let models = std::path::PathBuf::from(std::env::var("HOME")?).join(".cairn/models");
+        if !models
+            .join("multilingual-e5-small/e5-small-q4.bin")
+            .is_file()
+        {
+            assert!(
+                std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
+                "multilingual-e5-small is missing: run ./run setup"
+            );
+            return Ok(());
+        }
+        let dir = tempfile::tempdir()?;
+        std::os::unix::fs::symlink(&models, dir.path().join("models"))?;
+        let cairn = cairn(dir.path());
+        let add = |text: &str| {
+            cairn.add_memory(cairn_memory::NewMemory {
+                text: text.into(),
+                ..cairn_memory::NewMemory::default()
+            })
+        };
+        let model = || cairn.memory().map(|store| store.embedder_model());
+        for i in 0..20 {
+            add(&format!(
+                "The build of service {i} passed after the cache was cleared."
+            ))?;
+        }
+        let chinese = [
+            "我的猫叫豆豆，它最喜欢在窗台上晒太阳。",
+            "周末我们去西湖边骑自行车了。",
+            "我正在学习用 Rust 写命令行工具。",
+            "妈妈做的红烧肉是全家最爱吃的菜。",
+            "明天上午十点要和产品经理开会讨论新功能。",
+            "我每天早上跑步五公里。",
+            "这个项目的数据库用的是 SQLite。",
+            "我女儿下个月开始学钢琴。",
+        ];
+        for text in &chinese[..5] {
+            add(text)?;
+        }
+        assert_eq!(
+            model()?.as_deref(),
+            Some("all-MiniLM-L6-v2"),
+            "5 of 25 memories in Chinese: English still"
+        );
+        for text in &chinese[5..] {
+            add(text)?;
+        }
+        assert_eq!(
+            model()?.as_deref(),
+            Some("multilingual-e5-small"),
+            "8 of 28 memories in Chinese"
+        );
+        let store = cairn.memory()?;
+        store.embed_all_pending()?;
+        let answer = cairn.search_memory(cairn_memory::SearchQuery::new("我养了什么宠物？"))?;
+        assert!(
+            answer
+                .result
+                .hits
+                .first()
+                .is_some_and(|h| h.memory.text.contains("豆豆")),
+            "{:?}",
+            answer
+                .result
+                .hits
+                .iter()
+                .map(|h| &h.memory.text)
+                .collect::<Vec<_>>()
+        );
+        for i in 0..30 {
+            add(&format!("Deployed release {i} to the staging cluster."))?;
+        }
+        assert_eq!(
+            model()?.as_deref(),
+            Some("multilingual-e5-small"),
+            "8 of 58: a tenth keeps the multilingual embedder, so it does not flap"
+        );
+        Ok(())
+    }
+
+    #[test]
     fn appearance_and_voice_are_validated() -> Result<(), Box<dyn std::error::Error>> {
         let dir = tempfile::tempdir()?;
         let cairn = cairn(dir.path());

@@ -100,14 +100,17 @@ impl Cairn {
             .map(|(s, _)| s.as_ref())
             .collect();
         let memory = self.memory()?;
-        Ok(cairn_importers::scan(
+        let reports = cairn_importers::scan(
             &chosen,
             &memory,
             &self.sources_state_path(),
             mode,
             control,
             on_progress,
-        )?)
+        )?;
+        // History written in Chinese (WorkBuddy's, say) turns the multilingual embedder on.
+        self.follow_embedder();
+        Ok(reports)
     }
 }
 

@@ -99,10 +99,11 @@ pub enum MemoryEmbedder {
 }
 
 impl Config {
-    /// Whether memories are embedded by the multilingual model.
-    pub fn multilingual_memory(&self) -> bool {
+    /// Whether memories are embedded by the multilingual model: asked for, or by default when
+    /// the app speaks Chinese or `written_in_cjk` says the memories are (asked only then).
+    pub fn multilingual_memory(&self, written_in_cjk: impl FnOnce() -> bool) -> bool {
         match self.memory_embedder {
-            MemoryEmbedder::Auto => self.language == "zh-CN",
+            MemoryEmbedder::Auto => self.language == "zh-CN" || written_in_cjk(),
             MemoryEmbedder::English => false,
             MemoryEmbedder::Multilingual => true,
         }
@@ -888,8 +889,8 @@ launch = "pet"
         assert!(config.memory_model_policies);
         assert_eq!(config.memory_embedder, MemoryEmbedder::English);
         assert!(
-            !config.multilingual_memory(),
-            "asked for English, though the app speaks Chinese"
+            !config.multilingual_memory(|| true),
+            "asked for English, though the app and its memories speak Chinese"
         );
         assert_eq!(config.theme, Theme::Dark);
         assert_eq!(config.language, "zh-CN");

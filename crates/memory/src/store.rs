@@ -620,6 +620,29 @@ impl MemoryStore {
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
+    /// Of the newest `newest` live memories, how many are written mostly in Chinese, Japanese or
+    /// Korean script (at least a fifth of their letters), and how many were read: what tells
+    /// whether the memory needs a multilingual embedder.
+    pub fn cjk_written(&self, newest: usize) -> Result<(usize, usize), MemoryError> {
+        let conn = self.lock()?;
+        let mut stmt = conn.prepare_cached(
+            "SELECT text FROM memories WHERE status != 'deleted'
+             ORDER BY created_at DESC, id DESC LIMIT ?1",
+        )?;
+        let mut rows = stmt.query([newest as i64])?;
+        let (mut cjk, mut read) = (0, 0);
+        while let Some(row) = rows.next()? {
+            let text: String = row.get(0)?;
+            read += 1;
+            let letters = text.chars().filter(|c| c.is_alphanumeric()).count();
+            let script = text.chars().filter(|&c| crate::text::is_cjk(c)).count();
+            if letters > 0 && script * 5 >= letters {
+                cjk += 1;
+            }
+        }
+        Ok((cjk, read))
+    }
+
     /// The live memories of an episode, oldest first (a resumed episode's context).
     pub fn episode_memories(&self, episode_id: i64) -> Result<Vec<MemoryRecord>, MemoryError> {
         let conn = self.lock()?;

@@ -98,14 +98,26 @@ fn without_the_app_a_memory_added_is_found_by_meaning_at_once(
 #[test]
 fn when_the_app_speaks_chinese_memories_are_found_by_meaning_in_chinese(
 ) -> Result<(), Box<dyn std::error::Error>> {
+    // No `[memory] embedder`: the app's language picks the multilingual model.
+    chinese_memories_are_found_by_meaning(Some("[ui]\nlanguage = \"zh-CN\"\n"))
+}
+
+#[test]
+fn memories_written_in_chinese_are_found_by_meaning_whatever_the_app_speaks(
+) -> Result<(), Box<dyn std::error::Error>> {
+    // No config at all: the memories' own script picks the multilingual model.
+    chinese_memories_are_found_by_meaning(None)
+}
+
+fn chinese_memories_are_found_by_meaning(
+    config: Option<&str>,
+) -> Result<(), Box<dyn std::error::Error>> {
     let Some(home) = crate::home_with_model("multilingual-e5-small/e5-small-q4.bin")? else {
         return Ok(());
     };
-    // No `[memory] embedder`: the app's language picks the multilingual model.
-    std::fs::write(
-        home.path().join("config.toml"),
-        "[ui]\nlanguage = \"zh-CN\"\n",
-    )?;
+    if let Some(config) = config {
+        std::fs::write(home.path().join("config.toml"), config)?;
+    }
     for text in [
         "我们决定下个月把数据库从MySQL迁移到PostgreSQL。",
         "小王负责支付服务的部署，他每周三上线新版本。",
