@@ -23,6 +23,7 @@ mod status;
 mod tasks;
 mod voice;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -67,6 +68,10 @@ pub struct Cairn {
     teams: Arc<cairn_agent::Teams>,
     /// Each model's slots for subagents and team members, by `provider/model`.
     capacities: Arc<std::sync::Mutex<std::collections::HashMap<String, cairn_agent::Capacity>>>,
+    /// multilingual-e5-small would not load (missing, damaged, or a CPU without AVX2): not tried
+    /// again, and warned about again, for every memory added, until an embedding model is
+    /// installed.
+    multilingual_refused: Arc<AtomicBool>,
 }
 
 impl Cairn {
@@ -92,6 +97,7 @@ impl Cairn {
             lsp: Arc::default(),
             teams: Arc::default(),
             capacities: Arc::default(),
+            multilingual_refused: Arc::default(),
         }
     }
 
@@ -129,7 +135,9 @@ impl Cairn {
         let Some(store) = self.memory.get() else {
             return;
         };
-        let wanted = if self.wants_multilingual_memory(Some(store)) {
+        let multilingual = !self.multilingual_refused.load(Ordering::Relaxed)
+            && self.wants_multilingual_memory(Some(store));
+        let wanted = if multilingual {
             cairn_e5::MODEL_NAME
         } else {
             cairn_embed::MODEL_NAME
@@ -137,7 +145,7 @@ impl Cairn {
         if store.embedder_model().as_deref() == Some(wanted) {
             return;
         }
-        if let Some(embedder) = self.embedder_for(Some(store)) {
+        if let Some(embedder) = self.embedder(multilingual) {
             if store.embedder_model().as_deref() != Some(embedder.model()) {
                 tracing::info!("memories are now embedded by {}", embedder.model());
                 store.set_embedder(embedder);
@@ -166,11 +174,20 @@ impl Cairn {
 
     /// The embedder for `store`'s memories (see [`Cairn::load_embedder`]).
     fn embedder_for(&self, store: Option<&MemoryStore>) -> Option<Arc<dyn cairn_memory::Embedder>> {
-        if self.wants_multilingual_memory(store) {
+        self.embedder(self.wants_multilingual_memory(store))
+    }
+
+    /// multilingual-e5-small when `multilingual` and it loads, all-MiniLM-L6-v2 otherwise (when
+    /// installed).
+    fn embedder(&self, multilingual: bool) -> Option<Arc<dyn cairn_memory::Embedder>> {
+        if multilingual && !self.multilingual_refused.load(Ordering::Relaxed) {
             // Refused unless its file is whole by the catalogue and the CPU runs its engine.
             match cairn_e5::MultilingualE5::load(&self.home.models_dir()) {
                 Ok(model) => return Some(Arc::new(model)),
-                Err(e) => tracing::warn!("{e}: memories are embedded by all-MiniLM-L6-v2"),
+                Err(e) => {
+                    tracing::warn!("{e}: memories are embedded by all-MiniLM-L6-v2");
+                    self.multilingual_refused.store(true, Ordering::Relaxed);
+                }
             }
         }
         let dir = self.embedding_model_dir();

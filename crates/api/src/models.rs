@@ -70,6 +70,8 @@ impl Cairn {
 
     /// Gives an open memory the embedder installed since it was opened.
     fn attach_embedder(&self) {
+        self.multilingual_refused
+            .store(false, std::sync::atomic::Ordering::Relaxed);
         let (Some(store), Some(embedder)) = (self.memory.get(), self.load_embedder()) else {
             return;
         };

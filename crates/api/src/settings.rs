@@ -483,9 +483,10 @@ mod tests {
         Ok(())
     }
 
-    #[test]
-    fn speaking_chinese_switches_the_memory_to_the_multilingual_embedder_at_once(
-    ) -> Result<(), Box<dyn std::error::Error>> {
+    /// A data home holding the installed models (setup's), when multilingual-e5-small is among
+    /// them; without it the test is skipped, unless CI requires the models.
+    fn home_with_multilingual_model(
+    ) -> Result<Option<tempfile::TempDir>, Box<dyn std::error::Error>> {
         let models = std::path::PathBuf::from(std::env::var("HOME")?).join(".cairn/models");
         if !models
             .join("multilingual-e5-small/e5-small-q4.bin")
@@ -495,10 +496,19 @@ mod tests {
                 std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
                 "multilingual-e5-small is missing: run ./run setup"
             );
-            return Ok(());
+            return Ok(None);
         }
         let dir = tempfile::tempdir()?;
         std::os::unix::fs::symlink(&models, dir.path().join("models"))?;
+        Ok(Some(dir))
+    }
+
+    #[test]
+    fn speaking_chinese_switches_the_memory_to_the_multilingual_embedder_at_once(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let Some(dir) = home_with_multilingual_model()? else {
+            return Ok(());
+        };
         let cairn = cairn(dir.path());
         let store = cairn.memory()?;
         assert_eq!(store.embedder_model().as_deref(), Some("all-MiniLM-L6-v2"));
@@ -522,19 +532,9 @@ mod tests {
     #[test]
     fn memories_written_in_chinese_switch_to_the_multilingual_embedder(
     ) -> Result<(), Box<dyn std::error::Error>> {
-        let models = std::path::PathBuf::from(std::env::var("HOME")?).join(".cairn/models");
-        if !models
-            .join("multilingual-e5-small/e5-small-q4.bin")
-            .is_file()
-        {
-            assert!(
-                std::env::var_os("CAIRN_REQUIRE_MODELS").is_none(),
-                "multilingual-e5-small is missing: run ./run setup"
-            );
+        let Some(dir) = home_with_multilingual_model()? else {
             return Ok(());
-        }
-        let dir = tempfile::tempdir()?;
-        std::os::unix::fs::symlink(&models, dir.path().join("models"))?;
+        };
         let cairn = cairn(dir.path());
         let add = |text: &str| {
             cairn.add_memory(cairn_memory::NewMemory {
@@ -599,6 +599,29 @@ mod tests {
             Some("multilingual-e5-small"),
             "8 of 58: a tenth keeps the multilingual embedder, so it does not flap"
         );
+        Ok(())
+    }
+
+    #[test]
+    fn without_the_multilingual_model_chinese_memories_are_kept_and_it_is_tried_once(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let cairn = cairn(dir.path());
+        for i in 0..8 {
+            cairn.add_memory(cairn_memory::NewMemory {
+                text: format!("第{i}次部署在周三上午完成。"),
+                ..cairn_memory::NewMemory::default()
+            })?;
+        }
+        assert!(
+            cairn
+                .multilingual_refused
+                .load(std::sync::atomic::Ordering::Relaxed),
+            "the missing model is remembered, not looked for again on every memory added"
+        );
+        assert_eq!(cairn.memory()?.embedder_model(), None);
+        let answer = cairn.search_memory(cairn_memory::SearchQuery::new("周三部署"))?;
+        assert!(!answer.result.hits.is_empty(), "lexical recall goes on");
         Ok(())
     }
 
