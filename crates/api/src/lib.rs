@@ -137,12 +137,9 @@ impl Cairn {
         };
         let multilingual = !self.multilingual_refused.load(Ordering::Relaxed)
             && self.wants_multilingual_memory(Some(store));
-        let wanted = if multilingual {
-            cairn_e5::MODEL_NAME
-        } else {
-            cairn_embed::MODEL_NAME
-        };
-        if store.embedder_model().as_deref() == Some(wanted) {
+        // Only a change of model family loads anything: a store without any embedding model
+        // installed is not looked for again (and logged again) on every memory added.
+        if multilingual == (store.embedder_model().as_deref() == Some(cairn_e5::MODEL_NAME)) {
             return;
         }
         if let Some(embedder) = self.embedder(multilingual) {
