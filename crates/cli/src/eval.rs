@@ -409,11 +409,111 @@ const VOICES: &[(&str, u32)] = &[
     ("en+f2", 175),
 ];
 
-/// Synthesises [`TECHNICAL_SPEECH`] with espeak-ng in several voices and speeds, transcribes each
-/// clip three ways — plain, primed with what the person said lately, from memory, decoded
-/// greedily, and so primed with beam search (what voice input does) — and prints the word error
-/// rate of each.
-pub fn voice(cairn: &Cairn, model: Option<&str>, json: bool) -> anyhow::Result<()> {
+/// What `eval voice` speaks and in which voices: [`TECHNICAL_SPEECH`] and [`VOICES`] unless the
+/// command names its own (fresh sentences, to measure on words nobody tuned for).
+pub struct Speech {
+    pub sentences: Vec<String>,
+    pub voices: Vec<(String, u32)>,
+}
+
+impl Speech {
+    /// The sentences of `file` (one a line; blank lines and `#` comments skipped) or the built-in
+    /// ones, spoken in `voices` (`voice:words-a-minute`, comma-separated) or the built-in voices.
+    pub fn new(file: Option<&Path>, voices: Option<&str>) -> anyhow::Result<Self> {
+        let sentences: Vec<String> = match file {
+            Some(file) => {
+                let text = std::fs::read_to_string(file)
+                    .with_context(|| format!("cannot read the sentences in {}", file.display()))?;
+                let sentences: Vec<String> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(str::to_owned)
+                    .collect();
+                anyhow::ensure!(
+                    !sentences.is_empty(),
+                    "{} holds no sentence (one a line; blank lines and # comments are skipped)",
+                    file.display()
+                );
+                sentences
+            }
+            None => TECHNICAL_SPEECH.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let voices = match voices {
+            Some(list) => list
+                .split(',')
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(|v| {
+                    let (voice, speed) = v.split_once(':').unwrap_or((v, "150"));
+                    let speed: u32 = speed.trim().parse().ok().filter(|s| (80..=450).contains(s)).with_context(|| {
+                        format!("{v:?}: a voice is written voice:words-a-minute (80–450), like en-us:165")
+                    })?;
+                    Ok((voice.trim().to_owned(), speed))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?,
+            None => VOICES.iter().map(|(v, s)| ((*v).to_owned(), *s)).collect(),
+        };
+        anyhow::ensure!(
+            !voices.is_empty(),
+            "no voice given: --voices en:140,en-us:165"
+        );
+        Ok(Self { sentences, voices })
+    }
+
+    /// Every voice is one espeak-ng has (a name, optionally `+variant`): espeak-ng speaks an
+    /// unknown voice in its default one without a word, which would measure the wrong speech.
+    fn check_voices(&self) -> anyhow::Result<()> {
+        let known = |selector: &str| -> anyhow::Result<std::collections::HashSet<String>> {
+            let out = std::process::Command::new("espeak-ng")
+                .arg(selector)
+                .output()
+                .context("espeak-ng is needed to synthesise the speech: run ./run setup")?;
+            let listing = String::from_utf8_lossy(&out.stdout).to_lowercase();
+            // Columns: priority, language, age/gender, name, file (`gmw/en-US`, `!v/f2`), others.
+            Ok(listing
+                .lines()
+                .skip(1)
+                .flat_map(|line| {
+                    let columns: Vec<&str> = line.split_whitespace().collect();
+                    let file = columns.get(4).copied().unwrap_or_default();
+                    let base = file.rsplit('/').next().unwrap_or_default();
+                    [
+                        columns.get(1).copied(),
+                        columns.get(3).copied(),
+                        Some(file),
+                        Some(base),
+                    ]
+                })
+                .flatten()
+                .map(str::to_owned)
+                .collect())
+        };
+        let (voices, variants) = (known("--voices")?, known("--voices=variant")?);
+        for (voice, _) in &self.voices {
+            let lower = voice.to_lowercase();
+            let (name, variant) = lower.split_once('+').unwrap_or((lower.as_str(), ""));
+            anyhow::ensure!(
+                voices.contains(name) && (variant.is_empty() || variants.contains(variant)),
+                "espeak-ng has no voice {voice:?} (espeak-ng --voices lists them; a variant \
+                 follows a +, as in en+f2, from espeak-ng --voices=variant)"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Synthesises the sentences of `speech` with espeak-ng, each twice in the next two of its
+/// voices, transcribes each clip three ways — plain, primed with what the person said lately,
+/// from memory, decoded greedily, and so primed with beam search (what voice input does) — and
+/// prints the word error rate of each.
+pub fn voice(
+    cairn: &Cairn,
+    speech: &Speech,
+    model: Option<&str>,
+    json: bool,
+) -> anyhow::Result<()> {
+    speech.check_voices()?;
     let dir = tempfile::tempdir()?;
     let transcriber = cairn.transcriber(model)?;
     let hints = cairn.voice_hints();
@@ -438,17 +538,20 @@ pub fn voice(cairn: &Cairn, model: Option<&str>, json: bool) -> anyhow::Result<(
     let mut errors = [0.0f64; 3];
     let mut words = 0.0f64;
     let mut clips = Vec::new();
-    for (i, sentence) in TECHNICAL_SPEECH.iter().enumerate() {
+    for (i, sentence) in speech.sentences.iter().enumerate() {
         for take in 0..2 {
-            let (voice, speed) = VOICES[(i * 2 + take) % VOICES.len()];
+            let (voice, speed) = &speech.voices[(i * 2 + take) % speech.voices.len()];
             let wav = dir.path().join(format!("s{i}-{take}.wav"));
             let status = std::process::Command::new("espeak-ng")
-                .args(["-v", voice, "-s", &speed.to_string(), "-w"])
+                .args(["-v", voice.as_str(), "-s", &speed.to_string(), "-w"])
                 .arg(&wav)
                 .arg(sentence)
                 .status()
                 .context("espeak-ng is needed to synthesise the speech: run ./run setup")?;
-            anyhow::ensure!(status.success(), "espeak-ng failed on {sentence:?}");
+            anyhow::ensure!(
+                status.success(),
+                "espeak-ng failed on {sentence:?} in the voice {voice} (espeak-ng --voices lists them)"
+            );
             let samples = cairn_voice::read_wav(&wav)?;
             let n = sentence.split_whitespace().count() as f64;
             words += n;
@@ -479,7 +582,7 @@ pub fn voice(cairn: &Cairn, model: Option<&str>, json: bool) -> anyhow::Result<(
         println!(
             "{} clips of technical speech ({} voices, {words:.0} words), transcribed by {}",
             clips.len(),
-            VOICES.len(),
+            speech.voices.len(),
             transcriber_name(cairn, model)
         );
         if vocabulary.is_empty() {

@@ -163,6 +163,14 @@ enum EvalCommand {
         /// The whisper model (default: the configured one).
         #[arg(long)]
         model: Option<String>,
+        /// Speak these sentences instead of the built-in twelve: one a line (blank lines and
+        /// `#` comments skipped). Fresh sentences measure what tuning has not seen.
+        #[arg(long, value_name = "FILE")]
+        sentences: Option<PathBuf>,
+        /// espeak-ng voices and speeds to speak them in, as `voice:words-a-minute`,
+        /// comma-separated (default: en:140,en-us:165,en+m3:130,en-gb:155,en+f2:175).
+        #[arg(long, value_name = "LIST")]
+        voices: Option<String>,
         /// Print the report (and every transcript) as JSON.
         #[arg(long)]
         json: bool,
@@ -399,10 +407,14 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 run,
             }) => eval::knowledge_update(&cairn, &file, lexical, json, run.as_deref())
                 .map(|()| std::process::ExitCode::SUCCESS),
-            Command::Eval(EvalCommand::Voice { model, json }) => {
-                eval::voice(&cairn, model.as_deref(), json)
-                    .map(|()| std::process::ExitCode::SUCCESS)
-            }
+            Command::Eval(EvalCommand::Voice {
+                model,
+                sentences,
+                voices,
+                json,
+            }) => eval::Speech::new(sentences.as_deref(), voices.as_deref())
+                .and_then(|speech| eval::voice(&cairn, &speech, model.as_deref(), json))
+                .map(|()| std::process::ExitCode::SUCCESS),
             Command::Bench(BenchCommand::Recall {
                 memories,
                 queries,

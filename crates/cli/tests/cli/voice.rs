@@ -284,6 +284,97 @@ fn technical_speech_is_heard_better_with_the_persons_vocabulary() {
 }
 
 #[test]
+fn fresh_sentences_are_measured_in_the_voices_named() {
+    let Some((home, _)) = home_with_tiny_en(&["espeak-ng"]) else {
+        return;
+    };
+    let file = home.path().join("fresh.txt");
+    std::fs::write(
+        &file,
+        "# written for this test\n\nopen the log file\n  restart the server  \n",
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    let out = cairn(
+        home.path(),
+        &[
+            "eval",
+            "voice",
+            "--sentences",
+            file,
+            "--voices",
+            "en:150, en-us:170",
+            "--json",
+        ],
+    )
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(report["clips"], 4, "each sentence twice: {report}");
+    assert_eq!(report["words"], 14.0);
+    let spoken: Vec<(String, String, u64)> = report["transcripts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["sentence"].as_str().unwrap().to_owned(),
+                c["voice"].as_str().unwrap().to_owned(),
+                c["speed"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("open the log file", "en", 150),
+        ("open the log file", "en-us", 170),
+        ("restart the server", "en", 150),
+        ("restart the server", "en-us", 170),
+    ];
+    assert_eq!(
+        spoken,
+        expected.map(|(s, v, n)| (s.to_owned(), v.to_owned(), n)),
+    );
+    // Plain words in clear voices: what voice input decodes is mostly right.
+    let wer = report["wer"]["vocabulary_beam"].as_f64().unwrap();
+    assert!(wer <= 30.0, "word error rate {wer}: {report}");
+
+    for (args, error) in [
+        (
+            vec!["--voices", "en-us:fast"],
+            "a voice is written voice:words-a-minute",
+        ),
+        (
+            vec!["--voices", "no-such-voice:150"],
+            "espeak-ng has no voice",
+        ),
+        (vec!["--voices", "en+nope:150"], "espeak-ng has no voice"),
+        (
+            vec!["--sentences", "/nonexistent/fresh.txt"],
+            "cannot read the sentences",
+        ),
+    ] {
+        let mut all = vec!["eval", "voice"];
+        all.extend(args);
+        let out = cairn(home.path(), &all).unwrap();
+        assert!(!out.status.success(), "{all:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(error), "{all:?}: {err}");
+    }
+    let empty = home.path().join("empty.txt");
+    std::fs::write(&empty, "# nothing\n\n").unwrap();
+    let out = cairn(
+        home.path(),
+        &["eval", "voice", "--sentences", empty.to_str().unwrap()],
+    )
+    .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no sentence"));
+}
+
+#[test]
 fn synthetic_speech_comes_back_as_words_not_a_sound_tag() {
     let Some((home, _)) = home_with_tiny_en(&["espeak-ng", "sox"]) else {
         return;
