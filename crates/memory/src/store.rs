@@ -12,6 +12,9 @@ use crate::text::{idents, Analyzer};
 use crate::vectors::VectorIndex;
 use crate::{redact, schema, Embedder, MemoryError};
 
+/// How much of a memory's text [`MemoryStore::cjk_written`] reads to tell its script.
+const SCRIPT_SAMPLE_CHARS: i64 = 400;
+
 /// How much of a neighbouring memory is indexed as a memory's context.
 const CONTEXT_CHARS: usize = 600;
 
@@ -622,14 +625,16 @@ impl MemoryStore {
 
     /// Of the newest `newest` live memories, how many are written mostly in Chinese, Japanese or
     /// Korean script (at least a fifth of their letters), and how many were read: what tells
-    /// whether the memory needs a multilingual embedder.
+    /// whether the memory needs a multilingual embedder. A memory's first
+    /// [`SCRIPT_SAMPLE_CHARS`] characters tell its script: a captured turn can hold pages of
+    /// tool output, and this runs after every memory added while the store is locked.
     pub fn cjk_written(&self, newest: usize) -> Result<(usize, usize), MemoryError> {
         let conn = self.lock()?;
         let mut stmt = conn.prepare_cached(
-            "SELECT text FROM memories WHERE status != 'deleted'
+            "SELECT substr(text, 1, ?2) FROM memories WHERE status != 'deleted'
              ORDER BY created_at DESC, id DESC LIMIT ?1",
         )?;
-        let mut rows = stmt.query([newest as i64])?;
+        let mut rows = stmt.query([newest as i64, SCRIPT_SAMPLE_CHARS])?;
         let (mut cjk, mut read) = (0, 0);
         while let Some(row) = rows.next()? {
             let text: String = row.get(0)?;
@@ -986,4 +991,34 @@ pub fn snippet(text: &str, max: usize) -> String {
     let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_memorys_script_is_told_by_its_beginning() -> Result<(), MemoryError> {
+        let store = MemoryStore::open_in_memory()?;
+        let stack_trace = "at parser::tokenize (src/parser.rs:42)\n".repeat(200);
+        for text in [
+            "我的猫叫豆豆，它喜欢晒太阳。".to_owned(),
+            "The deploy script reads the staging config.".to_owned(),
+            // Told in Chinese, followed by pages of English tool output: only its beginning
+            // is read, and that is Chinese.
+            format!(
+                "User: 解析器在处理嵌套注释时崩溃了，请帮我看看这个错误是怎么回事，\
+                 然后修复它并补上测试。这个问题从昨天升级依赖以后就开始出现，本地和持续集成\
+                 环境里都能复现，只有在注释里再套一层注释的时候才会触发。日志如下：\n{stack_trace}"
+            ),
+        ] {
+            store.add(NewMemory {
+                text,
+                ..NewMemory::default()
+            })?;
+        }
+        assert_eq!(store.cjk_written(200)?, (2, 3));
+        assert_eq!(store.cjk_written(1)?.1, 1);
+        Ok(())
+    }
 }
