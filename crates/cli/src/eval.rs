@@ -537,10 +537,13 @@ pub fn voice(
     ];
     let mut errors = [0.0f64; 3];
     let mut words = 0.0f64;
+    // Per voice, as voice input decodes: (word errors, words).
+    let mut by_voice = vec![(0.0f64, 0.0f64); speech.voices.len()];
     let mut clips = Vec::new();
     for (i, sentence) in speech.sentences.iter().enumerate() {
         for take in 0..2 {
-            let (voice, speed) = &speech.voices[(i * 2 + take) % speech.voices.len()];
+            let which = (i * 2 + take) % speech.voices.len();
+            let (voice, speed) = &speech.voices[which];
             let wav = dir.path().join(format!("s{i}-{take}.wav"));
             let status = std::process::Command::new("espeak-ng")
                 .args(["-v", voice.as_str(), "-s", &speed.to_string(), "-w"])
@@ -561,13 +564,23 @@ pub fn voice(
                 errors[at] += cairn_voice::word_error_rate(sentence, &text) * n;
                 heard.push(text);
             }
+            by_voice[which].0 += cairn_voice::word_error_rate(sentence, &heard[2]) * n;
+            by_voice[which].1 += n;
             clips.push(serde_json::json!({
                 "sentence": sentence, "voice": voice, "speed": speed,
                 "plain": heard[0], "vocabulary": heard[1], "vocabulary_beam": heard[2],
             }));
         }
     }
-    let wer = |at: usize| (errors[at] / words.max(1.0) * 1000.0).round() / 10.0;
+    let percent = |errors: f64, words: f64| (errors / words.max(1.0) * 1000.0).round() / 10.0;
+    let wer = |at: usize| percent(errors[at], words);
+    let voices: Vec<(String, f64)> = speech
+        .voices
+        .iter()
+        .zip(&by_voice)
+        .filter(|(_, (_, n))| *n > 0.0)
+        .map(|((voice, speed), (e, n))| (format!("{voice}:{speed}"), percent(*e, *n)))
+        .collect();
     if json {
         let report = serde_json::json!({
             "clips": clips.len(),
@@ -575,6 +588,10 @@ pub fn voice(
             "vocabulary": vocabulary,
             "said": hints.said,
             "wer": { "plain": wer(0), "vocabulary": wer(1), "vocabulary_beam": wer(2) },
+            "wer_by_voice": voices
+                .iter()
+                .map(|(voice, wer)| (voice.clone(), serde_json::json!(wer)))
+                .collect::<serde_json::Map<_, _>>(),
             "transcripts": clips,
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -593,6 +610,11 @@ pub fn voice(
         for (at, (name, _)) in ways.iter().enumerate() {
             println!("word error rate, {name}: {:.1} %", wer(at));
         }
+        let each: Vec<String> = voices
+            .iter()
+            .map(|(v, w)| format!("{v} {w:.1} %"))
+            .collect();
+        println!("by voice, as voice input decodes: {}", each.join(", "));
     }
     Ok(())
 }

@@ -341,6 +341,15 @@ fn fresh_sentences_are_measured_in_the_voices_named() {
     // Plain words in clear voices: what voice input decodes is mostly right.
     let wer = report["wer"]["vocabulary_beam"].as_f64().unwrap();
     assert!(wer <= 30.0, "word error rate {wer}: {report}");
+    let by_voice = report["wer_by_voice"].as_object().unwrap();
+    assert_eq!(
+        by_voice.keys().collect::<Vec<_>>(),
+        ["en-us:170", "en:150"],
+        "{report}"
+    );
+    // Each voice spoke both sentences once (7 words): their mean is the whole's.
+    let mean: f64 = by_voice.values().map(|w| w.as_f64().unwrap()).sum::<f64>() / 2.0;
+    assert!((mean - wer).abs() < 0.2, "{mean} against {wer}");
 
     for (args, error) in [
         (
