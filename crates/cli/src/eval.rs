@@ -559,12 +559,15 @@ pub fn voice(
             let n = sentence.split_whitespace().count() as f64;
             words += n;
             let mut heard = Vec::new();
+            let mut wrong = 0.0;
             for (at, (_, hints)) in ways.iter().enumerate() {
                 let text = transcriber.transcribe_with(&samples, "en", hints)?;
-                errors[at] += cairn_voice::word_error_rate(sentence, &text) * n;
+                wrong = cairn_voice::word_error_rate(sentence, &text) * n;
+                errors[at] += wrong;
                 heard.push(text);
             }
-            by_voice[which].0 += cairn_voice::word_error_rate(sentence, &heard[2]) * n;
+            // The last way is voice input's.
+            by_voice[which].0 += wrong;
             by_voice[which].1 += n;
             clips.push(serde_json::json!({
                 "sentence": sentence, "voice": voice, "speed": speed,
