@@ -400,16 +400,10 @@ const TECHNICAL_SPEECH: &[&str] = &[
     "merge the feature branch after the review",
 ];
 
-/// espeak-ng voices and speeds (words a minute), taken in turn.
-const VOICES: &[(&str, u32)] = &[
-    ("en", 140),
-    ("en-us", 165),
-    ("en+m3", 130),
-    ("en-gb", 155),
-    ("en+f2", 175),
-];
+/// espeak-ng voices and speeds (words a minute), taken in turn: `eval voice --voices`' default.
+pub const DEFAULT_VOICES: &str = "en:140,en-us:165,en+m3:130,en-gb:155,en+f2:175";
 
-/// What `eval voice` speaks and in which voices: [`TECHNICAL_SPEECH`] and [`VOICES`] unless the
+/// What `eval voice` speaks and in which voices: [`TECHNICAL_SPEECH`] and [`DEFAULT_VOICES`] unless the
 /// command names its own (fresh sentences, to measure on words nobody tuned for).
 pub struct Speech {
     pub sentences: Vec<String>,
@@ -439,21 +433,19 @@ impl Speech {
             }
             None => TECHNICAL_SPEECH.iter().map(|s| (*s).to_owned()).collect(),
         };
-        let voices = match voices {
-            Some(list) => list
-                .split(',')
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(|v| {
-                    let (voice, speed) = v.split_once(':').unwrap_or((v, "150"));
-                    let speed: u32 = speed.trim().parse().ok().filter(|s| (80..=450).contains(s)).with_context(|| {
-                        format!("{v:?}: a voice is written voice:words-a-minute (80–450), like en-us:165")
-                    })?;
-                    Ok((voice.trim().to_owned(), speed))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?,
-            None => VOICES.iter().map(|(v, s)| ((*v).to_owned(), *s)).collect(),
-        };
+        let voices = voices
+            .unwrap_or(DEFAULT_VOICES)
+            .split(',')
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(|v| {
+                let (voice, speed) = v.split_once(':').unwrap_or((v, "150"));
+                let speed: u32 = speed.trim().parse().ok().filter(|s| (80..=450).contains(s)).with_context(|| {
+                    format!("{v:?}: a voice is written voice:words-a-minute (80–450), like en-us:165")
+                })?;
+                Ok((voice.trim().to_owned(), speed))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
         anyhow::ensure!(
             !voices.is_empty(),
             "no voice given: --voices en:140,en-us:165"

@@ -168,8 +168,8 @@ enum EvalCommand {
         #[arg(long, value_name = "FILE")]
         sentences: Option<PathBuf>,
         /// espeak-ng voices and speeds to speak them in, as `voice:words-a-minute`,
-        /// comma-separated (default: en:140,en-us:165,en+m3:130,en-gb:155,en+f2:175).
-        #[arg(long, value_name = "LIST")]
+        /// comma-separated.
+        #[arg(long, value_name = "LIST", default_value = eval::DEFAULT_VOICES)]
         voices: Option<String>,
         /// Print the report (and every transcript) as JSON.
         #[arg(long)]
