@@ -54,6 +54,7 @@ pub fn failure_hint(kind: cairn_protocol::FailureKind) -> Option<&'static str> {
         K::Connection => t("Cairn could not reach the model server: check that it runs and its address in Settings, then retry."),
         K::Rejected => t("The model server refused the request: check the model's name in Settings."),
         K::Generation => t("The model's reply could not be used: retry, or put the request differently."),
+        K::LocalModel => t("Cairn's own model could not run on this computer: install Cairn again, or pick another model in Settings."),
         K::Other => return None,
     })
 }

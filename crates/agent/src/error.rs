@@ -32,6 +32,7 @@ impl TurnError {
                 | ProviderError::Stalled(_)
                 | ProviderError::BadResponse(_) => FailureKind::Connection,
                 ProviderError::Rejected { .. } => FailureKind::Rejected,
+                ProviderError::Unavailable(_) => FailureKind::LocalModel,
             },
             Self::Generation(_) => FailureKind::Generation,
             Self::Request(_) => FailureKind::Other,
@@ -56,6 +57,13 @@ mod tests {
         assert_eq!(
             TurnError::Generation("cut off".into()).kind(),
             FailureKind::Generation
+        );
+        let cannot_run = TurnError::from(ProviderError::Unavailable("no host".into()));
+        assert_eq!(cannot_run.kind(), FailureKind::LocalModel);
+        assert!(cannot_run.kind().points_to_settings());
+        assert_eq!(
+            cannot_run.to_string(),
+            "Cairn's own model cannot run here: no host"
         );
     }
 }

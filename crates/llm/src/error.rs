@@ -31,6 +31,10 @@ pub enum ProviderError {
     /// The server answered something that is not the protocol.
     #[error("unexpected answer from the model server: {0}")]
     BadResponse(String),
+    /// Cairn's own model cannot run on this machine (its host program is missing, the model
+    /// file does not load, memory ran out): tell the person; the same request will fail again.
+    #[error("Cairn's own model cannot run here: {0}")]
+    Unavailable(String),
 }
 
 impl ProviderError {

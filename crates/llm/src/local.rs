@@ -96,6 +96,10 @@ pub enum HostReply {
         id: u64,
         message: String,
         overflow: bool,
+        /// The model cannot run at all (it did not load, its runtime did not start), as opposed
+        /// to this request failing. Absent from an older host's replies.
+        #[serde(default)]
+        unavailable: bool,
     },
     /// The model now in memory, if any.
     Loaded {
@@ -222,10 +226,7 @@ impl Host {
             match self.spawn() {
                 Ok(running) => state.running = Some(running),
                 Err(message) => {
-                    let _ = tx.try_send(Err(ProviderError::Rejected {
-                        status: 500,
-                        message,
-                    }));
+                    let _ = tx.try_send(Err(ProviderError::Unavailable(message)));
                     return;
                 }
             }
@@ -280,7 +281,7 @@ impl Host {
             .spawn()
             .map_err(|e| {
                 format!(
-                    "cannot start Cairn's model host {} ({e}); it is built with Cairn (cargo build --workspace)",
+                    "its host program {} cannot be started ({e}); it is installed with Cairn, beside cairn-desktop and cairn (./run app builds it)",
                     program.display()
                 )
             })?;
@@ -359,10 +360,13 @@ fn deliver(state: &Mutex<HostState>, reply: HostReply) {
             id,
             message,
             overflow,
+            unavailable,
         } => {
             if let Some(tx) = state.pending.remove(&id) {
                 let error = if overflow {
                     ProviderError::ContextOverflow(message)
+                } else if unavailable {
+                    ProviderError::Unavailable(message)
                 } else {
                     ProviderError::Rejected {
                         status: 500,

@@ -100,10 +100,9 @@ pub(crate) fn run(commands: Receiver<Command>, shared: Arc<Shared>) {
             // Answer every job with the reason rather than leaving it waiting.
             for command in commands {
                 if let Command::Run(job) = command {
-                    let _ = job.tx.blocking_send(Err(ProviderError::Rejected {
-                        status: 500,
-                        message: format!("the local model runtime cannot start: {e}"),
-                    }));
+                    let _ = job.tx.blocking_send(Err(ProviderError::Unavailable(format!(
+                        "the local model runtime cannot start: {e}"
+                    ))));
                 }
             }
             return;
@@ -129,10 +128,9 @@ pub(crate) fn run(commands: Receiver<Command>, shared: Arc<Shared>) {
         let model = match load(&backend, &job.path) {
             Ok(model) => model,
             Err(message) => {
-                let _ = job.tx.blocking_send(Err(ProviderError::Rejected {
-                    status: 500,
-                    message,
-                }));
+                let _ = job
+                    .tx
+                    .blocking_send(Err(ProviderError::Unavailable(message)));
                 continue;
             }
         };
@@ -238,10 +236,7 @@ impl<'m> LoadedModel<'m> {
         tx: &mpsc::Sender<Result<StreamEvent, ProviderError>>,
     ) -> Option<Self> {
         let fail = |message: String| {
-            let _ = tx.blocking_send(Err(ProviderError::Rejected {
-                status: 500,
-                message,
-            }));
+            let _ = tx.blocking_send(Err(ProviderError::Unavailable(message)));
         };
         let n_ctx = options.context.min(model.n_ctx_train().max(512));
         let params = LlamaContextParams::default()

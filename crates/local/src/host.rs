@@ -92,8 +92,10 @@ pub fn serve_stdio() -> i32 {
                             Err(e) => HostReply::Error {
                                 id,
                                 overflow: matches!(e, ProviderError::ContextOverflow(_)),
+                                unavailable: matches!(e, ProviderError::Unavailable(_)),
                                 message: match e {
-                                    ProviderError::ContextOverflow(m) => m,
+                                    ProviderError::ContextOverflow(m)
+                                    | ProviderError::Unavailable(m) => m,
                                     ProviderError::Rejected { message, .. } => message,
                                     other => other.to_string(),
                                 },

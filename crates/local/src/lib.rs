@@ -92,10 +92,9 @@ impl Engine {
         if let Err(e) = spawned {
             tracing::error!("cannot start the local model's thread: {e}");
             if let Command::Run(job) = command {
-                let _ = job.tx.try_send(Err(ProviderError::Rejected {
-                    status: 500,
-                    message: format!("cannot start the local model's thread: {e}"),
-                }));
+                let _ = job.tx.try_send(Err(ProviderError::Unavailable(format!(
+                    "cannot start the local model's thread: {e}"
+                ))));
             }
             return;
         }

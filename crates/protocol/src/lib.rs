@@ -255,6 +255,9 @@ pub enum FailureKind {
     Rejected,
     /// The model's reply could not be used (cut off, empty, a loop): retry, perhaps reworded.
     Generation,
+    /// Cairn's own model cannot run on this machine (its host program missing, its file not
+    /// loading, memory short): reinstall it, or pick another model in Settings.
+    LocalModel,
     /// Anything else.
     #[default]
     Other,
@@ -263,7 +266,10 @@ pub enum FailureKind {
 impl FailureKind {
     /// Whether the fix is likely in the model's settings (its key, address or name).
     pub fn points_to_settings(self) -> bool {
-        matches!(self, Self::Auth | Self::Connection | Self::Rejected)
+        matches!(
+            self,
+            Self::Auth | Self::Connection | Self::Rejected | Self::LocalModel
+        )
     }
 }
 

@@ -1,4 +1,6 @@
-//! The OpenAI-compatible provider against a scripted mock server that records every request.
+//! The OpenAI-compatible and Anthropic providers against a scripted mock server that records
+//! every request, and Cairn's own model without its host program.
 
 mod anthropic;
+mod local;
 mod openai;
