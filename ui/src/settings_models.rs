@@ -11,6 +11,9 @@ use crate::setup::install_label;
 
 /// What a model's row says about its file.
 fn state_label(m: &LocalModelInfo) -> &'static str {
+    if m.whole && m.cannot_run.is_some() {
+        return t("installed · cannot run here");
+    }
     match (m.installed, m.whole, m.loaded) {
         (true, true, true) => t("installed · loaded"),
         (true, true, false) => t("installed"),
@@ -85,7 +88,7 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                             {format!("{} · {} · {}", m.label, crate::format::bytes(m.bytes), m.licence)}
                         </span>
                     </div>
-                    <span class="pill local-model-state">{state_label(&m)}</span>
+                    <span class="pill local-model-state" title=m.cannot_run.clone()>{state_label(&m)}</span>
                 </div>
                 <p class="set-muted">
                     {m.note.clone()}

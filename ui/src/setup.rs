@@ -61,6 +61,14 @@ pub fn FirstRun(on_ready: impl Fn() + Copy + Send + Sync + 'static) -> impl Into
     let local = RwSignal::new(Vec::<LocalModelInfo>::new());
     let installing = RwSignal::new(None::<InstallProgress>);
     let local_check = move |models: &[LocalModelInfo]| match default_local(models) {
+        Some(LocalModelInfo {
+            whole: true,
+            cannot_run: Some(problem),
+            ..
+        }) => check.set(Check::Failed(tf(
+            "Cairn's own model cannot run here: {problem}",
+            &[("problem", problem)],
+        ))),
         Some(m) if m.whole => {
             model.set(m.name.clone());
             check.set(Check::Passed(ConnectionTest {

@@ -24,6 +24,7 @@ impl Cairn {
     pub fn local_models(&self) -> Vec<LocalModelInfo> {
         let models_dir = self.home().models_dir();
         let loaded = cairn_llm::local::loaded_model();
+        let host_problem = cairn_llm::local::host_problem();
         catalog::CATALOG
             .iter()
             .map(|m| {
@@ -41,6 +42,7 @@ impl Cairn {
                     whole: installed && cairn_models::check(&models_dir, m).is_ok(),
                     loaded: loaded.as_deref() == Some(path.as_path()),
                     path: path.display().to_string(),
+                    cannot_run: host_problem.clone().filter(|_| m.kind == Kind::Language),
                 }
             })
             .collect()

@@ -38,6 +38,7 @@ pub async fn run(cairn: &Cairn, command: ModelsCommand) -> anyhow::Result<()> {
             }
             for m in &models {
                 let state = match (m.installed, m.whole) {
+                    (true, true) if m.cannot_run.is_some() => "CANNOT RUN here",
                     (true, true) if m.loaded => "installed, loaded",
                     (true, true) => "installed",
                     (true, false) => "DAMAGED: reinstall it",
@@ -57,6 +58,9 @@ pub async fn run(cairn: &Cairn, command: ModelsCommand) -> anyhow::Result<()> {
                     m.label,
                     if m.default { "  (default)" } else { "" }
                 );
+            }
+            if let Some(problem) = models.iter().find_map(|m| m.cannot_run.as_deref()) {
+                println!("\nthe language models cannot run here: {problem}");
             }
             println!("\nfolder: {}", cairn.home().models_dir().display());
             Ok(())

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -186,6 +186,28 @@ fn host() -> &'static Host {
     HOST.get_or_init(|| Host {
         state: Arc::default(),
     })
+}
+
+/// Why Cairn's own models cannot run here, when the host program is nowhere to be found: what
+/// the first request would otherwise fail with, told before anyone chats.
+pub fn host_problem() -> Option<String> {
+    let program = host_program();
+    let path = std::env::var_os("PATH");
+    (!findable(&program, path.as_deref())).then(|| {
+        format!(
+            "its host program {} is not installed beside cairn-desktop and cairn, nor on the PATH (./run app builds it)",
+            program.display()
+        )
+    })
+}
+
+/// Whether `program` can be started: a path that is a file, or a bare name found in `path` (the
+/// PATH's value).
+fn findable(program: &Path, path: Option<&std::ffi::OsStr>) -> bool {
+    if program.components().count() > 1 {
+        return program.is_file();
+    }
+    path.is_some_and(|dirs| std::env::split_paths(dirs).any(|dir| dir.join(program).is_file()))
 }
 
 /// Where the host program is: `$CAIRN_MODEL_HOST`, beside this program, or on the PATH.
@@ -376,5 +398,27 @@ fn deliver(state: &Mutex<HostState>, reply: HostReply) {
                 let _ = tx.try_send(Err(error));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_program_is_findable_by_its_path_or_on_the_path() -> Result<(), std::io::Error> {
+        let dir = tempfile::tempdir()?;
+        let program = dir.path().join(HOST_PROGRAM);
+        assert!(!findable(&program, None));
+        std::fs::write(&program, b"")?;
+        assert!(findable(&program, None));
+        let bare = Path::new(HOST_PROGRAM);
+        assert!(findable(bare, Some(dir.path().as_os_str())));
+        let elsewhere = std::env::join_paths([dir.path().join("bin"), dir.path().into()])
+            .map_err(std::io::Error::other)?;
+        assert!(findable(bare, Some(&elsewhere)));
+        assert!(!findable(bare, Some(dir.path().join("bin").as_os_str())));
+        assert!(!findable(bare, None));
+        Ok(())
     }
 }

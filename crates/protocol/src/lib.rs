@@ -622,6 +622,10 @@ pub struct LocalModelInfo {
     /// In memory in this process now.
     pub loaded: bool,
     pub path: String,
+    /// Why it cannot run on this machine even when whole (a language model whose host program
+    /// is missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cannot_run: Option<String>,
 }
 
 /// How an install of one of Cairn's models is going, for a progress bar.

@@ -143,6 +143,8 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Cairn could not reach the model server: check that it runs and its address in Settings, then retry.", "Cairn 无法连接模型服务器：请确认它正在运行，并在设置中检查地址后重试。"),
     ("The model server refused the request: check the model's name in Settings.", "模型服务器拒绝了请求：请在设置中检查模型名称。"),
     ("Cairn's own model could not run on this computer: install Cairn again, or pick another model in Settings.", "Cairn 自带的模型无法在这台电脑上运行：请重新安装 Cairn，或在设置中选择其他模型。"),
+    ("Cairn's own model cannot run here: {problem}", "Cairn 自带的模型无法在此运行：{problem}"),
+    ("installed · cannot run here", "已安装 · 无法在此运行"),
     ("The model's reply could not be used: retry, or put the request differently.", "模型的回复无法使用：请重试，或换一种说法。"),
     ("Every question has an answer: send them, or decline.", "每个问题都已作答：发送答案，或拒绝回答。"),
     ("Each question needs an answer (marked *); or decline them all.", "每个问题都需要回答（标有 *）；也可以全部拒绝。"),

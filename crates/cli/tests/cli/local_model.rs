@@ -1,7 +1,8 @@
 //! `cairn agent` with nothing configured: Cairn's own model (Qwen2.5-Coder-1.5B-Instruct, greedy,
 //! in the model host) answers a question, writes a file with `write_file` and uses in a new
 //! session a fact it was told in an earlier one; a truncated model
-//! file is named with the command that repairs it. A fresh home that shares only the installed
+//! file is named with the command that repairs it, and a missing model host is told in the models
+//! list. A fresh home that shares only the installed
 //! models; skipped where setup has not installed them, unless CAIRN_REQUIRE_MODELS says they must
 //! be there.
 
@@ -178,6 +179,59 @@ fn the_models_setup_installed_are_whole_by_the_catalogue() -> TestResult {
             && l.contains("memory")
             && l.contains("installed")),
         "{table}"
+    );
+    Ok(())
+}
+
+/// A language model whose host program cannot be found says so in the list — in its JSON, which
+/// the app's setup and Settings read, and in the table — before anyone chats into the error.
+#[test]
+fn a_missing_model_host_is_told_in_the_models_list() -> TestResult {
+    let Some(home) = home_with_models()? else {
+        return Ok(());
+    };
+    let list = |host: &Path, json: bool| {
+        let mut args = vec!["models", "list"];
+        if json {
+            args.push("--json");
+        }
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .env("CAIRN_HOME", home.path())
+            .env_remove("CAIRN_CONFIG")
+            .env("CAIRN_MODEL_HOST", host)
+            .output()
+    };
+    let missing = home.path().join("nowhere").join("cairn-model-host");
+    let models: Vec<serde_json::Value> = serde_json::from_str(&stdout(&list(&missing, true)?))?;
+    for m in &models {
+        let told = m["cannot_run"].as_str();
+        if m["kind"] == "language" {
+            assert!(
+                told.is_some_and(|t| t.contains(&missing.display().to_string())),
+                "{m}"
+            );
+        } else {
+            assert!(told.is_none(), "{m}");
+        }
+    }
+    let table = stdout(&list(&missing, false)?);
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("qwen2.5-coder-1.5b ") && l.contains("CANNOT RUN")),
+        "{table}"
+    );
+    assert!(
+        table.contains("the language models cannot run here: its host program"),
+        "{table}"
+    );
+    let present = home.path().join("cairn-model-host");
+    std::fs::write(&present, b"")?;
+    let models: Vec<serde_json::Value> = serde_json::from_str(&stdout(&list(&present, true)?))?;
+    assert!(
+        models.iter().all(|m| m.get("cannot_run").is_none()),
+        "{models:?}"
     );
     Ok(())
 }

@@ -12,6 +12,11 @@ async fn a_missing_model_host_says_the_model_cannot_run_and_names_the_program() 
     let missing = dir.path().join("cairn-model-host");
     // Read when the host is first started; no other test of this binary starts it.
     std::env::set_var("CAIRN_MODEL_HOST", &missing);
+    let problem = cairn_llm::local::host_problem().ok_or("a missing host is not told")?;
+    assert!(
+        problem.contains(&missing.display().to_string()),
+        "{problem}"
+    );
     let model = LocalModel::new(dir.path().join("model.gguf"), LocalOptions::default());
     let error = collect(model.stream(ChatRequest {
         model: "qwen2.5-coder-1.5b".into(),
