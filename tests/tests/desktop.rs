@@ -332,7 +332,8 @@ async fn tools(client: &Client) -> TestResult {
     wait_for_text(client, "#messages", "Basil goes in the south bed.").await?;
     wait_for_text(client, "#messages", "bash: echo planted").await?;
     // The memory that informed the answer is shown, with why it was chosen.
-    wait_for_text(client, ".recalled-block", "1 memory recalled from memory").await?;
+    wait_for_text(client, ".recalled", "1 memory recalled").await?;
+    wait_for_text(client, ".recalled-block", "What was recalled, and why").await?;
     let why = client
         .execute(
             "const d = document.querySelector('.recalled-block'); d.open = true; return d.textContent;",

@@ -101,11 +101,8 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
     let recalled_block = move || {
         let items = recalled_items.get();
         (!items.is_empty()).then(|| {
-            let label = if items.len() == 1 {
-                t("1 memory recalled from memory").to_owned()
-            } else {
-                tf("{n} memories recalled from memory", &[("n", &items.len().to_string())])
-            };
+            // The pill beside the name says how many; this opens what they were.
+            let label = t("What was recalled, and why");
             view! {
                 <details class="recalled-block">
                     <summary>{label}</summary>
