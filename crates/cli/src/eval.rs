@@ -412,8 +412,9 @@ pub struct Speech {
 
 impl Speech {
     /// The sentences of `file` (one a line; blank lines and `#` comments skipped) or the built-in
-    /// ones, spoken in `voices` (`voice:words-a-minute`, comma-separated) or the built-in voices.
-    pub fn new(file: Option<&Path>, voices: Option<&str>) -> anyhow::Result<Self> {
+    /// ones, spoken in `voices` (`voice:words-a-minute`, comma-separated; the command's default
+    /// is [`DEFAULT_VOICES`]).
+    pub fn new(file: Option<&Path>, voices: &str) -> anyhow::Result<Self> {
         let sentences: Vec<String> = match file {
             Some(file) => {
                 let text = std::fs::read_to_string(file)
@@ -434,7 +435,6 @@ impl Speech {
             None => TECHNICAL_SPEECH.iter().map(|s| (*s).to_owned()).collect(),
         };
         let voices = voices
-            .unwrap_or(DEFAULT_VOICES)
             .split(',')
             .map(str::trim)
             .filter(|v| !v.is_empty())

@@ -170,7 +170,7 @@ enum EvalCommand {
         /// espeak-ng voices and speeds to speak them in, as `voice:words-a-minute`,
         /// comma-separated.
         #[arg(long, value_name = "LIST", default_value = eval::DEFAULT_VOICES)]
-        voices: Option<String>,
+        voices: String,
         /// Print the report (and every transcript) as JSON.
         #[arg(long)]
         json: bool,
@@ -412,7 +412,7 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 sentences,
                 voices,
                 json,
-            }) => eval::Speech::new(sentences.as_deref(), voices.as_deref())
+            }) => eval::Speech::new(sentences.as_deref(), &voices)
                 .and_then(|speech| eval::voice(&cairn, &speech, model.as_deref(), json))
                 .map(|()| std::process::ExitCode::SUCCESS),
             Command::Bench(BenchCommand::Recall {
