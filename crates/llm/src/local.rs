@@ -19,6 +19,9 @@ use crate::{ChatRequest, Provider, ProviderError, StreamEvent};
 
 /// The model host's file name, looked for beside the running program (or at `$CAIRN_MODEL_HOST`).
 pub const HOST_PROGRAM: &str = "cairn-model-host";
+/// Where the host program comes from, for the messages that say it is missing.
+const HOST_INSTALLED: &str =
+    "it is installed with Cairn, beside cairn-desktop and cairn, or on the PATH (./run app builds it)";
 
 /// How the host runs a model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -195,7 +198,7 @@ pub fn host_problem() -> Option<String> {
     let path = std::env::var_os("PATH");
     (!findable(&program, path.as_deref())).then(|| {
         format!(
-            "its host program {} is not installed beside cairn-desktop and cairn, nor on the PATH (./run app builds it)",
+            "its host program {} is not there; {HOST_INSTALLED}",
             program.display()
         )
     })
@@ -303,7 +306,7 @@ impl Host {
             .spawn()
             .map_err(|e| {
                 format!(
-                    "its host program {} cannot be started ({e}); it is installed with Cairn, beside cairn-desktop and cairn (./run app builds it)",
+                    "its host program {} cannot be started ({e}); {HOST_INSTALLED}",
                     program.display()
                 )
             })?;
