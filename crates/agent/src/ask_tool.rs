@@ -82,7 +82,7 @@ impl Tool for AskAgent {
         }
     }
 
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
     }
 

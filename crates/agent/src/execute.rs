@@ -315,11 +315,11 @@ impl Runtime {
             return ToolOutput::ok("");
         };
         if let Some(manages) = &self.settings.manages {
-            if manages(&ctx.session) && crate::team::manager_may_not(tool.as_ref(), &p.input) {
+            if manages(&ctx.session) && crate::team::manager_may_not(tool.as_ref(), &p.input, ctx) {
                 return ToolOutput::failed(crate::team::texts::MANAGER);
             }
         }
-        if tool.needs_permission(&p.input) && !self.settings.yolo {
+        if tool.needs_permission(&p.input, ctx) && !self.settings.yolo {
             if !self.settings.interactive {
                 return ToolOutput::failed(tool.rejected(&p.input));
             }

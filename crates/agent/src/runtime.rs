@@ -139,7 +139,8 @@ impl Event {
     /// The event that ends a turn that failed with `error`.
     pub fn failed(error: &TurnError) -> Self {
         Self::Error {
-            message: error.to_string(),
+            // A provider's error may quote what it was sent (a proxy echoing the key).
+            message: cairn_memory::redact(&error.to_string()).into_owned(),
             kind: error.kind(),
         }
     }
@@ -488,11 +489,13 @@ impl Runtime {
         }
     }
 
-    /// Lets go of a session's live state (a seeded conversation once answered).
+    /// Lets go of a session's live state (a seeded conversation once answered), and stops the
+    /// background jobs it started: nobody is left to read them.
     pub fn forget(&self, session: &str) {
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.remove(session);
         }
+        self.jobs.end_session(session);
     }
 
     /// The session's live state, loaded from disk (or started) on first use.

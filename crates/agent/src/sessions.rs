@@ -158,7 +158,7 @@ pub struct SessionStore {
 }
 
 /// Session ids become file names: letters, digits, `-`, `_` and `.` only.
-fn valid_id(id: &str) -> bool {
+pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
         && id.len() <= 128
         && !id.starts_with('.')

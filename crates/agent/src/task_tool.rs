@@ -57,7 +57,7 @@ impl Tool for Task {
         }
     }
 
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
     }
 

@@ -908,11 +908,11 @@ fn ago(seconds: u64) -> String {
 
 /// Whether a manager may not make this call itself: every call that writes or executes (those
 /// that ask first) but job_stop and a bash command that only reads.
-pub(crate) fn manager_may_not(tool: &dyn Tool, input: &Value) -> bool {
+pub(crate) fn manager_may_not(tool: &dyn Tool, input: &Value, ctx: &ToolContext) -> bool {
     match tool.name() {
         "job_stop" => false,
         "bash" => !reading_command(field(input, "command")),
-        _ => tool.needs_permission(input),
+        _ => tool.needs_permission(input, ctx),
     }
 }
 

@@ -69,6 +69,9 @@ struct Asked {
     subagent: bool,
     /// A team member: its team tools speak from its seat.
     member: Option<cairn_agent::MemberSeat>,
+    /// A caller of the OpenAI-compatible API: only the tools `[api]` grants, and its `yolo`
+    /// (subagents and members it starts inherit both).
+    api: Option<cairn_config::ApiAgent>,
 }
 
 impl Cairn {
@@ -98,15 +101,21 @@ impl Cairn {
         self.build_runtime(choice, project_root, true, Asked::default())
     }
 
-    /// The agent runtime for other programs (the OpenAI-compatible API): the same agent and memory,
-    /// but its conversations are the caller's, so none is kept as a task, and nobody can be asked.
+    /// The agent runtime for other programs (the OpenAI-compatible API): the same memory, but its
+    /// conversations are the caller's, so none is kept as a task, nobody can be asked, and it has
+    /// only the tools `[api] agent_tools` grants (none by default: a key is not a shell).
     pub fn api_runtime(
         &self,
         choice: ModelChoice,
         project_root: PathBuf,
     ) -> Result<Runtime, Error> {
+        let grant = self.load_config()?.api_agent;
+        let asked = Asked {
+            api: Some(grant),
+            ..Asked::default()
+        };
         Ok(self
-            .build_runtime(choice, project_root, false, Asked::default())?
+            .build_runtime(choice, project_root, false, asked)?
             .one_shot())
     }
 
@@ -170,6 +179,8 @@ impl Cairn {
             save_answer: agent.save_answer_tool && !compact,
             fetch_content: agent.fetch_content_tool && !compact,
             skills_dir: (!compact).then_some(skills_dir),
+            protected: cairn_tools::Protected::defaults(self.home().root()),
+            fetch_allow_hosts: agent.fetch_allow_hosts.clone(),
         });
         // The person's own servers, in every profile: they were configured on purpose.
         if let Some(hub) = self.mcp_hub(&config) {
@@ -242,6 +253,10 @@ impl Cairn {
                 settings.tools.retain(tools);
             }
         }
+        if let Some(grant) = &asked.api {
+            settings.tools.restrict(&grant.tools);
+            settings.yolo = grant.yolo;
+        }
         Ok(Runtime::new(settings, memory))
     }
 
@@ -286,6 +301,7 @@ impl Cairn {
                 profile: Some(profile),
                 subagent: false,
                 member: None,
+                api: None,
             };
             let runtime = cairn
                 .build_runtime(choice, root.clone(), false, asked)

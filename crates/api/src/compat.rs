@@ -4,7 +4,6 @@
 //! the caller is the agent: the model gets the memory Cairn recalls and the caller's tools, and its
 //! tool calls go back to the caller. Either way the exchange is captured into memory.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,11 +25,15 @@ const SOURCE: &str = "openai-api";
 /// A streamed answer: the model's events, or why it broke off.
 pub type CompatStream = mpsc::Receiver<Result<StreamEvent, String>>;
 
+/// Agent runtimes kept warm at most (one per model asked for, the least recently used let go).
+const WARM_RUNTIMES: usize = 4;
+
 /// The endpoint's state: one agent runtime per model asked for, kept warm between requests.
 pub struct CompatChat {
     cairn: Cairn,
     project_root: PathBuf,
-    runtimes: Mutex<HashMap<String, Runtime>>,
+    /// Most recently used last.
+    runtimes: Mutex<Vec<(String, Runtime)>>,
     next: AtomicU64,
 }
 
@@ -70,8 +73,13 @@ impl CompatChat {
     }
 
     /// Starts answering `request`; fails at once when the model or the conversation is unusable.
+    /// Only a model [`CompatChat::models`] lists can be named: a name is never a path to open or
+    /// a provider to invent.
     pub fn complete(&self, request: ChatCompletionRequest) -> Result<CompatStream, Error> {
         let choice = model_choice(&request.model)?;
+        if !self.models().iter().any(|m| m == request.model.trim()) {
+            return Err(unknown_model(&request.model));
+        }
         let Some(last) = request.messages.last() else {
             return Err(Error::Invalid(
                 "messages is empty: send at least one user message".into(),
@@ -111,6 +119,7 @@ impl CompatChat {
             images: Vec::new(),
         });
         let (tx, rx) = mpsc::channel(64);
+        let teams = self.cairn.teams.clone();
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
                 let out = match event {
@@ -131,7 +140,9 @@ impl CompatChat {
                     break;
                 }
             }
+            // The caller has its answer: whatever the turn started in the background ends with it.
             runtime.forget(&session);
+            teams.end(&session);
         });
         Ok(rx)
     }
@@ -189,7 +200,7 @@ impl CompatChat {
         tokio::spawn(async move {
             let mut answer = String::new();
             while let Some(event) = events.recv().await {
-                let event = event.map_err(|e| e.to_string());
+                let event = event.map_err(|e| cairn_memory::redact(&e.to_string()).into_owned());
                 if let Ok(StreamEvent::Text(text)) = &event {
                     answer.push_str(text);
                 }
@@ -224,11 +235,18 @@ impl CompatChat {
             .runtimes
             .lock()
             .map_err(|_| Error::Internal("the runtimes lock was poisoned".into()))?;
-        if let Some(runtime) = runtimes.get(model) {
-            return Ok(runtime.clone());
+        let model = model.trim();
+        if let Some(at) = runtimes.iter().position(|(name, _)| name == model) {
+            let warm = runtimes.remove(at);
+            let runtime = warm.1.clone();
+            runtimes.push(warm);
+            return Ok(runtime);
         }
         let runtime = self.cairn.api_runtime(choice, self.project_root.clone())?;
-        runtimes.insert(model.to_owned(), runtime.clone());
+        if runtimes.len() >= WARM_RUNTIMES {
+            runtimes.remove(0);
+        }
+        runtimes.push((model.to_owned(), runtime.clone()));
         Ok(runtime)
     }
 }
@@ -244,10 +262,18 @@ fn model_choice(model: &str) -> Result<ModelChoice, Error> {
             model: Some(rest.to_owned()),
             ..ModelChoice::default()
         }),
-        _ => Err(Error::NotFound(format!(
-            "the model {model:?} does not exist: use \"cairn\" or \"cairn/<provider>/<model>\" (GET /v1/models lists them)"
-        ))),
+        _ => Err(unknown_model(model)),
     }
+}
+
+fn unknown_model(model: &str) -> Error {
+    let mut shown: String = model.trim().chars().take(80).collect();
+    if model.trim().chars().count() > 80 {
+        shown.push('…');
+    }
+    Error::NotFound(format!(
+        "the model {shown:?} does not exist: use \"cairn\" or \"cairn/<provider>/<model>\" for a model GET /v1/models lists"
+    ))
 }
 
 /// The caller's system messages as one text, and the rest of the conversation.

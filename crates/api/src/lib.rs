@@ -17,6 +17,7 @@ mod memory;
 mod models;
 mod pet;
 mod resume;
+pub mod secrets;
 mod settings;
 mod sources;
 mod status;
@@ -215,8 +216,9 @@ impl Cairn {
     /// Loads the config file; a missing file is the default config.
     pub fn load_config(&self) -> Result<Config, ConfigError> {
         let env = self.env.clone();
-        let config = Config::load(self.home.config_file(), move |name| env(name))?;
-        Ok(config.unwrap_or_default())
+        let config = Config::load(self.home.config_file(), move |name| env(name))?.unwrap_or_default();
+        secrets::know_config_secrets(&config);
+        Ok(config)
     }
 }
 

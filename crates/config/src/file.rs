@@ -28,6 +28,9 @@ pub struct Config {
     /// `[api] keys`: bearer keys other programs may use on the OpenAI-compatible routes, besides
     /// the per-run token (which changes with every start).
     pub api_keys: Vec<Secret>,
+    /// `[api] agent_tools` and `agent_yolo`: what model `cairn` may do for a caller of the
+    /// OpenAI-compatible API.
+    pub api_agent: ApiAgent,
     /// The default model as `(provider name, model id)`.
     pub default_model: Option<(String, String)>,
     /// Providers by name, in name order.
@@ -166,6 +169,17 @@ pub struct SourceConfig {
     pub enabled: bool,
 }
 
+/// What Cairn's agent may do for a caller of the OpenAI-compatible API (model `cairn`): a key is
+/// not a shell. By default the agent answers from memory with no tools at all.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ApiAgent {
+    /// The tools offered: names, `prefix*` or `*` (default: none).
+    pub tools: Vec<String>,
+    /// Whether those tools run without asking (default: no — and nobody can be asked over the
+    /// API, so a call that would ask is refused).
+    pub yolo: bool,
+}
+
 /// `[agent]`: permissions, tools, limits (agent-loop.json defaults).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentConfig {
@@ -181,6 +195,9 @@ pub struct AgentConfig {
     pub unload_models: bool,
     /// `search_memory` over the stored sessions (off by default: recall already brings the past).
     pub search_memory_tool: bool,
+    /// `fetch_allow_hosts`: hosts fetch_content reads without asking when `yolo` is off, and may
+    /// reach on this computer or a private network (`*.example.com` for subdomains).
+    pub fetch_allow_hosts: Vec<String>,
     /// Declared tools (`[[agent.tools]]`), checked when the agent starts.
     pub tools: Vec<toml::Value>,
     /// The skills folder; `None` = `<home>/skills`.
@@ -203,6 +220,7 @@ impl Default for AgentConfig {
             fetch_content_tool: true,
             unload_models: true,
             search_memory_tool: false,
+            fetch_allow_hosts: Vec::new(),
             tools: Vec::new(),
             skills_dir: None,
             max_steps: 200,
@@ -219,6 +237,7 @@ impl Default for Config {
         Self {
             api_port: None,
             api_keys: Vec::new(),
+            api_agent: ApiAgent::default(),
             mcp_servers: BTreeMap::new(),
             agent_profiles: BTreeMap::new(),
             lsp: crate::LspConfig::default(),
@@ -388,6 +407,9 @@ struct RawApi {
     port: Option<u16>,
     #[serde(default)]
     keys: Vec<Spanned<String>>,
+    #[serde(default)]
+    agent_tools: Vec<String>,
+    agent_yolo: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -424,6 +446,8 @@ struct RawAgent {
     fetch_content_tool: Option<bool>,
     unload_models: Option<bool>,
     search_memory_tool: Option<bool>,
+    #[serde(default)]
+    fetch_allow_hosts: Vec<String>,
     #[serde(default)]
     tools: Vec<toml::Value>,
     skills_dir: Option<String>,
@@ -537,6 +561,12 @@ impl Config {
                     fetch_content_tool: a.fetch_content_tool.unwrap_or(defaults.fetch_content_tool),
                     unload_models: a.unload_models.unwrap_or(defaults.unload_models),
                     search_memory_tool: a.search_memory_tool.unwrap_or(defaults.search_memory_tool),
+                    fetch_allow_hosts: a
+                        .fetch_allow_hosts
+                        .iter()
+                        .map(|h| h.trim().to_lowercase())
+                        .filter(|h| !h.is_empty())
+                        .collect(),
                     tools: a.tools,
                     skills_dir: a.skills_dir,
                     max_steps: a.max_steps.unwrap_or(defaults.max_steps).max(1),
@@ -615,6 +645,10 @@ impl Config {
                 .and_then(|a| a.port)
                 .filter(|port| *port != 0),
             api_keys,
+            api_agent: raw.api.as_ref().map_or_else(ApiAgent::default, |a| ApiAgent {
+                tools: a.agent_tools.clone(),
+                yolo: a.agent_yolo.unwrap_or(false),
+            }),
             mcp_servers,
             agent_profiles,
             lsp,

@@ -18,9 +18,9 @@ pub use atomic::{write_atomically, write_private_atomically, Access};
 pub use edit::{edit_config_text, redact_config_text, update_config_file, ConfigEdit, EditValue};
 pub use error::ConfigError;
 pub use file::{
-    AgentConfig, Config, LaunchMode, LogLevel, MemoryEmbedder, ProviderConfig, ProviderKind,
-    Secret, SourceConfig, Theme, VoiceConfig, BUILTIN_LOCAL_PROVIDER, DEFAULT_PET_SHORTCUT,
-    UI_LANGUAGES,
+    AgentConfig, ApiAgent, Config, LaunchMode, LogLevel, MemoryEmbedder, ProviderConfig,
+    ProviderKind, Secret, SourceConfig, Theme, VoiceConfig, BUILTIN_LOCAL_PROVIDER,
+    DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
 };
 pub use home::Home;
 pub use lsp::{default_lsp_servers, LspConfig, LspServerConfig, DEFAULT_LSP_TIMEOUT};

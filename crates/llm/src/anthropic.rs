@@ -34,8 +34,11 @@ impl Anthropic {
                 .trim_end_matches('/')
                 .trim_end_matches("/v1")
                 .to_owned(),
+            transport: Transport {
+                secret: api_key.clone(),
+                ..Transport::default()
+            },
             api_key,
-            transport: Transport::default(),
         }
     }
 

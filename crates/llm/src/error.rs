@@ -76,6 +76,40 @@ impl ProviderError {
     }
 }
 
+impl ProviderError {
+    /// The same error with `secret` (the provider's own key) taken out of every text: a proxy
+    /// that echoes the request would otherwise hand the key to whoever reads the error.
+    pub fn without(self, secret: Option<&str>) -> Self {
+        let Some(secret) = secret.map(str::trim).filter(|s| s.len() >= 4) else {
+            return self;
+        };
+        let clean = |text: String| text.replace(secret, "<redacted>");
+        match self {
+            Self::Auth(m) => Self::Auth(clean(m)),
+            Self::RateLimited {
+                retry_after,
+                message,
+            } => Self::RateLimited {
+                retry_after,
+                message: clean(message),
+            },
+            Self::ContextOverflow(m) => Self::ContextOverflow(clean(m)),
+            Self::Server { status, message } => Self::Server {
+                status,
+                message: clean(message),
+            },
+            Self::Network(m) => Self::Network(clean(m)),
+            Self::Stalled(d) => Self::Stalled(d),
+            Self::Rejected { status, message } => Self::Rejected {
+                status,
+                message: clean(message),
+            },
+            Self::BadResponse(m) => Self::BadResponse(clean(m)),
+            Self::Unavailable(m) => Self::Unavailable(clean(m)),
+        }
+    }
+}
+
 /// The `error.message` of an OpenAI-style error body, else the body itself (shortened).
 fn error_message(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)

@@ -25,8 +25,11 @@ impl OpenAiCompatible {
     pub fn new(base_url: impl Into<String>, api_key: Option<String>) -> Self {
         Self {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
+            transport: Transport {
+                secret: api_key.clone(),
+                ..Transport::default()
+            },
             api_key,
-            transport: Transport::default(),
         }
     }
 
@@ -53,7 +56,8 @@ impl OpenAiCompatible {
             .await
             .map_err(|e| ProviderError::Network(e.to_string()))?;
         if !(200..300).contains(&status) {
-            return Err(ProviderError::from_status(status, None, &body));
+            return Err(ProviderError::from_status(status, None, &body)
+                .without(self.api_key.as_deref()));
         }
         let value: Value =
             serde_json::from_str(&body).map_err(|e| ProviderError::BadResponse(e.to_string()))?;

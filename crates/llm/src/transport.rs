@@ -18,6 +18,8 @@ pub(crate) struct Transport {
     pub stall_timeout: Duration,
     pub max_retries: u32,
     pub backoff: Duration,
+    /// The provider's key, taken out of every error before anyone sees it.
+    pub secret: Option<String>,
 }
 
 impl Default for Transport {
@@ -30,6 +32,7 @@ impl Default for Transport {
             stall_timeout: Duration::from_secs(90),
             max_retries: 3,
             backoff: Duration::from_millis(500),
+            secret: None,
         }
     }
 }
@@ -59,7 +62,8 @@ impl Transport {
                     ProviderError::from_status(status, retry_after, &text)
                 }
                 Err(e) => ProviderError::Network(e.to_string()),
-            };
+            }
+            .without(self.secret.as_deref());
             let Some(at_least) = error.retry_after().filter(|_| attempt < self.max_retries) else {
                 return Err(error);
             };

@@ -2,7 +2,7 @@
 //! the PATH), each started on first use per project root, kept, started again when it died, and
 //! stopped together at exit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +19,10 @@ pub struct LspHub {
     timeout: Duration,
     /// One slot per server and project root: starting one server never holds up another.
     running: std::sync::Mutex<HashMap<(String, PathBuf), Slot>>,
+    /// Project roots where servers may start without asking: a server runs the project's code
+    /// (rust-analyzer its `build.rs`, gopls `go list`), so in an untrusted checkout the first
+    /// start is the person's call.
+    trusted: std::sync::Mutex<HashSet<PathBuf>>,
 }
 
 type Slot = Arc<tokio::sync::Mutex<Option<Arc<Server>>>>;
@@ -44,7 +48,25 @@ impl LspHub {
             warnings,
             timeout: config.timeout,
             running: std::sync::Mutex::default(),
+            trusted: std::sync::Mutex::default(),
         }
+    }
+
+    /// Whether servers may start in `root` without asking: a call there already ran (approved,
+    /// or with nothing to approve).
+    pub fn is_trusted(&self, root: &Path) -> bool {
+        self.trusted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(root)
+    }
+
+    /// Records that servers may start in `root` from now on.
+    pub fn trust(&self, root: &Path) {
+        self.trusted
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(root.to_path_buf());
     }
 
     /// Whether no server can run (the tool is then not declared).

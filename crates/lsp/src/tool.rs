@@ -145,8 +145,10 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
         }
     }
 
-    fn needs_permission(&self, input: &Value) -> bool {
-        Action::parse(field(input, "action")) == Some(Action::Rename)
+    /// A rename changes files; any action asks the first time a project's servers would start,
+    /// since a language server runs the project's own code.
+    fn needs_permission(&self, input: &Value, ctx: &ToolContext) -> bool {
+        Action::parse(field(input, "action")) == Some(Action::Rename) || !self.hub.is_trusted(&ctx.cwd)
     }
 
     fn rejected(&self, _input: &Value) -> String {
@@ -182,6 +184,8 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            // Reaching here, the call was approved (or nothing asks): the project is trusted.
+            self.hub.trust(&ctx.cwd);
             let input = Input::from(&input);
             let mut output = tokio::select! {
                 output = self.call(&input, ctx) => output,

@@ -61,7 +61,7 @@ impl Tool for McpTool {
     }
 
     /// Read-only tools (`readOnlyHint`) run at once; every other one is an execute-class call.
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         !self.remote.read_only
     }
 

@@ -41,7 +41,7 @@ pub use model::{
     Reward, SearchHit, SearchQuery, SearchResult, Status, Trace,
 };
 pub use recall::Baseline;
-pub use redact::redact;
+pub use redact::{redact, set_known_secrets};
 pub use store::{now_ms, snippet, MemoryStore};
 pub use summaries::{Writer, WriterUses};
 pub use vectors::{Embedder, BINARY_FIRST_FROM};

@@ -1,9 +1,12 @@
 //! Secret redaction, applied to everything before it is stored: private keys, bearer tokens, API
-//! keys of the common providers, JWTs, `password=`-style assignments and huge base64 payloads. Things
-//! that only look random (git SHAs, paths, UUIDs) are left alone.
+//! keys of the common providers, JWTs, `password=`-style and `"token": "…"`-style assignments,
+//! huge base64 payloads, and the secrets this process knows of (its configured keys, its API
+//! token: [`set_known_secrets`]) whatever they look like. Things that only look random (git SHAs,
+//! paths, UUIDs) are left alone.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
+use std::sync::{OnceLock, RwLock};
 
 use regex::{Captures, Regex, RegexSet};
 
@@ -34,6 +37,7 @@ fn rules() -> &'static Rules {
             (r"(?-u:\b)(?:sk|rk)_live_[A-Za-z0-9]{16,}", None, "stripe-key"),
             (r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None, "jwt"),
             (r#"(?i)((?-u:\b)[A-Za-z0-9_-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)(?-u:\b)["']?\s*[=:]\s*["']?)[^\s"',;]{4,}"#, Some(1), "secret"),
+            (r#"(?i)((?-u:\b)[A-Za-z0-9_-]*token["']?\s*[=:]\s*["']?)[A-Za-z0-9._~+/=-]{16,}"#, Some(1), "token"),
             (r"[A-Za-z0-9+/]{256,}={0,2}", None, "base64"),
         ];
         let each: Vec<Rule> = specs
@@ -60,11 +64,45 @@ struct Rules {
     any: Option<RegexSet>,
 }
 
+/// Secrets known by their value, by who told them (`config`, `api-token`…).
+fn known() -> &'static RwLock<BTreeMap<String, Vec<String>>> {
+    static KNOWN: OnceLock<RwLock<BTreeMap<String, Vec<String>>>> = OnceLock::new();
+    KNOWN.get_or_init(RwLock::default)
+}
+
+/// Secrets shorter than this are not looked for: they would match ordinary words.
+const SHORTEST_KNOWN: usize = 8;
+
+/// Tells the redactor the secrets `owner` holds now (the config's provider keys, `[api] keys`
+/// and MCP header and environment values; the local API's token), replacing what `owner` told
+/// before: each is redacted as `[REDACTED:configured-secret]` wherever it appears, whatever its
+/// shape.
+pub fn set_known_secrets(owner: &str, secrets: impl IntoIterator<Item = String>) {
+    let mut secrets: Vec<String> = secrets
+        .into_iter()
+        .map(|s| s.trim().to_owned())
+        .filter(|s| s.len() >= SHORTEST_KNOWN)
+        .collect();
+    // The longest first, so a secret that contains another is replaced whole.
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    secrets.dedup();
+    let mut all = known().write().unwrap_or_else(|e| e.into_inner());
+    all.insert(owner.to_owned(), secrets);
+}
+
 /// Returns `text` with every secret replaced by `[REDACTED:<kind>]`.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let rules = rules();
     let candidates = rules.any.as_ref().map(|set| set.matches(text));
     let mut out = Cow::Borrowed(text);
+    {
+        let all = known().read().unwrap_or_else(|e| e.into_inner());
+        for secret in all.values().flatten() {
+            if out.contains(secret.as_str()) {
+                out = Cow::Owned(out.replace(secret.as_str(), "[REDACTED:configured-secret]"));
+            }
+        }
+    }
     for (index, rule) in rules.each.iter().enumerate() {
         // A replacement brings no secret of another kind in: a rule the text did not match
         // does not match after one.
@@ -151,5 +189,34 @@ mod tests {
         let text = format!("image: {blob}");
         let clean = redact(&text);
         assert_eq!(clean, "image: [REDACTED:base64]");
+    }
+
+    #[test]
+    fn a_bare_token_field_is_redacted_but_counts_of_tokens_are_not() {
+        let runtime = r#"{"api_url": "http://127.0.0.1:4123", "token": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", "pid": 7}"#;
+        let clean = redact(runtime);
+        assert!(!clean.contains("9f86d081884c7d65"), "{clean}");
+        assert!(clean.contains(r#""token": "[REDACTED:token]"#), "{clean}");
+        let usage = r#"{"prompt_tokens": 1234, "completion_tokens": 5678, "max_tokens": 4096}"#;
+        assert_eq!(redact(usage), usage);
+        assert_eq!(redact("the next token: hello"), "the next token: hello");
+    }
+
+    #[test]
+    fn known_secrets_are_redacted_whatever_they_look_like() {
+        let plain = "mcp header value is plainword-7c1e and the key hunter2hunter2x";
+        assert_eq!(redact(plain), plain);
+        set_known_secrets(
+            "redact-test",
+            ["plainword-7c1e".to_owned(), "short".to_owned(), "hunter2hunter2x".to_owned()],
+        );
+        let clean = redact(plain);
+        set_known_secrets("redact-test", []);
+        assert_eq!(
+            clean,
+            "mcp header value is [REDACTED:configured-secret] and the key [REDACTED:configured-secret]"
+        );
+        assert_eq!(redact("too short to look for: short"), "too short to look for: short");
+        assert_eq!(redact(plain), plain, "forgotten once the owner says so");
     }
 }

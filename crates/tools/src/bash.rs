@@ -43,7 +43,7 @@ command still running at the timeout goes on the same way."
         }
     }
 
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
     }
 

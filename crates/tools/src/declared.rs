@@ -299,7 +299,7 @@ impl Tool for DeclaredTool {
         }
     }
 
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
     }
 

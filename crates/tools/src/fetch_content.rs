@@ -56,7 +56,7 @@ navigation and ads removed), or save the Markdown to a file with `output`."
     }
 
     /// Writing a file asks first, like write_file; reading a page does not.
-    fn needs_permission(&self, input: &Value) -> bool {
+    fn needs_permission(&self, input: &Value, _ctx: &ToolContext) -> bool {
         !field(input, "output").trim().is_empty()
     }
 

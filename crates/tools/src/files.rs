@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
+use crate::access::{read_asks, Protected};
 use crate::counters::Counter;
 use crate::diff::diff_summary;
 use crate::edit::{edit_text, Edit};
@@ -30,7 +31,12 @@ fn path_parameter() -> Value {
     json!({"type": "string", "description": "File path, relative to the working directory."})
 }
 
-pub struct ReadFile;
+/// `read_file`; a read outside the project or in a [`Protected`] place asks first when `yolo` is
+/// off.
+#[derive(Debug, Clone, Default)]
+pub struct ReadFile {
+    pub protected: Protected,
+}
 
 #[derive(Deserialize)]
 struct ReadInput {
@@ -65,6 +71,11 @@ impl Tool for ReadFile {
                 "required": ["path"]
             }),
         }
+    }
+
+    fn needs_permission(&self, input: &Value, ctx: &ToolContext) -> bool {
+        let path = field(input, "path").trim();
+        !path.is_empty() && read_asks(&ctx.resolve(path), &ctx.cwd, &self.protected)
     }
 
     fn target_file(&self, input: &Value) -> Option<String> {
@@ -200,7 +211,7 @@ replaced). Answers with the diff against the previous content."
         }
     }
 
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
     }
 
@@ -310,7 +321,7 @@ the original file and applied together, or none is. Answers with the diff."
         }
     }
 
-    fn needs_permission(&self, input: &Value) -> bool {
+    fn needs_permission(&self, input: &Value, _ctx: &ToolContext) -> bool {
         !input
             .get("dry_run")
             .and_then(Value::as_bool)

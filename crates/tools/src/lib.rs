@@ -2,6 +2,7 @@
 //! an ambiguous edit) is the tool's output, worded as agent-tools.md words it. The runtime owns
 //! what surrounds a call (permissions, result ids, caps, parallelism); the tools own the work.
 
+pub mod access;
 pub mod ask;
 mod bash;
 pub mod counters;
@@ -30,6 +31,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 pub use tokio_util::sync::CancellationToken;
 
+pub use access::Protected;
 pub use ask::{Answer, AskUser, Asker, Question, QuestionKind};
 pub use bash::Bash;
 pub use counters::{Counter, Counters};
@@ -182,7 +184,7 @@ pub trait Tool: Send + Sync {
     fn name(&self) -> &str;
     fn declaration(&self) -> Declaration;
     /// Whether the call changes something and so asks first when `yolo` is off.
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         false
     }
     /// Whether the call waits on the person (it then runs alone).

@@ -33,7 +33,7 @@ the message that makes this call, or else your previous answer."
         }
     }
 
-    fn needs_permission(&self, _input: &Value) -> bool {
+    fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
     }
 

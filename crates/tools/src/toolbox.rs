@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::ask::AskUser;
 use crate::{
-    Bash, Declaration, EditFile, FetchContent, JobList, JobOutput, JobStop, ReadFile, ReadSkill,
-    SaveAnswer, Tool, WriteFile,
+    Bash, Declaration, EditFile, FetchContent, JobList, JobOutput, JobStop, Protected, ReadFile,
+    ReadSkill, SaveAnswer, Tool, WriteFile,
 };
 
 /// Which built-ins are declared.
@@ -24,6 +24,11 @@ pub struct ToolboxOptions {
     pub fetch_content: bool,
     /// `skillsDir`: read_skill is declared when it holds a skill.
     pub skills_dir: Option<PathBuf>,
+    /// Where a read always asks first when `yolo` is off (Cairn's home, `~/.ssh`, …).
+    pub protected: Protected,
+    /// `[agent] fetch_allow_hosts`: hosts fetch_content reads without asking, private addresses
+    /// included.
+    pub fetch_allow_hosts: Vec<String>,
 }
 
 impl Default for ToolboxOptions {
@@ -35,6 +40,8 @@ impl Default for ToolboxOptions {
             save_answer: false,
             fetch_content: true,
             skills_dir: None,
+            protected: Protected::default(),
+            fetch_allow_hosts: Vec::new(),
         }
     }
 }
@@ -59,6 +66,18 @@ pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T
 pub struct Toolbox {
     tools: Vec<Arc<dyn Tool>>,
     sources: Vec<Arc<dyn ToolSource>>,
+    /// Set by [`Toolbox::restrict`]: only tools these patterns name are offered, the sources'
+    /// included.
+    allowed: Option<Arc<[String]>>,
+}
+
+/// Whether `pattern` names `tool`: the name itself, `*` for every tool, or a prefix ending in `*`
+/// (`mcp__github__*`).
+fn names(pattern: &str, tool: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => tool.starts_with(prefix),
+        None => pattern == tool,
+    }
 }
 
 impl Toolbox {
@@ -74,7 +93,9 @@ impl Toolbox {
             toolbox.add(Arc::new(skills));
         }
         if options.edit_tools {
-            toolbox.add(Arc::new(ReadFile));
+            toolbox.add(Arc::new(ReadFile {
+                protected: options.protected.clone(),
+            }));
             toolbox.add(Arc::new(WriteFile));
             toolbox.add(Arc::new(EditFile));
         }
@@ -100,6 +121,18 @@ impl Toolbox {
     /// person's MCP servers) stay.
     pub fn retain(&mut self, names: &[String]) {
         self.tools.retain(|t| names.iter().any(|n| n == t.name()));
+    }
+
+    /// Offers only the tools `patterns` name (see [`names`]), whichever way they came: what a
+    /// caller of the OpenAI-compatible API was granted.
+    pub fn restrict(&mut self, patterns: &[String]) {
+        self.allowed = Some(patterns.iter().map(|p| p.trim().to_owned()).collect());
+    }
+
+    fn is_allowed(&self, tool: &str) -> bool {
+        self.allowed
+            .as_ref()
+            .is_none_or(|patterns| patterns.iter().any(|p| names(p, tool)))
     }
 
     /// Adds tools that may change between steps; a built-in keeps its name over a source's tool.
@@ -129,10 +162,14 @@ impl Toolbox {
                 }
             }
         }
+        all.retain(|t| self.is_allowed(t.name()));
         all
     }
 
     pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        if !self.is_allowed(name) {
+            return None;
+        }
         if let Some(tool) = self.tools.iter().find(|t| t.name() == name) {
             return Some(tool.clone());
         }
@@ -151,6 +188,26 @@ impl Toolbox {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.sources.iter().all(|s| s.tools().is_empty())
+        self.all().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_restricted_toolbox_offers_only_what_its_patterns_name() {
+        let mut toolbox = Toolbox::new(&ToolboxOptions::default());
+        assert!(toolbox.get("bash").is_some());
+        toolbox.restrict(&["read_file".to_owned(), "job_*".to_owned()]);
+        assert!(toolbox.get("bash").is_none(), "bash was not granted");
+        assert!(toolbox.get("write_file").is_none());
+        assert!(toolbox.get("read_file").is_some());
+        let mut names = toolbox.names();
+        names.sort();
+        assert_eq!(names, ["job_list", "job_output", "job_stop", "read_file"]);
+        toolbox.restrict(&[]);
+        assert!(toolbox.is_empty());
     }
 }

@@ -75,7 +75,7 @@ async fn read_file_shows_windows_and_keeps_the_final_newline_only_at_the_end() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("f.txt"), "a\nb\nc\n").unwrap();
     let ctx = ToolContext::new(dir.path().to_path_buf());
-    let out = ReadFile
+    let out = ReadFile::default()
         .run(
             json!({"path": "f.txt", "start": 1, "end": 2, "numbered": true}),
             &ctx,
@@ -92,7 +92,7 @@ async fn read_file_shows_windows_and_keeps_the_final_newline_only_at_the_end() {
             ..
         }
     ));
-    let out = ReadFile
+    let out = ReadFile::default()
         .run(json!({"path": "f.txt", "start": 3}), &ctx)
         .await;
     assert_eq!(out.text, "c\n");

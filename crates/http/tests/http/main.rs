@@ -1,6 +1,7 @@
 //! The HTTP API as a client sees it: the guards on every route, and a real server on loopback.
 
 mod guards;
+mod hardening;
 mod mcp;
 mod mcp_conformance;
 mod memory;

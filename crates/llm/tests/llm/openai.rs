@@ -124,6 +124,25 @@ async fn errors_are_classified_by_what_to_do_next() -> TestResult {
 }
 
 #[tokio::test]
+async fn a_proxy_that_echoes_the_key_does_not_hand_it_on() -> TestResult {
+    const KEY: &str = "sk-echoed-secret-0123456789abcdef";
+    let echo = |status| Reply::Status {
+        status,
+        retry_after: None,
+        body: json!({ "error": { "message": format!("bad header Authorization: Bearer {KEY}") } })
+            .to_string(),
+    };
+    let server = MockServer::start(vec![echo(401), echo(404)]).await?;
+    let p = OpenAiCompatible::new(server.base_url.clone(), Some(KEY.to_owned()));
+    for _ in 0..2 {
+        let error = collect(p.stream(request())).await.err().ok_or("no error")?;
+        assert!(!error.to_string().contains(KEY), "{error}");
+        assert!(error.to_string().contains("<redacted>"), "{error}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn rate_limits_and_server_errors_are_retried() -> TestResult {
     let server = MockServer::start(vec![
         Reply::Status {

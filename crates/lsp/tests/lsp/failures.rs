@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use cairn_config::{LspConfig, LspServerConfig};
 use cairn_lsp::LspHub;
-use cairn_tools::Tool;
+use cairn_tools::{Tool, ToolContext};
 use serde_json::json;
 
 use crate::{failed, ok, server, Project, TestResult};
@@ -118,8 +118,12 @@ fn the_tool_names_its_servers_and_says_what_it_shows() -> TestResult {
         ),
         "🔎 lsp: rename main.go greet → hello"
     );
-    assert!(tool.needs_permission(&json!({"action": "rename"})));
-    assert!(!tool.needs_permission(&json!({"action": "hover"})));
+    // A project's servers start only once the person let a call run there (they run its code).
+    let ctx = ToolContext::new(std::env::temp_dir().join("cairn-lsp-untrusted"));
+    assert!(tool.needs_permission(&json!({"action": "hover"}), &ctx));
+    p.hub.trust(&ctx.cwd);
+    assert!(tool.needs_permission(&json!({"action": "rename"}), &ctx));
+    assert!(!tool.needs_permission(&json!({"action": "hover"}), &ctx));
     assert_eq!(
         tool.rejected(&json!({"action": "rename"})),
         "[rename rejected by the user]"

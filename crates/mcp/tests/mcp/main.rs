@@ -102,7 +102,8 @@ async fn everything_over_stdio_lists_and_calls_its_tools() -> TestResult {
         .all(|t| t.starts_with("mcp__everything__") && t.len() <= 64));
 
     let echo = tool(&hub, "mcp__everything__echo")?;
-    assert!(!echo.needs_permission(&json!({})), "echo says readOnlyHint");
+    let ctx = cairn_tools::ToolContext::new(std::env::temp_dir());
+    assert!(!echo.needs_permission(&json!({}), &ctx), "echo says readOnlyHint");
     let declared = echo.declaration();
     assert_eq!(
         declared.parameters["properties"]["message"]["type"],
