@@ -11,6 +11,15 @@ pub enum Error {
     /// or robots.txt forbids it.
     #[error("{0}")]
     Input(String),
+    /// The URL, or a redirection or robots.txt on the way, points at this computer or a private
+    /// network (loopback, link-local, private, unique-local, unspecified, multicast or broadcast
+    /// addresses, after DNS resolution) and its host is not allowed. The text is the same whatever
+    /// is, or is not, listening there.
+    #[error("{url} is refused: it points at this computer or a private network (add its host to [agent] fetch_allow_hosts to allow it)")]
+    Refused {
+        /// The refused URL.
+        url: String,
+    },
     /// The call itself is wrong: a missing or unusable URL, an unknown option value.
     #[error("{0}")]
     Usage(String),
@@ -21,7 +30,7 @@ impl Error {
     pub fn code(&self) -> u8 {
         match self {
             Self::Conversion(_) => 1,
-            Self::Input(_) => 2,
+            Self::Input(_) | Self::Refused { .. } => 2,
             Self::Usage(_) => 3,
         }
     }
@@ -30,7 +39,7 @@ impl Error {
     pub fn class(&self) -> &'static str {
         match self {
             Self::Conversion(_) => "conversion",
-            Self::Input(_) => "input",
+            Self::Input(_) | Self::Refused { .. } => "input",
             Self::Usage(_) => "usage",
         }
     }

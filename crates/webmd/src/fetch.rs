@@ -1,6 +1,8 @@
 //! The download: the URL as the model wrote it repaired, redirections followed by hand (robots.txt
 //! is asked before each target), the whole fetch under one deadline, the body capped, the bytes
-//! decoded in the spec's order (BOM, header, `<meta>`, valid UTF-8, windows-1252).
+//! decoded in the spec's order (BOM, header, `<meta>`, valid UTF-8, windows-1252). Every hop, and
+//! every robots.txt, goes through [`crate::guard`]: no connection to this computer or a private
+//! network unless the host is in [`Fetcher::allow_hosts`].
 
 use std::time::Duration;
 
@@ -8,6 +10,7 @@ use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use url::Url;
 
+use crate::guard::{is_refusal, refused, Guard};
 use crate::robots::{self, short_error};
 use crate::Error;
 
@@ -29,6 +32,13 @@ pub struct Fetcher {
     pub max_redirections: usize,
     /// The `User-Agent`, whose first word is the robots.txt product token.
     pub user_agent: String,
+    /// Hosts that may be on this computer or a private network (an intranet wiki, a local docs
+    /// server): host names or IP literals, compared case-insensitively; `*.example.com` allows its
+    /// subdomains. An IP literal allows only URLs naming that IP, not names that resolve to it.
+    /// Every other host is refused ([`Error::Refused`]) when it is, or resolves to, a loopback,
+    /// link-local, private, unique-local, unspecified, multicast or broadcast address. Empty by
+    /// default.
+    pub allow_hosts: Vec<String>,
 }
 
 impl Default for Fetcher {
@@ -38,6 +48,7 @@ impl Default for Fetcher {
             max_bytes: 5 * 1024 * 1024,
             max_redirections: 10,
             user_agent: format!("cairn/{}", env!("CARGO_PKG_VERSION")),
+            allow_hosts: Vec::new(),
         }
     }
 }
@@ -55,10 +66,15 @@ impl Fetcher {
         }
     }
 
+    /// The client connects only to addresses the guard's resolver vetted; proxies from the
+    /// environment are off because a proxy resolves names itself, which would bypass the check.
     async fn fetch_unbounded(&self, url: &Url) -> Result<Page, Error> {
+        let guard = Guard::new(&self.allow_hosts);
         let client = reqwest::Client::builder()
             .user_agent(&self.user_agent)
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .dns_resolver(guard.resolver())
             .build()
             .map_err(|e| Error::Input(format!("cannot start an HTTP client: {e}")))?;
         let agent = self
@@ -70,11 +86,15 @@ impl Fetcher {
         let mut url = url.clone();
         let mut redirections = 0;
         loop {
-            robots::check(&client, &agent, &url).await?;
-            let response =
-                client.get(url.clone()).send().await.map_err(|e| {
+            guard.check_literal(&url)?;
+            robots::check(&client, &guard, &agent, &url).await?;
+            let response = client.get(url.clone()).send().await.map_err(|e| {
+                if is_refusal(&e) {
+                    refused(&url)
+                } else {
                     Error::Input(format!("{url} is unreachable: {}", short_error(&e)))
-                })?;
+                }
+            })?;
             let status = response.status();
             if status.is_redirection() {
                 if let Some(location) = response

@@ -4,6 +4,7 @@
 mod clean;
 mod error;
 mod fetch;
+mod guard;
 mod markdown;
 mod robots;
 

@@ -1,6 +1,8 @@
 //! robots.txt (RFC 9309) for fetch_content: read before a page and before every redirection target,
 //! for Cairn's product token (else the `*` group), and kept a day per origin. A 4xx robots.txt
-//! allows everything; a 5xx or an unreachable one forbids everything.
+//! allows everything; a 5xx or an unreachable one forbids everything. robots.txt and its
+//! redirections are held to the same guard as pages: a refused address is refused (and not kept),
+//! never read.
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};
@@ -9,6 +11,7 @@ use std::time::{Duration, Instant};
 use texting_robots::Robot;
 use url::Url;
 
+use crate::guard::{is_refusal, refused, Guard};
 use crate::Error;
 
 /// How long an origin's answer is kept.
@@ -29,8 +32,15 @@ enum Rules {
 static CACHE: LazyLock<Mutex<HashMap<String, (Instant, Rules)>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-/// `Ok` when `url` may be fetched by `agent`; else why not, as an input error.
-pub async fn check(client: &reqwest::Client, agent: &str, url: &Url) -> Result<(), Error> {
+/// `Ok` when `url` may be fetched by `agent`; else why not, as an input error, or
+/// [`Error::Refused`] when robots.txt is, or redirects to, a refused address. `client` must be
+/// built with `guard`'s resolver.
+pub async fn check(
+    client: &reqwest::Client,
+    guard: &Guard,
+    agent: &str,
+    url: &Url,
+) -> Result<(), Error> {
     let origin = url.origin().ascii_serialization();
     let cached = CACHE.lock().ok().and_then(|cache| {
         cache
@@ -41,7 +51,7 @@ pub async fn check(client: &reqwest::Client, agent: &str, url: &Url) -> Result<(
     let rules = match cached {
         Some(rules) => rules,
         None => {
-            let rules = read(client, agent, &origin).await;
+            let rules = read(client, guard, agent, url, &origin).await?;
             if let Ok(mut cache) = CACHE.lock() {
                 cache.insert(origin.clone(), (Instant::now(), rules.clone()));
             }
@@ -70,14 +80,35 @@ pub async fn check(client: &reqwest::Client, agent: &str, url: &Url) -> Result<(
     }
 }
 
-async fn read(client: &reqwest::Client, agent: &str, origin: &str) -> Rules {
-    let robots_url = format!("{origin}/robots.txt");
+/// The rules of `origin` (the origin of `page`). A refusal names `page` while robots.txt is on the
+/// page's host, else the refused redirection target.
+async fn read(
+    client: &reqwest::Client,
+    guard: &Guard,
+    agent: &str,
+    page: &Url,
+    origin: &str,
+) -> Result<Rules, Error> {
+    let mut target = match Url::parse(&format!("{origin}/robots.txt")) {
+        Ok(url) => url,
+        Err(e) => return Ok(Rules::DenyAll(format!("unusable URL: {e}"))),
+    };
+    let refusal = |target: &Url| {
+        if target.host() == page.host() {
+            refused(page)
+        } else {
+            refused(target)
+        }
+    };
     // robots.txt's own redirections are followed (RFC 9309 §2.3.1.2: at least five).
-    let mut target = robots_url.clone();
     for _ in 0..=5 {
-        let response = match client.get(&target).send().await {
+        if guard.check_literal(&target).is_err() {
+            return Err(refusal(&target));
+        }
+        let response = match client.get(target.clone()).send().await {
             Ok(r) => r,
-            Err(e) => return Rules::DenyAll(format!("unreachable: {}", short_error(&e))),
+            Err(e) if is_refusal(&e) => return Err(refusal(&target)),
+            Err(e) => return Ok(Rules::DenyAll(format!("unreachable: {}", short_error(&e)))),
         };
         let status = response.status();
         if status.is_redirection() {
@@ -85,32 +116,32 @@ async fn read(client: &reqwest::Client, agent: &str, origin: &str) -> Rules {
                 .headers()
                 .get(reqwest::header::LOCATION)
                 .and_then(|l| l.to_str().ok())
-                .and_then(|l| Url::parse(&target).ok()?.join(l).ok());
+                .and_then(|l| target.join(l).ok());
             match next {
                 Some(next) => {
-                    target = next.to_string();
+                    target = next;
                     continue;
                 }
-                None => return Rules::AllowAll,
+                None => return Ok(Rules::AllowAll),
             }
         }
         if status.is_client_error() {
-            return Rules::AllowAll;
+            return Ok(Rules::AllowAll);
         }
         if !status.is_success() {
-            return Rules::DenyAll(format!("HTTP {}", status.as_u16()));
+            return Ok(Rules::DenyAll(format!("HTTP {}", status.as_u16())));
         }
         let body = match read_capped(response, MAX_ROBOTS_BYTES).await {
             Ok(body) => body,
-            Err(e) => return Rules::DenyAll(format!("unreachable: {}", short_error(&e))),
+            Err(e) => return Ok(Rules::DenyAll(format!("unreachable: {}", short_error(&e)))),
         };
-        return match Robot::new(agent, &body) {
+        return Ok(match Robot::new(agent, &body) {
             Ok(robot) => Rules::Parsed(Arc::new(robot)),
             // Nothing parsable: no rule applies.
             Err(_) => Rules::AllowAll,
-        };
+        });
     }
-    Rules::DenyAll("too many redirections".into())
+    Ok(Rules::DenyAll("too many redirections".into()))
 }
 
 /// At most `max` bytes of the body; the rest is not read.
