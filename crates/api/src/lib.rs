@@ -216,7 +216,8 @@ impl Cairn {
     /// Loads the config file; a missing file is the default config.
     pub fn load_config(&self) -> Result<Config, ConfigError> {
         let env = self.env.clone();
-        let config = Config::load(self.home.config_file(), move |name| env(name))?.unwrap_or_default();
+        let config =
+            Config::load(self.home.config_file(), move |name| env(name))?.unwrap_or_default();
         secrets::know_config_secrets(&config);
         Ok(config)
     }

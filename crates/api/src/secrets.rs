@@ -64,7 +64,8 @@ headers = { Authorization = "Bearer header-credential-5555" }
 command = "server"
 env = { SERVICE_TOKEN = "env-secret-value-777" }
 "#;
-        let config = Config::parse(text, std::path::Path::new("config.toml"), |_| None).map_err(|e| e.to_string())?;
+        let config = Config::parse(text, std::path::Path::new("config.toml"), |_| None)
+            .map_err(|e| e.to_string())?;
         let secrets = configured_secrets(&config);
         for expected in [
             "caller-key-0123456789abcdef",
@@ -73,7 +74,10 @@ env = { SERVICE_TOKEN = "env-secret-value-777" }
             "header-credential-5555",
             "env-secret-value-777",
         ] {
-            assert!(secrets.iter().any(|s| s == expected), "{expected} in {secrets:?}");
+            assert!(
+                secrets.iter().any(|s| s == expected),
+                "{expected} in {secrets:?}"
+            );
         }
         Ok(())
     }

@@ -56,8 +56,9 @@ impl OpenAiCompatible {
             .await
             .map_err(|e| ProviderError::Network(e.to_string()))?;
         if !(200..300).contains(&status) {
-            return Err(ProviderError::from_status(status, None, &body)
-                .without(self.api_key.as_deref()));
+            return Err(
+                ProviderError::from_status(status, None, &body).without(self.api_key.as_deref())
+            );
         }
         let value: Value =
             serde_json::from_str(&body).map_err(|e| ProviderError::BadResponse(e.to_string()))?;

@@ -148,7 +148,8 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
     /// A rename changes files; any action asks the first time a project's servers would start,
     /// since a language server runs the project's own code.
     fn needs_permission(&self, input: &Value, ctx: &ToolContext) -> bool {
-        Action::parse(field(input, "action")) == Some(Action::Rename) || !self.hub.is_trusted(&ctx.cwd)
+        Action::parse(field(input, "action")) == Some(Action::Rename)
+            || !self.hub.is_trusted(&ctx.cwd)
     }
 
     fn rejected(&self, _input: &Value) -> String {

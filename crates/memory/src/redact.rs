@@ -208,7 +208,11 @@ mod tests {
         assert_eq!(redact(plain), plain);
         set_known_secrets(
             "redact-test",
-            ["plainword-7c1e".to_owned(), "short".to_owned(), "hunter2hunter2x".to_owned()],
+            [
+                "plainword-7c1e".to_owned(),
+                "short".to_owned(),
+                "hunter2hunter2x".to_owned(),
+            ],
         );
         let clean = redact(plain);
         set_known_secrets("redact-test", []);
@@ -216,7 +220,10 @@ mod tests {
             clean,
             "mcp header value is [REDACTED:configured-secret] and the key [REDACTED:configured-secret]"
         );
-        assert_eq!(redact("too short to look for: short"), "too short to look for: short");
+        assert_eq!(
+            redact("too short to look for: short"),
+            "too short to look for: short"
+        );
         assert_eq!(redact(plain), plain, "forgotten once the owner says so");
     }
 }

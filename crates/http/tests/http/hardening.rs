@@ -63,11 +63,7 @@ async fn granted_tools_are_offered_and_still_ask() -> TestResult {
         text_reply("done"),
     ])
     .await?;
-    let api = Api::with(
-        &server,
-        "",
-        "agent_tools = [\"read_file\", \"write_file\"]",
-    )?;
+    let api = Api::with(&server, "", "agent_tools = [\"read_file\", \"write_file\"]")?;
     let (status, body) = api
         .json(
             "/v1/chat/completions",
@@ -120,9 +116,17 @@ async fn only_listed_models_can_be_named() -> TestResult {
     assert_eq!(answers[0], answers[1]);
     assert!(server.requests().is_empty(), "no model was asked");
     let (status, _) = api
-        .json("/v1/chat/completions", Some(KEY), Some(ask("cairn/mock/m2", "hi")))
+        .json(
+            "/v1/chat/completions",
+            Some(KEY),
+            Some(ask("cairn/mock/m2", "hi")),
+        )
         .await?;
-    assert_ne!(status, StatusCode::NOT_FOUND, "a configured model stays usable");
+    assert_ne!(
+        status,
+        StatusCode::NOT_FOUND,
+        "a configured model stays usable"
+    );
     Ok(())
 }
 
@@ -133,7 +137,11 @@ async fn a_requests_background_jobs_end_with_it() -> TestResult {
     let pid_file = scratch.path().join("pid");
     let command = format!("echo $$ > {}; exec sleep 300", pid_file.display());
     let server = MockServer::start(vec![
-        tool_call_reply("c1", "bash", json!({"command": command, "background": true})),
+        tool_call_reply(
+            "c1",
+            "bash",
+            json!({"command": command, "background": true}),
+        ),
         text_reply("started"),
     ])
     .await?;
