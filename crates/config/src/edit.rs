@@ -58,18 +58,7 @@ pub fn edit_config_text(
     file: &Path,
 ) -> Result<String, ConfigError> {
     let mut doc: DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
-        let line = e.span().map_or(1, |span| {
-            text.as_bytes()[..span.start.min(text.len())]
-                .iter()
-                .filter(|b| **b == b'\n')
-                .count()
-                + 1
-        });
-        ConfigError::Invalid {
-            file: file.to_path_buf(),
-            line,
-            message: e.message().trim().to_owned(),
-        }
+        crate::errors::toml_error(text, file, e.message(), e.span())
     })?;
     for edit in edits {
         let Some((last, parents)) = edit.path.split_last() else {

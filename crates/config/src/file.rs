@@ -501,10 +501,8 @@ impl Config {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
         let at = Locator { text, path };
-        let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let line = e.span().map_or(1, |span| at.line(span.start));
-            at.error_at_line(line, e.message().trim().to_owned())
-        })?;
+        let raw: RawConfig = toml::from_str(text)
+            .map_err(|e| crate::errors::toml_error(text, path, e.message(), e.span()))?;
 
         let mut providers = BTreeMap::new();
         for (name, raw) in raw.providers {
@@ -515,7 +513,10 @@ impl Config {
                     if !(value.starts_with("http://") || value.starts_with("https://")) {
                         return Err(at.error(
                             url.span(),
-                            format!("`providers.{name}.base_url` must start with http:// or https://, got {value:?}"),
+                            format!(
+                                "`providers.{name}.base_url` must start with http:// or https://{}",
+                                crate::errors::scheme_hint(&value)
+                            ),
                         ));
                     }
                     value.trim_end_matches('/').to_owned()
@@ -630,7 +631,10 @@ impl Config {
                 if !(url.starts_with("https://") || url.starts_with("http://")) {
                     return Err(at.error(
                         index.span(),
-                        format!("`models.index` must be an http(s) address, got {url:?}"),
+                        format!(
+                            "`models.index` must be an http(s) address{}",
+                            crate::errors::scheme_hint(url)
+                        ),
                     ));
                 }
                 Some(url.to_owned())
@@ -645,10 +649,13 @@ impl Config {
                 .and_then(|a| a.port)
                 .filter(|port| *port != 0),
             api_keys,
-            api_agent: raw.api.as_ref().map_or_else(ApiAgent::default, |a| ApiAgent {
-                tools: a.agent_tools.clone(),
-                yolo: a.agent_yolo.unwrap_or(false),
-            }),
+            api_agent: raw
+                .api
+                .as_ref()
+                .map_or_else(ApiAgent::default, |a| ApiAgent {
+                    tools: a.agent_tools.clone(),
+                    yolo: a.agent_yolo.unwrap_or(false),
+                }),
             mcp_servers,
             agent_profiles,
             lsp,
@@ -725,12 +732,7 @@ pub(crate) struct Locator<'a> {
 
 impl Locator<'_> {
     fn line(&self, offset: usize) -> usize {
-        let end = offset.min(self.text.len());
-        self.text.as_bytes()[..end]
-            .iter()
-            .filter(|b| **b == b'\n')
-            .count()
-            + 1
+        crate::errors::line_at(self.text, offset)
     }
 
     /// The line of the table `[key]` (1 when it is written some other way).
@@ -777,7 +779,7 @@ impl Locator<'_> {
             if !valid_name {
                 return Err(self.error(
                     value.span(),
-                    format!("`{key}` refers to ${{{name}}}, which is not a valid environment variable name"),
+                    format!("`{key}` has a ${{…}} reference that is not an environment variable name (letters, digits and _)"),
                 ));
             }
             match env(name) {

@@ -7,6 +7,7 @@ mod atomic;
 pub mod autostart;
 mod edit;
 mod error;
+mod errors;
 mod file;
 mod home;
 mod lsp;

@@ -148,7 +148,10 @@ impl RawLsp {
                 Some(value) => Some(serde_json::to_value(value).map_err(|e| {
                     at.error_at_line(
                         at.line_of_key(&key),
-                        format!("`{key}.initialization_options`: {e}"),
+                        format!(
+                            "`{key}.initialization_options`: {}",
+                            crate::errors::without_values(&e.to_string(), true)
+                        ),
                     )
                 })?),
             };

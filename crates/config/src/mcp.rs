@@ -150,7 +150,8 @@ impl RawMcp {
                         return Err(at.error(
                             url.span(),
                             format!(
-                                "`{key}.url` must start with http:// or https://, got {value:?}"
+                                "`{key}.url` must start with http:// or https://{}",
+                                crate::errors::scheme_hint(&value)
                             ),
                         ));
                     }
