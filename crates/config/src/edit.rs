@@ -176,66 +176,6 @@ pub fn update_config_file(
     crate::write_private_atomically(path, new.as_bytes())
 }
 
-/// Whether a key holds a secret (its value never leaves the machine in a report).
-fn is_secret_key(key: &str) -> bool {
-    let key = key.to_ascii_lowercase();
-    ["key", "token", "secret", "password"]
-        .iter()
-        .any(|word| key.contains(word))
-}
-
-/// Config text with every secret value (`api_key`, tokens, passwords) replaced by `<redacted>`; a
-/// value that only names environment variables (`${OPENAI_API_KEY}`) is kept, as it holds no secret.
-/// Text that does not parse has each line holding a secret key redacted whole.
-pub fn redact_config_text(text: &str) -> String {
-    match text.parse::<DocumentMut>() {
-        Ok(mut doc) => {
-            redact_table(doc.as_table_mut());
-            doc.to_string()
-        }
-        Err(_) => text
-            .lines()
-            .map(|line| match line.split_once('=') {
-                Some((key, _)) if is_secret_key(key) => format!("{}= \"<redacted>\"", key),
-                _ => line.to_owned(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
-}
-
-fn only_env_references(value: &str) -> bool {
-    let mut rest = value.trim();
-    if rest.is_empty() {
-        return false;
-    }
-    while let Some(after) = rest.strip_prefix("${") {
-        match after.find('}') {
-            Some(end) => rest = &after[end + 1..],
-            None => return false,
-        }
-    }
-    rest.is_empty()
-}
-
-fn redact_table(table: &mut dyn toml_edit::TableLike) {
-    for (key, item) in table.iter_mut() {
-        let secret = is_secret_key(key.get());
-        match item {
-            Item::Table(t) => redact_table(t),
-            Item::ArrayOfTables(tables) => tables.iter_mut().for_each(|t| redact_table(t)),
-            Item::Value(toml_edit::Value::InlineTable(t)) => redact_table(t),
-            Item::Value(value) if secret => {
-                let keep = value.as_str().is_some_and(only_env_references);
-                if !keep {
-                    *value = toml_edit::Value::from("<redacted>");
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,18 +271,6 @@ mod tests {
         assert_eq!(config.voice.model, "base");
         assert_eq!(config.voice.language, "fr");
         Ok(())
-    }
-
-    #[test]
-    fn secrets_are_redacted_but_env_references_kept() {
-        let text = "[providers.a]\napi_key = \"sk-live-123\"\n\n[providers.b]\napi_key = \"${B_KEY}\"\n\n[[agent.tools]]\nname = \"t\"\nenv = { API_TOKEN = \"tok-9\" }\n";
-        let out = redact_config_text(text);
-        assert!(!out.contains("sk-live-123"), "{out}");
-        assert!(!out.contains("tok-9"), "{out}");
-        assert!(out.contains("${B_KEY}"), "{out}");
-        assert!(out.contains("<redacted>"), "{out}");
-        let broken = redact_config_text("[providers.a\napi_key = \"sk-live-123\"\n");
-        assert!(!broken.contains("sk-live-123"), "{broken}");
     }
 
     #[test]

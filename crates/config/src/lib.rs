@@ -12,11 +12,12 @@ mod file;
 mod home;
 mod lsp;
 mod mcp;
+mod redact;
 mod runtime;
 
 pub use agents::AgentProfile;
 pub use atomic::{write_atomically, write_private_atomically, Access};
-pub use edit::{edit_config_text, redact_config_text, update_config_file, ConfigEdit, EditValue};
+pub use edit::{edit_config_text, update_config_file, ConfigEdit, EditValue};
 pub use error::ConfigError;
 pub use file::{
     AgentConfig, ApiAgent, Config, LaunchMode, LogLevel, MemoryEmbedder, ProviderConfig,
@@ -26,4 +27,5 @@ pub use file::{
 pub use home::Home;
 pub use lsp::{default_lsp_servers, LspConfig, LspServerConfig, DEFAULT_LSP_TIMEOUT};
 pub use mcp::{McpServerConfig, McpTransport, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT};
+pub use redact::redact_config_text;
 pub use runtime::{read_runtime, remove_runtime_if_ours, write_runtime};
