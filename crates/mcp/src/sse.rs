@@ -1,6 +1,11 @@
 //! The older HTTP transport (MCP 2024-11-05, `type = "sse"`), which the SDK no longer ships: a GET
 //! opens an event stream whose first `endpoint` event names the URL to POST messages to; the
 //! server's messages arrive as `message` events on the stream.
+//!
+//! The configured headers (which may carry secrets) go only to the stream's own origin: an
+//! endpoint on another scheme, host or port is refused, and so is a redirect elsewhere. What the
+//! stream sends is read within bounds: at most [`MAX_PREAMBLE`] before the endpoint, and events of
+//! at most [`MAX_EVENT`] after it.
 
 use std::time::Duration;
 
@@ -11,11 +16,24 @@ use tokio::sync::mpsc;
 
 use crate::Error;
 
+/// The most the stream may send before naming its endpoint; a server that goes on longer without
+/// one is cut off (the endpoint event comes first, and is short).
+const MAX_PREAMBLE: usize = 64 * 1024;
+
+/// The longest event the stream may send once started (a 50 MB tool result passes, as over
+/// stdio); a server that sends a longer one is cut off, which closes the session.
+const MAX_EVENT: usize = 64 * 1024 * 1024;
+
+/// The most redirects the stream's GET or a message's POST follows (all on the stream's origin).
+const MAX_REDIRECTS: usize = 10;
+
 /// Why a message could not be sent.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub(crate) struct SendError(String);
 
+/// One session over the older transport: owns the HTTP client, the endpoint messages are posted
+/// to, the configured headers sent with each request, and the task reading the event stream.
 pub(crate) struct SseTransport {
     client: reqwest::Client,
     endpoint: reqwest::Url,
@@ -30,46 +48,145 @@ struct Frame {
     data: String,
 }
 
-/// Reads whole events out of `buffer` as they complete.
-fn frames(buffer: &mut String) -> Vec<Frame> {
-    let mut out = Vec::new();
-    loop {
-        let normalized = buffer.replace("\r\n", "\n");
-        if normalized.len() != buffer.len() {
-            *buffer = normalized;
-        }
-        let Some(end) = buffer.find("\n\n") else {
-            return out;
-        };
-        let raw: String = buffer.drain(..end + 2).collect();
-        let mut frame = Frame {
-            event: "message".to_owned(),
-            data: String::new(),
-        };
-        for line in raw.lines() {
-            if let Some(event) = line.strip_prefix("event:") {
-                frame.event = event.trim().to_owned();
-            } else if let Some(data) = line.strip_prefix("data:") {
-                if !frame.data.is_empty() {
-                    frame.data.push('\n');
-                }
-                frame.data.push_str(data.strip_prefix(' ').unwrap_or(data));
+/// The stream's bytes not yet read as whole events, with line endings already made `\n` (the
+/// stream may end lines with CRLF, LF or CR, and split them across chunks).
+#[derive(Default)]
+struct Events {
+    buffer: Vec<u8>,
+    /// The last byte pushed was a CR: an LF right after it belongs to the same line ending.
+    after_cr: bool,
+    /// How much of `buffer` is known to hold no blank line (so each byte is searched once).
+    scanned: usize,
+}
+
+impl Events {
+    /// Adds a chunk of the stream.
+    fn push(&mut self, chunk: &[u8]) {
+        self.buffer.reserve(chunk.len());
+        for &byte in chunk {
+            let after_cr = std::mem::replace(&mut self.after_cr, byte == b'\r');
+            match byte {
+                b'\n' if after_cr => {}
+                b'\r' => self.buffer.push(b'\n'),
+                _ => self.buffer.push(byte),
             }
         }
-        if !frame.data.is_empty() {
-            out.push(frame);
+    }
+
+    /// The bytes waiting for the end of their event.
+    fn pending(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Takes out the events completed so far (those without data are dropped).
+    fn frames(&mut self) -> Vec<Frame> {
+        let mut out = Vec::new();
+        loop {
+            let from = self.scanned.saturating_sub(1);
+            let Some(end) = self
+                .buffer
+                .get(from..)
+                .and_then(|rest| rest.windows(2).position(|w| w == b"\n\n"))
+                .map(|at| from + at)
+            else {
+                self.scanned = self.buffer.len();
+                return out;
+            };
+            let raw: Vec<u8> = self.buffer.drain(..end + 2).collect();
+            self.scanned = 0;
+            if let Some(frame) = parse(&String::from_utf8_lossy(&raw)) {
+                out.push(frame);
+            }
         }
     }
 }
 
+/// The event in the lines of `raw`, if it carries data.
+fn parse(raw: &str) -> Option<Frame> {
+    let mut frame = Frame {
+        event: "message".to_owned(),
+        data: String::new(),
+    };
+    let mut has_data = false;
+    for line in raw.lines() {
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "event" => value.trim().clone_into(&mut frame.event),
+            "data" => {
+                if has_data {
+                    frame.data.push('\n');
+                }
+                frame.data.push_str(value);
+                has_data = true;
+            }
+            _ => {}
+        }
+    }
+    (!frame.data.is_empty()).then_some(frame)
+}
+
+/// The URL the `endpoint` event names, resolved against the stream's `base`; refused when it is
+/// on another origin than the stream, since every message carries the configured headers.
+fn endpoint_url(base: &reqwest::Url, named: &str) -> Result<reqwest::Url, Error> {
+    let endpoint = base
+        .join(named.trim())
+        .map_err(|e| Error::Start(format!("the endpoint {named:?} is not a URL: {e}")))?;
+    if endpoint.origin() != base.origin() {
+        return Err(Error::Start(format!(
+            "the server named its message endpoint on {}, another origin than its event \
+             stream's {}; Cairn sends the configured headers only to the stream's origin",
+            endpoint.origin().ascii_serialization(),
+            base.origin().ascii_serialization()
+        )));
+    }
+    Ok(endpoint)
+}
+
+/// Follows redirects only within the origin they start from, so the configured headers never
+/// leave it (reqwest drops only the well-known credential headers on a cross-origin redirect).
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().last().map(reqwest::Url::origin);
+        let to = attempt.url().origin();
+        if from.as_ref() != Some(&to) {
+            let from = from.map_or_else(String::new, |o| o.ascii_serialization());
+            attempt.error(format!(
+                "the server redirected from {from} to {}, another origin",
+                to.ascii_serialization()
+            ))
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}
+
+/// `error` with its causes (reqwest's own text leaves out why, e.g. a refused redirect).
+fn causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let more = cause.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = cause.source();
+    }
+    text
+}
+
 impl SseTransport {
-    /// Opens the stream at `url` and waits for the server to name its endpoint.
+    /// Opens the stream at `url` and waits for the server to name its endpoint, which must be on
+    /// the stream's origin and come within the first [`MAX_PREAMBLE`] bytes.
     pub(crate) async fn connect(
         url: &str,
         headers: reqwest::header::HeaderMap,
     ) -> Result<Self, Error> {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(30))
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| Error::Start(e.to_string()))?;
         let base = reqwest::Url::parse(url).map_err(|e| Error::Start(format!("{url}: {e}")))?;
@@ -80,9 +197,10 @@ impl SseTransport {
             .send()
             .await
             .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| Error::Start(format!("cannot open the event stream: {e}")))?;
-        let mut buffer = String::new();
-        let endpoint = loop {
+            .map_err(|e| Error::Start(format!("cannot open the event stream: {}", causes(&e))))?;
+        let mut events = Events::default();
+        let mut read = 0usize;
+        let (endpoint, early) = loop {
             let chunk = response
                 .chunk()
                 .await
@@ -90,20 +208,27 @@ impl SseTransport {
                 .ok_or_else(|| {
                     Error::Start("the event stream ended before naming its endpoint".to_owned())
                 })?;
-            buffer.push_str(&String::from_utf8_lossy(&chunk));
-            if let Some(frame) = frames(&mut buffer)
-                .into_iter()
-                .find(|f| f.event == "endpoint")
-            {
-                break base.join(frame.data.trim()).map_err(|e| {
-                    Error::Start(format!("the endpoint {:?} is not a URL: {e}", frame.data))
-                })?;
+            read = read.saturating_add(chunk.len());
+            events.push(&chunk);
+            let mut frames = events.frames().into_iter();
+            if let Some(frame) = frames.by_ref().find(|f| f.event == "endpoint") {
+                break (
+                    endpoint_url(&base, &frame.data)?,
+                    frames.collect::<Vec<_>>(),
+                );
+            }
+            if read > MAX_PREAMBLE {
+                return Err(Error::Start(format!(
+                    "the event stream sent more than {} KiB without naming its endpoint",
+                    MAX_PREAMBLE / 1024
+                )));
             }
         };
         let (sender, incoming) = mpsc::channel(64);
         let reader = tokio::spawn(async move {
+            let mut ready = early;
             loop {
-                for frame in frames(&mut buffer) {
+                for frame in ready {
                     if frame.event != "message" {
                         continue;
                     }
@@ -117,9 +242,17 @@ impl SseTransport {
                     }
                 }
                 match response.chunk().await {
-                    Ok(Some(chunk)) => buffer.push_str(&String::from_utf8_lossy(&chunk)),
+                    Ok(Some(chunk)) => events.push(&chunk),
                     // The stream ended: dropping the sender closes the session.
                     _ => return,
+                }
+                ready = events.frames();
+                if events.pending() > MAX_EVENT {
+                    tracing::warn!(
+                        "an MCP server sent an event longer than {} MiB: its session is closed",
+                        MAX_EVENT / (1024 * 1024)
+                    );
+                    return;
                 }
             }
         });
@@ -177,23 +310,62 @@ impl Drop for SseTransport {
 mod tests {
     use super::*;
 
+    fn pairs(frames: &[Frame]) -> Vec<(&str, &str)> {
+        frames
+            .iter()
+            .map(|f| (f.event.as_str(), f.data.as_str()))
+            .collect()
+    }
+
     #[test]
     fn events_are_read_across_chunks_and_line_endings() {
-        let mut buffer =
-            String::from("event: endpoint\r\ndata: /message?sessionId=1\r\n\r\nevent: mess");
-        let first = frames(&mut buffer);
-        assert_eq!(first.len(), 1);
+        let mut events = Events::default();
+        events.push(b"event: endpoint\r\ndata: /message?sessionId=1\r");
+        assert!(events.frames().is_empty());
+        events.push(b"\n\r\nevent: mess");
         assert_eq!(
-            (first[0].event.as_str(), first[0].data.as_str()),
-            ("endpoint", "/message?sessionId=1")
+            pairs(&events.frames()),
+            [("endpoint", "/message?sessionId=1")]
         );
-        buffer.push_str("age\ndata: {\"a\":\ndata: 1}\n\n: keep-alive\n\n");
-        let next = frames(&mut buffer);
-        assert_eq!(next.len(), 1);
+        events.push(b"age\ndata: {\"a\":\ndata: 1}\n\n: keep-alive\n\n");
+        events.push(b"data: caf\xc3");
+        assert_eq!(pairs(&events.frames()), [("message", "{\"a\":\n1}")]);
+        events.push(b"\xa9\r\rdata:x\n");
+        assert_eq!(pairs(&events.frames()), [("message", "café")]);
+        assert_eq!(events.pending(), "data:x\n".len());
+    }
+
+    #[test]
+    fn the_endpoint_stays_on_the_streams_origin() -> Result<(), Error> {
+        let base = reqwest::Url::parse("http://127.0.0.1:8000/sse?key=1")
+            .map_err(|e| Error::Start(e.to_string()))?;
+        for same in [
+            "/message?sessionId=1",
+            "message",
+            "http://127.0.0.1:8000/message",
+            "HTTP://127.0.0.1:8000/m",
+        ] {
+            assert_eq!(endpoint_url(&base, same)?.origin(), base.origin(), "{same}");
+        }
         assert_eq!(
-            (next[0].event.as_str(), next[0].data.as_str()),
-            ("message", "{\"a\":\n1}")
+            endpoint_url(&base, " /message?sessionId=1 ")?.as_str(),
+            "http://127.0.0.1:8000/message?sessionId=1"
         );
-        assert!(buffer.is_empty());
+        for other in [
+            "http://localhost:8000/message",
+            "http://127.0.0.1:8001/message",
+            "https://127.0.0.1:8000/message",
+            "//evil.example/message",
+            "data:text/plain,x",
+        ] {
+            let Err(Error::Start(why)) = endpoint_url(&base, other) else {
+                panic!("{other} was accepted");
+            };
+            assert!(why.contains("http://127.0.0.1:8000"), "{why}");
+        }
+        let default_port = reqwest::Url::parse("https://mcp.example/sse")
+            .map_err(|e| Error::Start(e.to_string()))?;
+        assert!(endpoint_url(&default_port, "https://mcp.example:443/m").is_ok());
+        Ok(())
     }
 }
