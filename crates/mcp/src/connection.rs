@@ -13,7 +13,8 @@ pub struct RemoteTool {
     pub description: String,
     /// The JSON schema of its arguments.
     pub input_schema: Value,
-    /// `annotations.readOnlyHint`: the tool changes nothing, so it runs without asking.
+    /// `annotations.readOnlyHint`: the server says the tool changes nothing, so it runs without
+    /// asking once the person has let one call of that server run.
     pub read_only: bool,
 }
 

@@ -4,6 +4,7 @@
 //! the hub is dropped (their processes are killed with it).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -47,7 +48,8 @@ enum State {
     Failed { error: String, at: Instant },
 }
 
-/// One configured server.
+/// One configured server: its config, its state, the tools it last listed, and whether the person
+/// has let one of its calls run (shared by all its tools for the hub's life).
 pub(crate) struct Server {
     pub(crate) name: String,
     pub(crate) config: McpServerConfig,
@@ -55,6 +57,10 @@ pub(crate) struct Server {
     /// The tools of its last successful start (kept while it is down, so that calling one
     /// restarts it).
     known: Mutex<Vec<RemoteTool>>,
+    /// A call of this server has run (the runtime runs one only once the person approved it, or
+    /// under yolo): from then on its `readOnlyHint` tools run without asking. Kept across
+    /// restarts, for the hub's life.
+    trusted: AtomicBool,
     /// Bumped on every change of state.
     changes: Arc<watch::Sender<u64>>,
     connector: Connector,
@@ -106,6 +112,7 @@ impl McpHub {
                         State::Disabled
                     }),
                     known: Mutex::default(),
+                    trusted: AtomicBool::new(false),
                     changes: changes.clone(),
                     connector: connector.clone(),
                 })
@@ -290,6 +297,16 @@ impl Server {
     fn set(&self, state: State) {
         *lock(&self.state) = state;
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// Whether a call of this server has run, so that its read-only tools need not ask.
+    pub(crate) fn trusted(&self) -> bool {
+        self.trusted.load(Ordering::Acquire)
+    }
+
+    /// A call of this server is running: the person let it (or yolo is on).
+    pub(crate) fn trust(&self) {
+        self.trusted.store(true, Ordering::Release);
     }
 
     /// `connection` died (a call found it closed): the next call starts the server again.

@@ -1,6 +1,7 @@
 //! One MCP server tool as a Cairn tool: declared under its exposed name with the server's
-//! description and schema, asking first unless the server marks it read-only, and answering
-//! with the server's result as text — or with what went wrong, so the turn goes on.
+//! description and schema, asking first unless the server marks it read-only and one call of
+//! that server has already run, and answering with the server's result as text — or with what
+//! went wrong, so the turn goes on.
 
 use std::sync::Arc;
 
@@ -10,6 +11,8 @@ use serde_json::Value;
 use crate::hub::Server;
 use crate::{render_result, Error, RemoteTool};
 
+/// One tool of one server, under the name the model sees; shares its server (connection and
+/// trust) with the server's other tools.
 pub(crate) struct McpTool {
     server: Arc<Server>,
     remote: RemoteTool,
@@ -60,9 +63,11 @@ impl Tool for McpTool {
         }
     }
 
-    /// Read-only tools (`readOnlyHint`) run at once; every other one is an execute-class call.
+    /// A tool not marked read-only is an execute-class call and asks every time. A read-only one
+    /// (`readOnlyHint`, the server's own say-so) asks too until one call of its server has run,
+    /// that is until the person approved one.
     fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
-        !self.remote.read_only
+        !(self.remote.read_only && self.server.trusted())
     }
 
     fn display(&self, input: &Value) -> String {
@@ -75,6 +80,8 @@ impl Tool for McpTool {
 
     fn run<'a>(&'a self, input: Value, ctx: &'a ToolContext) -> ToolFuture<'a> {
         Box::pin(async move {
+            // The runtime runs a call that asks only once the person approved it.
+            self.server.trust();
             let connection = tokio::select! {
                 connection = self.server.connection() => connection,
                 () = ctx.cancel.cancelled() => return ToolOutput::failed(cairn_tools::texts::CANCELLED),

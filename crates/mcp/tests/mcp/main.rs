@@ -1,7 +1,11 @@
 //! The MCP client against real servers: the reference `server-everything` over each of its
 //! three transports (stdio, streamable HTTP, the older SSE), `server-filesystem` (whose tool names are Cairn's own), both installed by
 //! setup from npm; and a faulty server for the bad cases (garbage on stdout, a hang at start, a
-//! death mid-call, a 50 MB result, an early exit with a message on stderr).
+//! death mid-call, a 50 MB result, an early exit with a message on stderr). `sse` holds the older
+//! transport against hand-made servers, `permission` when MCP calls ask first.
+
+mod permission;
+mod sse;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -102,8 +106,11 @@ async fn everything_over_stdio_lists_and_calls_its_tools() -> TestResult {
         .all(|t| t.starts_with("mcp__everything__") && t.len() <= 64));
 
     let echo = tool(&hub, "mcp__everything__echo")?;
-    let ctx = cairn_tools::ToolContext::new(std::env::temp_dir());
-    assert!(!echo.needs_permission(&json!({}), &ctx), "echo says readOnlyHint");
+    let ctx = ToolContext::new(std::env::temp_dir());
+    assert!(
+        echo.needs_permission(&json!({}), &ctx),
+        "echo says readOnlyHint, but a fresh server's first call asks"
+    );
     let declared = echo.declaration();
     assert_eq!(
         declared.parameters["properties"]["message"]["type"],
@@ -112,6 +119,10 @@ async fn everything_over_stdio_lists_and_calls_its_tools() -> TestResult {
     assert_eq!(
         call(&echo, json!({"message": "hello there"})).await,
         ("Echo: hello there".to_owned(), false)
+    );
+    assert!(
+        !echo.needs_permission(&json!({}), &ctx),
+        "once a call of the server ran, its readOnlyHint tools run at once"
     );
 
     // A call with arguments the server rejects is the server's error, and the server stays up.

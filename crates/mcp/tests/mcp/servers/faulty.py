@@ -7,6 +7,9 @@ picks the fault:
            (the file named by the second argument remembers that it died once)
   big      answers a call with 50 MB of text
   stderr   writes to stderr and exits at once
+
+Any other mode behaves. Every mode lists two tools: `work` (marked read-only) and `change` (not
+marked), and answers a call of either with "worked".
 """
 
 import json
@@ -52,6 +55,10 @@ for line in sys.stdin:
             "description": "Does some work.",
             "inputSchema": {"type": "object", "properties": {}},
             "annotations": {"readOnlyHint": True},
+        }, {
+            "name": "change",
+            "description": "Changes something.",
+            "inputSchema": {"type": "object", "properties": {}},
         }]}})
     elif method == "tools/call":
         if mode == "die" and not os.path.exists(sys.argv[2]):
