@@ -390,7 +390,9 @@ impl Cairn {
             Err(e) => report.push_str(&format!("unavailable: {e}")),
         }
         report.push('\n');
-        // Whatever slipped through (a key pasted elsewhere), the configured secrets never leave.
+        // Whatever slipped through (a key pasted elsewhere, a token in a server's error), the
+        // configured secrets never leave: loading the config told the redactor every one (MCP
+        // headers and environment values, `[api] keys`…), and it knows what keys look like.
         if let Ok(config) = self.load_config() {
             for provider in config.providers.values() {
                 if let Some(key) = provider.api_key.as_ref().map(|k| k.expose()) {
@@ -400,6 +402,7 @@ impl Cairn {
                 }
             }
         }
+        let report = cairn_memory::redact(&report);
         let path = self
             .home()
             .logs_dir()
@@ -676,6 +679,30 @@ mod tests {
                 input: "/no/such.wav".into(),
             })
             .is_err());
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn the_report_keeps_mcp_secrets_and_a_misplaced_key_out(
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let cairn = cairn(dir.path());
+        let config_file = cairn.home().config_file().to_path_buf();
+        std::fs::write(
+            &config_file,
+            "[mcp.servers.remote]\ntype = \"streamable_http\"\nurl = \"https://mcp.example/v1?access_token=qtok-5151\"\nheaders = { X-Custom = \"hdr-5252\" }\n\n[mcp.servers.local]\ncommand = \"npx\"\nargs = [\"--token\", \"arg-5353\"]\nenv = { DATABASE = \"env-5454\" }\n",
+        )?;
+        let report = std::fs::read_to_string(cairn.export_diagnostics(None).await?)?;
+        for secret in ["qtok-5151", "hdr-5252", "arg-5353", "env-5454"] {
+            assert!(!report.contains(secret), "{secret}: {report}");
+        }
+        assert!(report.contains("[mcp.servers.remote]"), "{report}");
+
+        // A key where a list belongs: the status's config error names the key, not its value.
+        std::fs::write(&config_file, "[api]\nkeys = \"sk-live-5555666677778888\"\n")?;
+        let report = std::fs::read_to_string(cairn.export_diagnostics(None).await?)?;
+        assert!(!report.contains("5555666677778888"), "{report}");
+        assert!(report.contains("`api.keys`"), "{report}");
         Ok(())
     }
 
