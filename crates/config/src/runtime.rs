@@ -24,7 +24,8 @@ pub fn read_runtime(path: &Path) -> Result<Option<RuntimeInfo>, ConfigError> {
                 .map(Some)
                 .map_err(|e| ConfigError::BadRuntimeFile {
                     path: path.to_owned(),
-                    message: e.to_string(),
+                    // The file holds the API token: serde's message would quote a misplaced one.
+                    message: crate::errors::without_values(&e.to_string(), true),
                 })
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -76,6 +77,20 @@ mod tests {
             .map(|e| e.to_string())
             .unwrap_or_default();
         assert!(err.contains("not a Cairn runtime file"), "{err}");
+
+        std::fs::write(
+            &path,
+            "{\"api_url\": \"http://127.0.0.1:1\", \"token\": \"t\", \"pid\": \"tok-runtime-7788\"}",
+        )?;
+        let err = read_runtime(&path)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(!err.contains("tok-runtime-7788"), "{err}");
+        assert!(
+            err.contains("invalid type: a string, expected u32"),
+            "{err}"
+        );
         Ok(())
     }
 }
