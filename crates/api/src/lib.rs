@@ -218,7 +218,7 @@ impl Cairn {
         let env = self.env.clone();
         let config =
             Config::load(self.home.config_file(), move |name| env(name))?.unwrap_or_default();
-        secrets::know_config_secrets(&config);
+        secrets::know_config_secrets(self.home.root(), &config);
         Ok(config)
     }
 }

@@ -4,9 +4,11 @@
 
 use cairn_config::{Config, McpTransport};
 
-/// Tells the redactor the secrets of `config` (those of the config read before are forgotten).
-pub(crate) fn know_config_secrets(config: &Config) {
-    cairn_memory::set_known_secrets("config", configured_secrets(config));
+/// Tells the redactor the secrets of `config`, the config of the home at `home` (those of the
+/// config it read before are forgotten).
+pub(crate) fn know_config_secrets(home: &std::path::Path, config: &Config) {
+    let owner = format!("config:{}", home.display());
+    cairn_memory::set_known_secrets(&owner, configured_secrets(config));
 }
 
 /// Tells the redactor the local API's token of this run.
@@ -57,6 +59,7 @@ base_url = "http://127.0.0.1:1/v1"
 api_key = "provider-key-9876543210"
 
 [mcp.servers.web]
+type = "streamable_http"
 url = "https://mcp.example/mcp"
 headers = { Authorization = "Bearer header-credential-5555" }
 

@@ -35,6 +35,8 @@ impl AppState {
     /// The state of a server for `cairn` and its `chat`; the agent's tools start in this
     /// process's directory.
     pub fn new(cairn: Cairn, token: Token, serving: RuntimeInfo, chat: Arc<Chat>) -> Self {
+        // The token is a secret like the configured keys: never captured into memory.
+        cairn_api::secrets::know_api_token(token.as_str());
         let project_root =
             std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_path_buf());
         Self {

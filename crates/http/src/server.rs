@@ -87,8 +87,6 @@ pub async fn serve(
         .local_addr()
         .map_err(|source| HttpError::Bind { port, source })?;
     let token = Token::generate()?;
-    // The token is a secret like the configured keys: never captured into memory.
-    cairn_api::secrets::know_api_token(token.as_str());
     let info = RuntimeInfo {
         api_url: format!("http://{addr}"),
         token: token.as_str().to_owned(),

@@ -117,8 +117,16 @@ mod tests {
     fn a_read_inside_the_project_does_not_ask_and_one_outside_does() {
         let project = std::env::temp_dir().join("cairn-access-project");
         let protected = Protected::new(vec![PathBuf::from("/nonexistent/cairn-home")]);
-        assert!(!read_asks(&project.join("src/main.rs"), &project, &protected));
-        assert!(read_asks(&project.join("../elsewhere.txt"), &project, &protected));
+        assert!(!read_asks(
+            &project.join("src/main.rs"),
+            &project,
+            &protected
+        ));
+        assert!(read_asks(
+            &project.join("../elsewhere.txt"),
+            &project,
+            &protected
+        ));
         assert!(read_asks(Path::new("/etc/passwd"), &project, &protected));
         assert!(read_asks(
             &project.join("a/../../cairn-access-project-sibling/x"),
@@ -131,7 +139,11 @@ mod tests {
     fn protected_places_ask_even_inside_the_project() {
         let project = PathBuf::from("/nonexistent/home/me");
         let protected = Protected::new(vec![project.join(".ssh")]);
-        assert!(read_asks(&project.join(".ssh/id_ed25519"), &project, &protected));
+        assert!(read_asks(
+            &project.join(".ssh/id_ed25519"),
+            &project,
+            &protected
+        ));
         assert!(!read_asks(&project.join("notes.md"), &project, &protected));
         assert!(!read_asks(&project.join(".sshrc"), &project, &protected));
     }
@@ -148,7 +160,10 @@ mod tests {
         std::os::unix::fs::symlink(outside.join("secret.txt"), &link)?;
         let asks = read_asks(&link, &project, &Protected::default());
         std::fs::remove_dir_all(&root)?;
-        assert!(asks, "a link inside the project that points outside it asks");
+        assert!(
+            asks,
+            "a link inside the project that points outside it asks"
+        );
         Ok(())
     }
 

@@ -13,6 +13,19 @@ pub struct FetchContent {
     pub fetcher: Fetcher,
 }
 
+impl FetchContent {
+    /// The tool reading the hosts `allow_hosts` names without asking (private addresses
+    /// included); every other page asks first when `yolo` is off.
+    pub fn new(allow_hosts: Vec<String>) -> Self {
+        Self {
+            fetcher: Fetcher {
+                allow_hosts,
+                ..Fetcher::default()
+            },
+        }
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Input {
@@ -55,9 +68,12 @@ navigation and ads removed), or save the Markdown to a file with `output`."
         }
     }
 
-    /// Writing a file asks first, like write_file; reading a page does not.
+    /// Writing a file asks first, like write_file; so does reading a page, unless its host is on
+    /// `[agent] fetch_allow_hosts`: what the agent fetches leaves this computer in the address,
+    /// and a prompt injection would send secrets out that way.
     fn needs_permission(&self, input: &Value, _ctx: &ToolContext) -> bool {
-        !field(input, "output").trim().is_empty()
+        let allowed = parse_url(field(input, "url")).is_ok_and(|url| self.fetcher.allows(&url));
+        !field(input, "output").trim().is_empty() || !allowed
     }
 
     fn target_file(&self, input: &Value) -> Option<String> {
@@ -170,5 +186,26 @@ impl FetchContent {
                 ("file", output),
             ],
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_asks_first_unless_its_host_is_allowed() {
+        let ctx = ToolContext::new(std::env::temp_dir());
+        let tool = FetchContent::new(vec!["docs.rs".into(), "*.example.com".into()]);
+        let asks = |url: &str| tool.needs_permission(&json!({ "url": url }), &ctx);
+        assert!(!asks("https://docs.rs/serde"));
+        assert!(!asks("docs.example.com/page"));
+        assert!(asks("https://attacker.test/?q=secret"));
+        assert!(asks("http://127.0.0.1:4000/"));
+        assert!(asks("not a url at all"));
+        assert!(
+            tool.needs_permission(&json!({"url": "https://docs.rs", "output": "a.md"}), &ctx),
+            "saving to a file asks like write_file"
+        );
     }
 }

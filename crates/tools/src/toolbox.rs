@@ -106,7 +106,9 @@ impl Toolbox {
             toolbox.add(Arc::new(SaveAnswer));
         }
         if options.fetch_content {
-            toolbox.add(Arc::new(FetchContent::default()));
+            toolbox.add(Arc::new(FetchContent::new(
+                options.fetch_allow_hosts.clone(),
+            )));
         }
         toolbox
     }

@@ -10,7 +10,7 @@ use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 use reqwest::header::{CONTENT_LENGTH, CONTENT_TYPE, LOCATION};
 use url::Url;
 
-use crate::guard::{is_refusal, refused, Guard};
+use crate::guard::{is_refusal, refused, AllowList, Guard};
 use crate::robots::{self, short_error};
 use crate::Error;
 
@@ -55,6 +55,13 @@ impl Default for Fetcher {
 
 impl Fetcher {
     /// Downloads `url` (an http or https URL, see [`parse_url`]).
+    /// Whether `url`'s host is on [`Fetcher::allow_hosts`] (the person let it be read without
+    /// asking, private addresses included).
+    pub fn allows(&self, url: &Url) -> bool {
+        url.host_str()
+            .is_some_and(|host| AllowList::new(&self.allow_hosts).allows(host))
+    }
+
     pub async fn fetch(&self, url: &Url) -> Result<Page, Error> {
         let seconds = self.timeout.as_secs_f64();
         match tokio::time::timeout(self.timeout, self.fetch_unbounded(url)).await {

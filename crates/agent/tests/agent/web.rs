@@ -82,7 +82,11 @@ async fn fetch_content_returns_or_saves_the_page_and_says_what_went_wrong() -> T
     .await?;
     let runtime = Runtime::new(
         Setup::new(&server, dir.path())
-            .tools(ToolboxOptions::default())
+            .tools(ToolboxOptions {
+                // The pages are served on this computer: allowed, as a person allows a local docs site.
+                fetch_allow_hosts: vec!["127.0.0.1".into()],
+                ..ToolboxOptions::default()
+            })
             .settings(),
         None,
     );
@@ -147,7 +151,11 @@ async fn fetch_content_asks_before_writing_a_file_only() -> TestResult {
     ])
     .await?;
     let mut settings = Setup::new(&server, dir.path())
-        .tools(ToolboxOptions::default())
+        .tools(ToolboxOptions {
+            // The pages are served on this computer: allowed, as a person allows a local docs site.
+            fetch_allow_hosts: vec!["127.0.0.1".into()],
+            ..ToolboxOptions::default()
+        })
         .settings();
     settings.yolo = false;
     let runtime = Runtime::new(settings, None);

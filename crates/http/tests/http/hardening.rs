@@ -189,3 +189,42 @@ async fn task_ids_are_checked_before_a_turn_runs() -> TestResult {
     assert!(server.requests().is_empty(), "no turn ran");
     Ok(())
 }
+
+/// Finding 8: what is stored in memory loses this run's token and the config's secrets, however
+/// plain they look (an MCP header value, a bare `"token":` field read from runtime.json).
+#[tokio::test]
+async fn the_token_and_configured_secrets_never_reach_memory() -> TestResult {
+    const HEADER: &str = "plainheadervalue4242";
+    let server = MockServer::start(vec![]).await?;
+    let api = Api::with(
+        &server,
+        "",
+        &format!(
+            "\n[mcp.servers.docs]\ntype = \"streamable_http\"\nurl = \"https://docs.example/mcp\"\nenabled = false\nheaders = {{ X-Key = \"{HEADER}\" }}\n"
+        ),
+    )?;
+    let text = format!(
+        "runtime.json says {{\"token\": \"{TOKEN}\"}}; the docs server wants {HEADER}; bare {TOKEN}"
+    );
+    let (status, body) = api
+        .json(
+            "/api/v1/memory/add",
+            Some(TOKEN),
+            Some(json!({"text": text})),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, found) = api
+        .json(
+            "/api/v1/memory/search",
+            Some(TOKEN),
+            Some(json!({"query": "docs server wants runtime"})),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK);
+    let found = found.to_string();
+    assert!(found.contains("docs server wants"), "{found}");
+    assert!(!found.contains(TOKEN), "{found}");
+    assert!(!found.contains(HEADER), "{found}");
+    Ok(())
+}
