@@ -23,22 +23,34 @@ use cairn_protocol::openai::{
     ModelList, OpenAiError,
 };
 
+use crate::caps::Caller;
 use crate::guard::{bearer, same_secret};
 use crate::AppState;
 
 pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/v1/models", get(models))
-        .route("/v1/chat/completions", post(completions))
+        .route(
+            "/v1/chat/completions",
+            post(completions).layer(from_fn_with_state(
+                state.clone(),
+                crate::caps::cap_key_completions,
+            )),
+        )
         .layer(from_fn_with_state(state, require_key))
 }
 
-fn error(status: StatusCode, kind: &str, code: &str, message: impl Into<String>) -> Response {
+pub(crate) fn error(
+    status: StatusCode,
+    kind: &str,
+    code: &str,
+    message: impl Into<String>,
+) -> Response {
     (status, Json(OpenAiError::new(kind, code, message))).into_response()
 }
 
 /// `Authorization: Bearer <token or configured key>`, else a 401 in OpenAI's shape.
-async fn require_key(State(state): State<AppState>, request: Request, next: Next) -> Response {
+async fn require_key(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let Some(presented) = bearer(request.headers()) else {
         return error(
             StatusCode::UNAUTHORIZED,
@@ -52,18 +64,23 @@ async fn require_key(State(state): State<AppState>, request: Request, next: Next
         .load_config()
         .map(|c| c.api_keys)
         .unwrap_or_default();
-    let known = state.token.matches(presented)
-        || configured
+    let caller = if state.token.matches(presented) {
+        Some(Caller::Owner)
+    } else {
+        configured
             .iter()
-            .any(|key| same_secret(key.expose(), presented));
-    if !known {
+            .any(|key| same_secret(key.expose(), presented))
+            .then_some(Caller::Key)
+    };
+    let Some(caller) = caller else {
         return error(
             StatusCode::UNAUTHORIZED,
             "invalid_request_error",
             "invalid_api_key",
             "the key is wrong",
         );
-    }
+    };
+    request.extensions_mut().insert(caller);
     next.run(request).await
 }
 

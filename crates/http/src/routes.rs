@@ -29,6 +29,8 @@ pub struct AppState {
     pub compat: Arc<CompatChat>,
     /// Turns `true` when the server shuts down: the open event streams end then.
     pub closing: Arc<tokio::sync::watch::Sender<bool>>,
+    /// What the server holds open at most.
+    pub caps: crate::caps::Caps,
 }
 
 impl AppState {
@@ -46,6 +48,7 @@ impl AppState {
             token,
             serving: Arc::new(serving),
             closing: Arc::new(tokio::sync::watch::Sender::new(false)),
+            caps: crate::caps::Caps::default(),
         }
     }
 }
@@ -54,14 +57,24 @@ impl AppState {
 /// OpenAI-compatible routes also take the config's keys); every path refuses foreign `Host` and
 /// `Origin` headers and a credential in the URL.
 pub fn app(state: AppState) -> Router {
+    let mcp = Router::new()
+        .nest_service(
+            "/mcp",
+            cairn_mcp::http_service(
+                Arc::new(cairn_api::McpMemory(state.cairn.clone())),
+                VERSION,
+                state.caps.mcp_sessions.clone(),
+            ),
+        )
+        .layer(from_fn_with_state(
+            state.clone(),
+            crate::caps::cap_mcp_sessions,
+        ));
     let protected = Router::new()
         .route("/api/v1/status", get(status))
         .merge(crate::memory_routes::routes())
-        .merge(crate::task_routes::routes())
-        .nest_service(
-            "/mcp",
-            cairn_mcp::http_service(Arc::new(cairn_api::McpMemory(state.cairn.clone())), VERSION),
-        )
+        .merge(crate::task_routes::routes(state.clone()))
+        .merge(mcp)
         .fallback(not_found)
         .layer(from_fn_with_state(state.token.clone(), require_token));
     Router::new()

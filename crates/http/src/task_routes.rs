@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
+use axum::middleware::from_fn_with_state;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -21,7 +22,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::guard::{api_error, bad_body, refuse};
 use crate::AppState;
 
-pub fn routes() -> Router<AppState> {
+pub fn routes(state: AppState) -> Router<AppState> {
     Router::new()
         .route("/api/v1/tasks", get(list).post(create))
         .route("/api/v1/tasks/{id}", get(read))
@@ -29,7 +30,10 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/tasks/{id}/stop", post(stop))
         .route("/api/v1/approvals/{request}", post(approve))
         .route("/api/v1/questions/{request}", post(answer))
-        .route("/api/v1/events", get(events))
+        .route(
+            "/api/v1/events",
+            get(events).layer(from_fn_with_state(state, crate::caps::cap_event_streams)),
+        )
 }
 
 #[derive(Deserialize)]
@@ -73,6 +77,9 @@ async fn create(
         Ok(Json(b)) => b,
         Err(e) => return bad_body(&e),
     };
+    if let Some(full) = crate::caps::tasks_full(&state) {
+        return full;
+    }
     let mut random = [0u8; 4];
     let _ = getrandom::fill(&mut random);
     let millis = SystemTime::now()
@@ -130,6 +137,11 @@ async fn send(
         Ok(Json(b)) => b,
         Err(e) => return bad_body(&e),
     };
+    if !state.chat.running().contains(&id) {
+        if let Some(full) = crate::caps::tasks_full(&state) {
+            return full;
+        }
+    }
     match state.chat.start_detached(&id, &body.message) {
         Ok(()) => StatusCode::ACCEPTED.into_response(),
         Err(e) => api_error(&e),

@@ -152,8 +152,12 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
             || !self.hub.is_trusted(&ctx.cwd)
     }
 
-    fn rejected(&self, _input: &Value) -> String {
-        "[rename rejected by the user]".into()
+    fn rejected(&self, input: &Value) -> String {
+        if Action::parse(field(input, "action")) == Some(Action::Rename) {
+            "[rename rejected by the user]".into()
+        } else {
+            cairn_tools::texts::rejected("lsp")
+        }
     }
 
     fn target_file(&self, input: &Value) -> Option<String> {

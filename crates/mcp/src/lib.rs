@@ -22,5 +22,6 @@ pub use names::exposed_names;
 pub use render::render_result;
 pub use rmcp_client::connect;
 pub use server::{
-    http_service, serve_stdio, MemoryBackend, MemoryServer, REMEMBER_TOOL, RESUME_TOOL, SEARCH_TOOL,
+    http_service, serve_stdio, session_count, McpSessions, MemoryBackend, MemoryServer,
+    REMEMBER_TOOL, RESUME_TOOL, SEARCH_TOOL,
 };

@@ -166,11 +166,20 @@ pub async fn serve_stdio(backend: Arc<dyn MemoryBackend>, version: &str) -> Resu
     Ok(())
 }
 
+/// The sessions of [`http_service`], kept in memory; the caller may count them (a cap).
+pub type McpSessions = LocalSessionManager;
+
+/// How many sessions `sessions` holds now.
+pub async fn session_count(sessions: &McpSessions) -> usize {
+    sessions.sessions.read().await.len()
+}
+
 /// The memory tools over streamable HTTP, as a tower service to mount at `/mcp` behind the local
-/// API's guards (token, Host, Origin). Sessions live in memory.
+/// API's guards (token, Host, Origin), its sessions in `sessions`.
 pub fn http_service(
     backend: Arc<dyn MemoryBackend>,
     version: &str,
+    sessions: Arc<McpSessions>,
 ) -> StreamableHttpService<MemoryServer, LocalSessionManager> {
     let server = MemoryServer {
         backend,
@@ -178,7 +187,7 @@ pub fn http_service(
     };
     StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        sessions,
         // The local API's own guards check Host and Origin first; these are the SDK's defaults.
         StreamableHttpServerConfig::default(),
     )

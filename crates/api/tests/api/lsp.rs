@@ -1,5 +1,5 @@
 //! The `lsp` tool as the agent has it: declared when a configured server is on the PATH, its
-//! answers returned to the model, and a rename that asks first (refused when nobody can approve).
+//! answers returned to the model, the first start in a project and every rename asking first.
 
 use std::path::{Path, PathBuf};
 
@@ -11,8 +11,14 @@ use serde_json::json;
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
-/// The results of a turn's calls, its display lines, and its recap.
-async fn turn(runtime: &Runtime, text: &str) -> (Vec<String>, Vec<String>, Option<String>) {
+/// The results of a turn's calls, its display lines, and its recap; each approval asked for is
+/// answered with the next of `allow` (refused when none is left).
+async fn turn_approving(
+    runtime: &Runtime,
+    text: &str,
+    allow: &[bool],
+) -> (Vec<String>, Vec<String>, Option<String>) {
+    let mut decisions = allow.iter().copied();
     let mut events = runtime.submit(Op::UserMessage {
         session: "s".into(),
         text: text.into(),
@@ -24,10 +30,18 @@ async fn turn(runtime: &Runtime, text: &str) -> (Vec<String>, Vec<String>, Optio
             Event::ToolResult { output, .. } => results.push(output),
             Event::ToolCall { display, .. } => shown.push(display),
             Event::TurnComplete { counters, .. } => recap = counters.recap(),
+            Event::ApprovalRequest { request, .. } => {
+                let allow = decisions.next().unwrap_or(false);
+                runtime.submit(Op::Approve { request, allow });
+            }
             _ => {}
         }
     }
     (results, shown, recap)
+}
+
+async fn turn(runtime: &Runtime, text: &str) -> (Vec<String>, Vec<String>, Option<String>) {
+    turn_approving(runtime, text, &[]).await
 }
 
 /// A copy of the lsp crate's Python fixture project.
@@ -61,7 +75,8 @@ async fn the_agent_asks_pyright_and_a_rename_waits_for_approval() -> TestResult 
         text_reply("greet is defined in app.py."),
     ])
     .await?;
-    // Calls that change files ask first; nobody is there to approve.
+    // The first start in a project asks (a server runs the project's code), and so does every
+    // rename: the person lets the server start, then refuses the rename.
     std::fs::write(
         dir.path().join("config.toml"),
         format!(
@@ -73,10 +88,9 @@ async fn the_agent_asks_pyright_and_a_rename_waits_for_approval() -> TestResult 
     )?;
     let cairn = Cairn::new(Home::at(dir.path()));
     assert!(cairn.lsp_warnings().is_empty());
-    let runtime = cairn
-        .agent_runtime(ModelChoice::default(), root.clone())?
-        .one_shot();
-    let (results, shown, recap) = turn(&runtime, "Where is greet defined?").await;
+    let runtime = cairn.agent_runtime(ModelChoice::default(), root.clone())?;
+    let (results, shown, recap) =
+        turn_approving(&runtime, "Where is greet defined?", &[true, false]).await;
     assert_eq!(
         results,
         [

@@ -1,5 +1,6 @@
 //! The HTTP API as a client sees it: the guards on every route, and a real server on loopback.
 
+mod caps;
 mod guards;
 mod hardening;
 mod mcp;
