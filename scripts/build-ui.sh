@@ -26,9 +26,48 @@ else
   wasm="$fallback_dir/$wasm_target/ui/cairn-ui.wasm"
 fi
 
-rm -rf "$dist"
+# wasm-bindgen and the static files go to a staging folder first; ui/dist then only takes the files
+# whose bytes changed, and loses those that are gone. The desktop app embeds ui/dist (its build
+# script watches it, Tauri includes every file), so cargo goes by the files' mtimes: rewriting
+# identical files would rebuild and relink the app (minutes in release) when nothing changed.
+staging="$(mktemp -d "${TMPDIR:-/tmp}/cairn-ui-dist.XXXXXX")"
+trap 'rm -rf "$staging"' EXIT
+wasm-bindgen --target web --no-typescript --out-name cairn_ui --out-dir "$staging" "$wasm"
+cp ui/static/* "$staging/"
+cp assets/cairn-mark.svg "$staging/"
+
 mkdir -p "$dist"
-wasm-bindgen --target web --no-typescript --out-name cairn_ui --out-dir "$dist" "$wasm"
-cp ui/static/* "$dist/"
-cp assets/cairn-mark.svg "$dist/"
-echo "build-ui: $dist ready ($(du -sh "$dist" | cut -f1))"
+changed=0
+# Files that are new or whose bytes differ replace their old copy; identical ones stay untouched.
+while IFS= read -r -d '' file; do
+  file="${file#./}"
+  if [ -d "$dist/$file" ]; then
+    rm -rf "${dist:?}/$file"
+  elif cmp -s "$staging/$file" "$dist/$file"; then
+    continue
+  fi
+  # A file of the old build where the new one has a folder gives way to it.
+  parent="$(dirname "$file")"
+  while [ "$parent" != . ]; do
+    if [ -e "$dist/$parent" ] && [ ! -d "$dist/$parent" ]; then rm -f "${dist:?}/$parent"; fi
+    parent="$(dirname "$parent")"
+  done
+  mkdir -p "$(dirname "$dist/$file")"
+  cp "$staging/$file" "$dist/$file"
+  changed=$((changed + 1))
+done < <(cd "$staging" && find . -type f -print0)
+# Files (and then folders) the new build no longer has go.
+while IFS= read -r -d '' file; do
+  file="${file#./}"
+  if [ ! -f "$staging/$file" ]; then
+    rm -f "${dist:?}/$file"
+    changed=$((changed + 1))
+  fi
+done < <(cd "$dist" && find . ! -type d -print0)
+find "$dist" -mindepth 1 -type d -empty -delete
+
+if [ "$changed" -eq 0 ]; then
+  echo "build-ui: $dist unchanged ($(du -sh "$dist" | cut -f1))"
+else
+  echo "build-ui: $dist ready, $changed file(s) updated ($(du -sh "$dist" | cut -f1))"
+fi
