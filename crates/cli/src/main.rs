@@ -88,8 +88,9 @@ enum Command {
         port: Option<u16>,
     },
     /// Serve Cairn's memory as an MCP server on stdin/stdout (tools: search_memory, remember,
-    /// resume_episode), for any MCP-capable agent: register the command `cairn mcp` in it.
-    /// `cairn mcp status` starts the MCP servers of the config and shows how each is doing.
+    /// resume_episode), for any MCP-capable agent: register the command `cairn mcp` in it
+    /// (`cairn --home DIR mcp` when your data home is not ~/.cairn: MCP clients do not pass
+    /// CAIRN_HOME on). `cairn mcp status` starts the MCP servers of the config and shows how each is doing.
     Mcp {
         #[command(subcommand)]
         command: Option<McpCommand>,
@@ -357,6 +358,11 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Serve { port } => serve(cairn, port).await,
             Command::Mcp { command: None } => {
                 let memory = std::sync::Arc::new(cairn_api::McpMemory(cairn));
+                // The client's log shows which memory answers (the data home is easily another).
+                match memory.serving() {
+                    Ok(serving) => eprintln!("{serving}"),
+                    Err(e) => eprintln!("cairn mcp: the memory cannot be opened: {e}"),
+                }
                 cairn_mcp::serve_stdio(memory, cairn_api::VERSION).await?;
                 Ok(std::process::ExitCode::SUCCESS)
             }

@@ -5,6 +5,7 @@ mod eval;
 mod local_model;
 mod mcp_server;
 mod memory;
+mod memory_doors;
 mod openai_client;
 mod serve;
 mod sources;
