@@ -190,7 +190,8 @@ impl Cairn {
         }
         if !compact {
             if let Some(lsp) = cairn_lsp::Lsp::new(self.lsp_hub(&config)) {
-                settings.tools.add(Arc::new(lsp));
+                let protected = cairn_tools::Protected::defaults(self.home().root());
+                settings.tools.add(Arc::new(lsp.with_protected(protected)));
             }
         }
         if agent.unload_models && !compact {

@@ -70,6 +70,9 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
         eprintln!("{warning}");
     }
     let mut session = args.session.unwrap_or_else(new_session);
+    if !cairn_agent::valid_session_id(&session) {
+        bail!("{session:?} is not a session id: letters, digits, '-', '_' and '.' only, not starting with '.', at most 128");
+    }
     let Some(message) = message else {
         let exit = converse(&runtime, &mut session, terminal).await;
         cairn.shutdown_language_servers().await;

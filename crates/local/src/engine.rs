@@ -134,9 +134,11 @@ pub(crate) fn run(commands: Receiver<Command>, shared: Arc<Shared>) {
                 continue;
             }
         };
-        let Some(mut loaded) = LoadedModel::new(&backend, &model, &job.options, &job.tx) else {
+        let mut made_for = context_of(&job.options);
+        let Some(first) = LoadedModel::new(&backend, &model, &job.options, &job.tx) else {
             continue;
         };
+        let mut loaded = Some(first);
         let path = job.path.clone();
         let idle = job.options.idle;
         let mut load_time = started.elapsed();
@@ -161,7 +163,19 @@ pub(crate) fn run(commands: Receiver<Command>, shared: Arc<Shared>) {
             };
             match command {
                 Command::Run(job) if job.path == path => {
-                    let (mut stats, finish) = loaded.serve(&job);
+                    if context_of(&job.options) != made_for {
+                        // Another context size (or thread count) was asked for: the context is
+                        // made anew for it, the model kept. The old one goes first: two would
+                        // hold two KV caches.
+                        drop(loaded.take());
+                        loaded = LoadedModel::new(&backend, &model, &job.options, &job.tx);
+                        made_for = context_of(&job.options);
+                    }
+                    // No context could be made: the job was told why; the model goes.
+                    let Some(current) = loaded.as_mut() else {
+                        break;
+                    };
+                    let (mut stats, finish) = current.serve(&job);
                     stats.load = std::mem::take(&mut load_time);
                     // The cost is recorded before the reply ends, so whoever reads it after the
                     // end sees this reply's.
@@ -189,6 +203,11 @@ pub(crate) fn run(commands: Receiver<Command>, shared: Arc<Shared>) {
             std::process::exit(0);
         }
     }
+}
+
+/// What a context is made with: a job asking for other values needs another context.
+fn context_of(options: &LocalOptions) -> (u32, i32) {
+    (options.context, threads(options))
 }
 
 /// The threads to run on: as configured, else one per core.

@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use cairn_tools::access::{read_asks, Protected};
 use cairn_tools::{field, Counter, Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 use serde_json::{json, Value};
 
@@ -18,12 +19,23 @@ const MAX_TRIES: usize = 10;
 
 pub struct Lsp {
     hub: Arc<LspHub>,
+    /// Where a call asks first, as `read_file` does: an answer shows the file's text.
+    protected: Protected,
 }
 
 impl Lsp {
     /// The tool over `hub`'s servers; `None` when none can run (the tool is then not declared).
     pub fn new(hub: Arc<LspHub>) -> Option<Self> {
-        (!hub.is_empty()).then_some(Self { hub })
+        (!hub.is_empty()).then_some(Self {
+            hub,
+            protected: Protected::default(),
+        })
+    }
+
+    /// The same tool asking first for files in `protected` places (Cairn's home, `~/.ssh`…).
+    pub fn with_protected(mut self, protected: Protected) -> Self {
+        self.protected = protected;
+        self
     }
 }
 
@@ -147,9 +159,12 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
 
     /// A rename changes files; any action asks the first time a project's servers would start,
     /// since a language server runs the project's own code.
+    /// A file outside the project or in a protected place asks too, as `read_file` does.
     fn needs_permission(&self, input: &Value, ctx: &ToolContext) -> bool {
+        let path = field(input, "path").trim();
         Action::parse(field(input, "action")) == Some(Action::Rename)
             || !self.hub.is_trusted(&ctx.cwd)
+            || (!path.is_empty() && read_asks(&ctx.resolve(path), &ctx.cwd, &self.protected))
     }
 
     fn rejected(&self, input: &Value) -> String {

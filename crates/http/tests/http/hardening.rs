@@ -228,3 +228,66 @@ async fn the_token_and_configured_secrets_never_reach_memory() -> TestResult {
     assert!(!found.contains(HEADER), "{found}");
     Ok(())
 }
+
+/// Finding 2: with nothing approving, `read_file` outside the project (Cairn's own config with
+/// its keys, here) is refused, while a file of the project is read.
+#[tokio::test]
+async fn a_read_outside_the_project_asks_and_nobody_approves_it() -> TestResult {
+    let server = MockServer::start(vec![
+        tool_call_reply("c1", "read_file", json!({"path": "Cargo.toml"})),
+        text_reply("read"),
+    ])
+    .await?;
+    let api = Api::with(&server, "", "agent_tools = [\"read_file\"]")?;
+    let config = api.home.path().join("config.toml");
+    server.route(
+        "steal",
+        vec![
+            tool_call_reply(
+                "c2",
+                "read_file",
+                json!({"path": config.display().to_string()}),
+            ),
+            text_reply("stolen?"),
+        ],
+    );
+    let (status, body) = api
+        .json(
+            "/v1/chat/completions",
+            Some(KEY),
+            Some(ask("cairn", "read the manifest")),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = api
+        .json(
+            "/v1/chat/completions",
+            Some(KEY),
+            Some(ask("cairn", "steal the config")),
+        )
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let sent: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    let after_manifest = sent
+        .iter()
+        .find(|m| m.contains("read the manifest") && m.contains("\"tool\""))
+        .ok_or("the manifest read came back to the model")?;
+    assert!(
+        after_manifest.contains("cairn-http"),
+        "the project's file is read"
+    );
+    let after_steal = sent
+        .iter()
+        .find(|m| m.contains("steal the config") && m.contains("\"tool\""))
+        .ok_or("the config read came back to the model")?;
+    assert!(
+        after_steal.contains("[read_file rejected by the user]"),
+        "{after_steal}"
+    );
+    assert!(!after_steal.contains(KEY), "{after_steal}");
+    Ok(())
+}

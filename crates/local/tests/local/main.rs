@@ -136,6 +136,10 @@ async fn a_prompt_longer_than_the_context_is_an_overflow_and_a_reader_may_leave(
         return Ok(());
     };
     let _serial = SERIAL.lock().await;
+    // The same model already loaded with a larger context (another test, another caller): the
+    // smaller context asked for next is the one that holds.
+    let roomy = InProcessModel::new(&path, LocalOptions::default());
+    collect(roomy.stream(request(vec![Message::new(Role::User, "Say hi.")], vec![]))).await?;
     let options = LocalOptions {
         context: 1024,
         ..LocalOptions::default()

@@ -123,7 +123,11 @@ fn the_tool_names_its_servers_and_says_what_it_shows() -> TestResult {
     assert!(tool.needs_permission(&json!({"action": "hover"}), &ctx));
     p.hub.trust(&ctx.cwd);
     assert!(tool.needs_permission(&json!({"action": "rename"}), &ctx));
-    assert!(!tool.needs_permission(&json!({"action": "hover"}), &ctx));
+    assert!(!tool.needs_permission(&json!({"action": "hover", "path": "a.py"}), &ctx));
+    assert!(
+        tool.needs_permission(&json!({"action": "hover", "path": "/etc/passwd.py"}), &ctx),
+        "a file outside the project asks, as read_file does"
+    );
     assert_eq!(
         tool.rejected(&json!({"action": "rename"})),
         "[rename rejected by the user]"
