@@ -90,7 +90,8 @@ enum Command {
     /// Serve Cairn's memory as an MCP server on stdin/stdout (tools: search_memory, remember,
     /// resume_episode), for any MCP-capable agent: register the command `cairn mcp` in it
     /// (`cairn --home DIR mcp` when your data home is not ~/.cairn: MCP clients do not pass
-    /// CAIRN_HOME on). `cairn mcp status` starts the MCP servers of the config and shows how each is doing.
+    /// CAIRN_HOME on). `cairn mcp status` starts the MCP servers of the config and shows how
+    /// each is doing.
     Mcp {
         #[command(subcommand)]
         command: Option<McpCommand>,
