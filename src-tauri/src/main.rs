@@ -4,6 +4,7 @@
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
 mod commands;
+mod display;
 mod memory_commands;
 mod models_commands;
 mod settings_commands;
@@ -81,6 +82,11 @@ fn lighter_rendering() {
 
 fn main() -> std::process::ExitCode {
     lighter_rendering();
+    // Before anything starts (the local API, runtime.json): without a display there is no app.
+    if let Some(problem) = display::missing() {
+        eprintln!("cairn-desktop: {problem}");
+        return std::process::ExitCode::FAILURE;
+    }
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
