@@ -130,7 +130,10 @@ pub fn hooks_cli() -> Result<(String, bool), ApiError> {
 /// Adds Cairn's hooks to `agent`'s hook file, pointing at the `cairn` command beside the app
 /// (refused, saying so, when that command is missing: a hook to nothing would fail every turn).
 #[tauri::command]
-pub async fn hook_install(agent: String) -> Result<HookStatus, ApiError> {
+pub async fn hook_install(
+    desktop: State<'_, Desktop>,
+    agent: String,
+) -> Result<HookStatus, ApiError> {
     let cli = cli_path()?;
     if !cli.is_file() {
         return Err(ApiError::new(
@@ -141,7 +144,8 @@ pub async fn hook_install(agent: String) -> Result<HookStatus, ApiError> {
             ),
         ));
     }
-    cairn_api::install_hooks(&agent, &cli).map_err(|e| e.to_api_error())?;
+    let command = cairn_api::CairnCommand::new(cli, desktop.cairn.home().root());
+    cairn_api::install_hooks(&agent, &command).map_err(|e| e.to_api_error())?;
     Ok(cairn_api::hook_status(&agent))
 }
 

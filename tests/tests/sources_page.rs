@@ -99,7 +99,7 @@ async fn the_sources_page_scans_and_installs_hooks() -> TestResult {
 
     let app = desktop_binary()?;
     let running = start(&app, home.path(), cairn_home.path(), false).await?;
-    let outcome = drive(&running.client, home.path(), &cli).await;
+    let outcome = drive(&running.client, home.path(), cairn_home.path(), &cli).await;
     running.close().await;
     outcome?;
 
@@ -159,7 +159,7 @@ async fn scroll_to(client: &Client, css: &str) -> TestResult {
     Ok(())
 }
 
-async fn drive(client: &Client, home: &Path, cli: &Path) -> TestResult {
+async fn drive(client: &Client, home: &Path, cairn_home: &Path, cli: &Path) -> TestResult {
     // The page finds Claude Code's history: detected, three files, nothing imported yet.
     click(client, "#page-sources").await?;
     wait_for_text(client, "#source-claude-code", "Claude Code").await?;
@@ -246,7 +246,12 @@ async fn drive(client: &Client, home: &Path, cli: &Path) -> TestResult {
             .unwrap_or_default();
         assert_eq!(
             command,
-            format!("'{}' hook {event} --agent claude-code", cli.display()),
+            // The hook reads the app's data home, which is not the default one here.
+            format!(
+                "'{}' --home '{}' hook {event} --agent claude-code",
+                cli.display(),
+                cairn_home.display()
+            ),
             "{doc}"
         );
     }

@@ -14,9 +14,37 @@ pub const HOOK_AGENTS: [&str; 3] = ["claude-code", "codex", "cursor"];
 
 pub use cairn_protocol::HookStatus;
 
-/// Adds Cairn's hooks (running `cairn_exe`) to `agent`'s hook file; returns the file.
-pub fn install_hooks(agent: &str, cairn_exe: &Path) -> Result<PathBuf, Error> {
-    edit(agent, Some(cairn_exe))
+/// How another agent runs Cairn: the `cairn` program, and the data home when it is not the one
+/// `cairn` finds by itself (`~/.cairn`) — hook runners and MCP clients pass on little of the
+/// environment, so a `CAIRN_HOME` would be lost and the memory read another one.
+#[derive(Debug, Clone)]
+pub struct CairnCommand {
+    pub exe: PathBuf,
+    pub home: Option<PathBuf>,
+}
+
+impl CairnCommand {
+    /// `exe` for the data home at `home`: named only when it is not `$HOME/.cairn`.
+    pub fn new(exe: impl Into<PathBuf>, home: &Path) -> Self {
+        let default = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cairn"));
+        Self {
+            exe: exe.into(),
+            home: (default.as_deref() != Some(home)).then(|| home.to_path_buf()),
+        }
+    }
+
+    /// The arguments before a subcommand: `--home DIR`, or nothing.
+    pub fn home_args(&self) -> Vec<String> {
+        self.home
+            .iter()
+            .flat_map(|h| ["--home".to_owned(), h.display().to_string()])
+            .collect()
+    }
+}
+
+/// Adds Cairn's hooks (running `command`) to `agent`'s hook file; returns the file.
+pub fn install_hooks(agent: &str, command: &CairnCommand) -> Result<PathBuf, Error> {
+    edit(agent, Some(command))
 }
 
 /// Takes Cairn's hooks out of `agent`'s hook file, leaving the others; returns the file.
@@ -50,8 +78,16 @@ pub fn hook_status(agent: &str) -> HookStatus {
 }
 
 /// The command an agent runs for `event`.
-fn hook_command(cairn_exe: &Path, agent: &str, event: &str) -> String {
-    format!("'{}' hook {event} --agent {agent}", cairn_exe.display())
+fn hook_command(cairn: &CairnCommand, agent: &str, event: &str) -> String {
+    let home = cairn
+        .home
+        .as_ref()
+        .map(|h| format!(" --home '{}'", h.display()))
+        .unwrap_or_default();
+    format!(
+        "'{}'{home} hook {event} --agent {agent}",
+        cairn.exe.display()
+    )
 }
 
 /// Our entries are recognised by their command: `… hook <event> --agent …` of a cairn binary.
@@ -98,7 +134,7 @@ fn hook_error(path: &Path, what: impl std::fmt::Display) -> Error {
 }
 
 /// Installs (with the executable) or removes Cairn's entries.
-fn edit(agent: &str, install: Option<&Path>) -> Result<PathBuf, Error> {
+fn edit(agent: &str, install: Option<&CairnCommand>) -> Result<PathBuf, Error> {
     let (path, events) = hook_file(agent)?;
     let mut doc: Value = match std::fs::read(&path) {
         Ok(bytes) => serde_json::from_slice(&bytes)
@@ -213,16 +249,30 @@ mod tests {
             "cursor",
             &json!({"command": "'/opt/cairn/cairn' hook stop --agent cursor"})
         ));
+        let plain = CairnCommand {
+            exe: "/opt/cairn/cairn".into(),
+            home: None,
+        };
         assert_eq!(
-            hook_command(Path::new("/opt/cairn/cairn"), "codex", "Stop"),
+            hook_command(&plain, "codex", "Stop"),
             "'/opt/cairn/cairn' hook Stop --agent codex"
         );
+        let elsewhere = CairnCommand {
+            home: Some("/data/cairn".into()),
+            ..plain
+        };
+        let command = hook_command(&elsewhere, "codex", "Stop");
+        assert_eq!(
+            command,
+            "'/opt/cairn/cairn' --home '/data/cairn' hook Stop --agent codex"
+        );
+        assert!(is_ours(&command));
     }
 
     #[test]
     fn an_unknown_agent_has_no_hooks() {
         assert!(matches!(
-            install_hooks("gemini", Path::new("/bin/cairn")),
+            install_hooks("gemini", &CairnCommand::new("/bin/cairn", Path::new("/x"))),
             Err(Error::UnknownSource(_))
         ));
         assert!(!hook_status("gemini").installed);

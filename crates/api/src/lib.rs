@@ -36,7 +36,7 @@ pub use attachments::{
     split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
 pub use error::{Error, ErrorKind};
-pub use hooks::{hook_status, install_hooks, remove_hooks, HookStatus, HOOK_AGENTS};
+pub use hooks::{hook_status, install_hooks, remove_hooks, CairnCommand, HookStatus, HOOK_AGENTS};
 pub use mcp_memory::McpMemory;
 pub use mcp_register::{register_mcp, unregister_mcp};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use cairn_importers::SourceEnv;
 use serde_json::{json, Value};
 
+use crate::hooks::CairnCommand;
 use crate::Error;
 
 /// The name Cairn's entry has in every agent's config.
@@ -36,10 +37,10 @@ fn config_error(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::Hooks(format!("{}: {what}", path.display()))
 }
 
-/// Registers `<cairn_exe> mcp` as the MCP server `cairn` in `agent`'s config (replacing an older
-/// registration); returns the file.
-pub fn register_mcp(agent: &str, cairn_exe: &Path) -> Result<PathBuf, Error> {
-    edit(agent, Some(cairn_exe))
+/// Registers `<cairn> [--home DIR] mcp` as the MCP server `cairn` in `agent`'s config (replacing
+/// an older registration); returns the file.
+pub fn register_mcp(agent: &str, command: &CairnCommand) -> Result<PathBuf, Error> {
+    edit(agent, Some(command))
 }
 
 /// Takes Cairn's MCP registration out of `agent`'s config; returns the file.
@@ -47,7 +48,7 @@ pub fn unregister_mcp(agent: &str) -> Result<PathBuf, Error> {
     edit(agent, None)
 }
 
-fn edit(agent: &str, install: Option<&Path>) -> Result<PathBuf, Error> {
+fn edit(agent: &str, install: Option<&CairnCommand>) -> Result<PathBuf, Error> {
     let path = mcp_file(agent)?;
     let existing = match std::fs::read_to_string(&path) {
         Ok(text) => Some(text),
@@ -78,7 +79,7 @@ fn edit(agent: &str, install: Option<&Path>) -> Result<PathBuf, Error> {
 fn edit_json(
     path: &Path,
     text: &str,
-    install: Option<&Path>,
+    install: Option<&CairnCommand>,
     typed: bool,
 ) -> Result<String, Error> {
     let mut doc: Value = if text.trim().is_empty() {
@@ -95,8 +96,10 @@ fn edit_json(
     }
     if let Some(servers) = doc["mcpServers"].as_object_mut() {
         match install {
-            Some(exe) => {
-                let mut entry = json!({"command": exe.to_string_lossy(), "args": ["mcp"]});
+            Some(cairn) => {
+                let mut args = cairn.home_args();
+                args.push("mcp".to_owned());
+                let mut entry = json!({"command": cairn.exe.to_string_lossy(), "args": args});
                 if typed {
                     entry["type"] = json!("stdio");
                 }
@@ -114,7 +117,7 @@ fn edit_json(
         .map_err(|e| config_error(path, format!("cannot write it: {e}")))
 }
 
-fn edit_toml(path: &Path, text: &str, install: Option<&Path>) -> Result<String, Error> {
+fn edit_toml(path: &Path, text: &str, install: Option<&CairnCommand>) -> Result<String, Error> {
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .map_err(|e| config_error(path, format!("not valid TOML ({e}); fix it first")))?;
@@ -130,10 +133,13 @@ fn edit_toml(path: &Path, text: &str, install: Option<&Path>) -> Result<String, 
         ));
     };
     match install {
-        Some(exe) => {
+        Some(cairn) => {
             let mut entry = toml_edit::Table::new();
-            entry["command"] = toml_edit::value(exe.to_string_lossy().into_owned());
+            entry["command"] = toml_edit::value(cairn.exe.to_string_lossy().into_owned());
             let mut args = toml_edit::Array::new();
+            for arg in cairn.home_args() {
+                args.push(arg);
+            }
             args.push("mcp");
             entry["args"] = toml_edit::value(args);
             servers.insert(ENTRY, toml_edit::Item::Table(entry));
@@ -155,7 +161,10 @@ mod tests {
     fn json_registration_is_idempotent_and_keeps_the_others() -> Result<(), Error> {
         let path = Path::new("/home/ada/.cursor/mcp.json");
         let before = r#"{"mcpServers": {"github": {"command": "gh-mcp"}}, "other": 1}"#;
-        let exe = Path::new("/usr/bin/cairn");
+        let exe = &CairnCommand {
+            exe: "/usr/bin/cairn".into(),
+            home: None,
+        };
         let once = edit_json(path, before, Some(exe), false)?;
         let twice = edit_json(path, &once, Some(exe), false)?;
         assert_eq!(once, twice);
@@ -181,7 +190,10 @@ mod tests {
         let path = Path::new("/home/ada/.codex/config.toml");
         let before =
             "# my settings\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\"\n";
-        let exe = Path::new("/usr/bin/cairn");
+        let exe = &CairnCommand {
+            exe: "/usr/bin/cairn".into(),
+            home: Some("/data/cairn".into()),
+        };
         let once = edit_toml(path, before, Some(exe))?;
         let twice = edit_toml(path, &once, Some(exe))?;
         assert_eq!(once, twice);
@@ -194,7 +206,9 @@ mod tests {
             "{twice}"
         );
         assert!(
-            twice.contains("[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"mcp\"]"),
+            twice.contains(
+                "[mcp_servers.cairn]\ncommand = \"/usr/bin/cairn\"\nargs = [\"--home\", \"/data/cairn\", \"mcp\"]"
+            ),
             "{twice}"
         );
         let removed = edit_toml(path, &twice, None)?;

@@ -170,10 +170,11 @@ pub fn resume(cairn: &Cairn, words: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn setup(_cairn: &Cairn, setup: HookSetup) -> anyhow::Result<()> {
+pub fn setup(cairn: &Cairn, setup: HookSetup) -> anyhow::Result<()> {
     match setup {
         HookSetup::Install { agent, mcp } => {
             let exe = std::env::current_exe().context("cannot find the cairn executable")?;
+            let exe = cairn_api::CairnCommand::new(exe, cairn.home().root());
             let path = cairn_api::install_hooks(&agent, &exe)?;
             println!("installed Cairn's {agent} hooks in {}", path.display());
             if mcp {

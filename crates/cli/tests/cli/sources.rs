@@ -240,6 +240,11 @@ fn hooks_install_idempotently_keep_other_entries_and_remove_cleanly() {
     assert_eq!(stop[0]["hooks"][0], other);
     let ours = stop[1]["hooks"][0]["command"].as_str().unwrap();
     assert!(ours.ends_with("hook Stop --agent claude-code"), "{ours}");
+    // The hook reads this data home, not the one `cairn` would find without CAIRN_HOME.
+    assert!(
+        ours.contains(&format!("--home '{}'", cairn_home.path().display())),
+        "{ours}"
+    );
     assert_eq!(
         doc["hooks"]["UserPromptSubmit"].as_array().unwrap().len(),
         1
@@ -407,7 +412,8 @@ fn hook_install_with_mcp_registers_cairn_in_the_agents_config_and_remove_takes_i
     assert_eq!(doc["mcpServers"]["github"]["command"], "gh-mcp");
     assert_eq!(
         doc["mcpServers"]["cairn"],
-        json!({"type": "stdio", "command": env!("CARGO_BIN_EXE_cairn"), "args": ["mcp"]})
+        json!({"type": "stdio", "command": env!("CARGO_BIN_EXE_cairn"),
+            "args": ["--home", cairn_home.path().display().to_string(), "mcp"]})
     );
 
     let out = run(
