@@ -428,3 +428,40 @@ fn one_turn(
         .current_dir(work)
         .output()
 }
+
+/// A one-shot turn waits for an MCP server slower than the usual short wait (up to its
+/// `startup_timeout`), says so, and offers its tools from the first step.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_one_shot_turn_waits_for_a_slow_mcp_server() -> Result<(), Box<dyn std::error::Error>> {
+    let server = MockServer::start(vec![text_reply("Done.")]).await?;
+    let dir = tempfile::tempdir()?;
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mcp/tests/mcp/servers/faulty.py")
+        .canonicalize()?;
+    std::fs::write(
+        dir.path().join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/m\"\n\n[providers.mock]\nbase_url = \"{}\"\n\n[mcp.servers.slow]\ncommand = \"python3\"\nargs = [{:?}, \"slow\", \"5\"]\nstartup_timeout = 30\n",
+            server.base_url,
+            script.display().to_string()
+        ),
+    )?;
+    let home = dir.path().to_owned();
+    let output = tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["agent", "--message", "Use the slow server"])
+            .env("CAIRN_HOME", &home)
+            .current_dir(&home)
+            .output()
+    })
+    .await??;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("waiting for the MCP server slow to start (up to 30 s)"),
+        "{stderr}"
+    );
+    let tools = server.requests()[0]["tools"].to_string();
+    assert!(tools.contains("mcp__slow__work"), "{tools}");
+    Ok(())
+}

@@ -7,6 +7,8 @@ picks the fault:
            (the file named by the second argument remembers that it died once)
   big      answers a call with 50 MB of text
   stderr   writes to stderr and exits at once
+  slow     reads nothing for the seconds of its second argument (5 by default), then behaves
+           (a server whose first start downloads it, as npx does)
 
 Any other mode behaves. Every mode lists two tools: `work` (marked read-only) and `change` (not
 marked), and answers a call of either with "worked".
@@ -31,6 +33,8 @@ if mode == "stderr":
     sys.exit(3)
 if mode == "hang":
     time.sleep(600)
+if mode == "slow":
+    time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 5)
 if mode == "garbage":
     print("Server starting... (this line is not JSON-RPC)", flush=True)
     print("{not json at all", flush=True)
