@@ -60,7 +60,7 @@ fn conversation(messages: &[cairn_llm::Message], max: usize) -> String {
     for m in messages {
         match m.role {
             Role::User if !crate::is_runtime_text(&m.content) => {
-                let words = crate::person_words(&m.content).trim();
+                let words = crate::words_of(m).trim();
                 if !words.is_empty() {
                     lines.push(format!("Person: {words}"));
                 }

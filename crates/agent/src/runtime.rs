@@ -399,10 +399,7 @@ impl Runtime {
             at.map(|at| {
                 let message = state.messages[at].clone();
                 state.messages.truncate(at);
-                (
-                    crate::person_words(&message.content).to_owned(),
-                    message.images,
-                )
+                (crate::words_of(&message).to_owned(), message.images)
             })
         };
         match last {

@@ -8,7 +8,7 @@ use cairn_tools::search_memory::{search, Entry, EntryKind, SessionTexts};
 use cairn_tools::{field, Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 use serde_json::{json, Value};
 
-use crate::sessions::{person_words, SessionStore};
+use crate::sessions::SessionStore;
 use crate::texts::{is_runtime_text, COMPACT_ACK, COMPACT_SUMMARY};
 
 pub struct SearchMemory {
@@ -36,7 +36,7 @@ fn texts_of(messages: &[Message], skip: &HashSet<(Role, String)>) -> Vec<Entry> 
             }
             Role::User => {
                 // The runtime's own requests (nudges, wrap-up) and notes (`[…`) are not questions.
-                let words = person_words(&m.content);
+                let words = crate::words_of(m);
                 if is_runtime_text(&m.content) || words.starts_with('[') {
                     continue;
                 }

@@ -277,6 +277,15 @@ pub fn person_words(content: &str) -> &str {
     }
 }
 
+/// The person's words of a stored user message: as the runtime kept them apart, else as
+/// [`person_words`] cuts them (sessions written before they were kept apart).
+pub fn words_of(message: &cairn_llm::Message) -> &str {
+    message
+        .words
+        .as_deref()
+        .unwrap_or_else(|| person_words(&message.content))
+}
+
 /// A title from the first message: its first line, at most 60 characters.
 pub fn title_of(text: &str) -> String {
     let line = text.trim().lines().next().unwrap_or_default().trim();

@@ -144,6 +144,9 @@ impl Runtime {
             ),
         );
         message.images = images;
+        if message.content != text {
+            message.words = Some(text.to_owned());
+        }
         state.messages.push(message);
 
         let started = Instant::now();

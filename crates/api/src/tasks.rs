@@ -2,7 +2,7 @@
 //! words, Cairn's replies with their texts and tool calls in order), and rename, pin, archive,
 //! restore, delete.
 
-use cairn_agent::{person_words, Session, SessionHeader};
+use cairn_agent::{words_of, Session, SessionHeader};
 use cairn_llm::Role;
 use cairn_protocol::{RecalledMemory, ReplyPart, TaskSummary, TranscriptMessage, TranscriptTool};
 use cairn_tools::{Toolbox, ToolboxOptions};
@@ -96,14 +96,14 @@ pub fn transcript(session: &Session) -> Vec<TranscriptMessage> {
                 if m.tool_calls.is_empty() && cairn_agent::is_compaction_ack(m.content.trim()) => {}
             // A background job's note: the harness's, shown in the reply it arrived in (or
             // opening the reply of the turn it woke).
-            Role::User if cairn_agent::is_job_note(person_words(&m.content)) => {
-                let text = person_words(&m.content).trim().to_owned();
+            Role::User if cairn_agent::is_job_note(words_of(m)) => {
+                let text = words_of(m).trim().to_owned();
                 if let Some(reply) = current_reply(&mut out, &mut recalled_next) {
                     reply.parts.push(ReplyPart::JobNote { text });
                 }
             }
             Role::User => {
-                let words = person_words(&m.content).trim();
+                let words = words_of(m).trim();
                 // The runtime's own requests (nudges, wrap-up, compaction) are not the person's.
                 if words.is_empty() || cairn_agent::is_runtime_text(&m.content) {
                     continue;

@@ -34,6 +34,10 @@ pub struct Message {
     /// Images the person attached to a user message, kept as files (read when a request is sent).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// For a user message that carries more than the person wrote (the date, recalled memories):
+    /// the person's own words, which a reopened task shows. Never sent to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub words: Option<String>,
 }
 
 /// An attached image: its MIME type and the file holding its bytes.
@@ -74,6 +78,7 @@ impl Message {
             tool_call_id: None,
             reasoning: None,
             images: Vec::new(),
+            words: None,
         }
     }
 
@@ -85,6 +90,7 @@ impl Message {
             tool_call_id: Some(call_id.into()),
             reasoning: None,
             images: Vec::new(),
+            words: None,
         }
     }
 }

@@ -484,3 +484,47 @@ async fn captured_traces_keep_tool_results_without_their_session_ids() -> TestRe
     );
     Ok(())
 }
+
+/// A small model reads the recalled memories first; the session still keeps the person's own
+/// words apart, which a reopened task shows (the recall stays with the reply).
+#[tokio::test]
+async fn a_small_models_recall_first_message_keeps_the_persons_words_apart() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![text_reply("At 02:00.")]).await?;
+    let memory = Arc::new(MemoryStore::open_in_memory()?);
+    memory.add(NewMemory {
+        text: "The database migration ran in the night window at 02:00 to avoid load".into(),
+        session: Some("old".into()),
+        ..NewMemory::default()
+    })?;
+    let mut settings = settings(&server);
+    settings.compact = true;
+    settings.sessions = Some(cairn_agent::SessionStore::new(dir.path()));
+    let runtime = Runtime::new(settings, Some(memory));
+    let asked = "When should the database migration run?";
+    run(&runtime, "now", asked).await;
+    let sent = server.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(sent.starts_with("## Recalled from memory"), "{sent}");
+    assert!(
+        !server.requests()[0].to_string().contains("\"words\""),
+        "the person's words are not sent apart"
+    );
+    let stored = cairn_agent::SessionStore::new(dir.path())
+        .load("now")
+        .ok_or("not stored")?;
+    let question = stored
+        .messages
+        .iter()
+        .find(|m| m.role == cairn_llm::Role::User)
+        .ok_or("no user message")?;
+    assert_eq!(cairn_agent::words_of(question), asked);
+    assert_ne!(
+        cairn_agent::person_words(&question.content),
+        asked,
+        "the old cut fails here"
+    );
+    Ok(())
+}
