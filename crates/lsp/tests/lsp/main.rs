@@ -71,6 +71,15 @@ impl Project {
             }
             output = self.call(input.clone()).await;
         }
+        // A loaded machine: a server may publish an empty syntactic set first and its semantic
+        // findings seconds later; ask again before taking "clean" for the answer.
+        for _ in 0..2 {
+            if !output.text.starts_with("no diagnostics:") {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            output = self.call(input.clone()).await;
+        }
         output
     }
 
