@@ -36,7 +36,7 @@ fn rules() -> &'static Rules {
             (r"(?-u:\b)xox[abposr]-[A-Za-z0-9-]{10,}", None, "slack-token"),
             (r"(?-u:\b)(?:sk|rk)_live_[A-Za-z0-9]{16,}", None, "stripe-key"),
             (r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None, "jwt"),
-            (r#"(?i)((?-u:\b)[A-Za-z0-9_-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)(?-u:\b)["']?\s*[=:]\s*["']?)[^\s"',;]{4,}"#, Some(1), "secret"),
+            (r#"(?i)((?-u:\b)[A-Za-z0-9_-]*(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret|private[_-]?key)(?-u:\b)["']?\s*[=:]\s*["']?)[^\s"',;<\[][^\s"',;]{3,}"#, Some(1), "secret"),
             (r#"(?i)((?-u:\b)[A-Za-z0-9_-]*token["']?\s*[=:]\s*["']?)[A-Za-z0-9._~+/=-]{16,}"#, Some(1), "token"),
             (r"[A-Za-z0-9+/]{256,}={0,2}", None, "base64"),
         ];
@@ -225,5 +225,18 @@ mod tests {
             "too short to look for: short"
         );
         assert_eq!(redact(plain), plain, "forgotten once the owner says so");
+    }
+
+    #[test]
+    fn what_is_already_redacted_stays_as_it_is() {
+        for text in [
+            "api_key = \"<redacted>\"",
+            "password: [REDACTED:secret]",
+            "DB_PASSWORD=[REDACTED:configured-secret]",
+        ] {
+            assert_eq!(redact(text), text);
+        }
+        let once = redact("password=hunter2hunter2 and sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz012345");
+        assert_eq!(redact(&once), once);
     }
 }
