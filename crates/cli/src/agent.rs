@@ -57,6 +57,11 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
         ),
         None => None,
     };
+    // Checked before anything is built: an id that is no file name is the first thing said.
+    let mut session = args.session.unwrap_or_else(new_session);
+    if let Some(problem) = cairn_agent::session_id_problem(&session, "session") {
+        bail!("{problem}");
+    }
     let root = std::env::current_dir().context("cannot read the current directory")?;
     let runtime = cairn.agent_runtime(
         ModelChoice {
@@ -68,10 +73,6 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     )?;
     for warning in cairn.lsp_warnings() {
         eprintln!("{warning}");
-    }
-    let mut session = args.session.unwrap_or_else(new_session);
-    if !cairn_agent::valid_session_id(&session) {
-        bail!("{session:?} is not a session id: letters, digits, '-', '_' and '.' only, not starting with '.', at most 128");
     }
     let Some(message) = message else {
         let exit = converse(&runtime, &mut session, terminal).await;
