@@ -27,7 +27,7 @@ pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};
 pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledMemory, Runtime};
 pub use search_tool::SearchMemory;
 pub use sessions::{
-    person_words, title_of, valid_id as valid_session_id, words_of, Session, SessionError,
+    id_problem as session_id_problem, person_words, title_of, words_of, Session, SessionError,
     SessionHeader, SessionMark, SessionRecall, SessionStore,
 };
 pub use task_tool::{SubagentStarter, Task, SUBAGENT_STEPS};

@@ -167,6 +167,17 @@ pub fn valid_id(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// Why `id` cannot name a session (a `noun`: task, session), or `None` when it can: refused
+/// before a turn runs, at every door.
+pub fn id_problem(id: &str, noun: &str) -> Option<String> {
+    (!valid_id(id)).then(|| {
+        format!(
+            "{:?} is not a {noun} id: letters, digits, '-', '_' and '.' only, not starting with '.', at most 128",
+            id.chars().take(40).collect::<String>()
+        )
+    })
+}
+
 impl SessionStore {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         Self { dir: dir.into() }

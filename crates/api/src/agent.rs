@@ -172,6 +172,8 @@ impl Cairn {
                 );
             }
         }
+        // Where reads ask first under yolo = false, for read_file and lsp alike.
+        let protected = cairn_tools::Protected::defaults(self.home().root());
         settings.tools = Toolbox::new(&ToolboxOptions {
             bash: agent.bash_tool,
             edit_tools: agent.edit_tools,
@@ -179,7 +181,7 @@ impl Cairn {
             save_answer: agent.save_answer_tool && !compact,
             fetch_content: agent.fetch_content_tool && !compact,
             skills_dir: (!compact).then_some(skills_dir),
-            protected: cairn_tools::Protected::defaults(self.home().root()),
+            protected: protected.clone(),
             fetch_allow_hosts: agent.fetch_allow_hosts.clone(),
         });
         // The person's own servers, in every profile: they were configured on purpose.
@@ -190,7 +192,6 @@ impl Cairn {
         }
         if !compact {
             if let Some(lsp) = cairn_lsp::Lsp::new(self.lsp_hub(&config)) {
-                let protected = cairn_tools::Protected::defaults(self.home().root());
                 settings.tools.add(Arc::new(lsp.with_protected(protected)));
             }
         }

@@ -237,11 +237,8 @@ impl Chat {
     /// Starts `op` (a message or a restart) in `session`; its events come from the turn.
     pub fn submit(&self, session: &str, op: Op) -> Result<ChatTurn, Error> {
         // A task id becomes a file name: refused before anything runs, at every door.
-        if !cairn_agent::valid_session_id(session) {
-            return Err(Error::Invalid(format!(
-                "{:?} is not a task id: letters, digits, '-', '_' and '.' only, not starting with '.', at most 128",
-                session.chars().take(40).collect::<String>()
-            )));
+        if let Some(problem) = cairn_agent::session_id_problem(session, "task") {
+            return Err(Error::Invalid(problem));
         }
         // The turns captured so far may be written in Chinese: recall follows them.
         self.cairn.follow_embedder();

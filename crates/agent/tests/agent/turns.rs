@@ -81,15 +81,21 @@ async fn the_session_remembers_earlier_turns() -> TestResult {
     Ok(())
 }
 
-#[tokio::test]
-async fn memories_are_recalled_before_and_the_turn_captured_after() -> TestResult {
-    let server = MockServer::start(vec![text_reply("Use the night window, as before.")]).await?;
+/// A memory holding one earlier conversation's fact: the migration's night window.
+fn night_window_memory() -> Result<Arc<MemoryStore>, Box<dyn std::error::Error>> {
     let memory = Arc::new(MemoryStore::open_in_memory()?);
     memory.add(NewMemory {
         text: "The database migration ran in the night window at 02:00 to avoid load".into(),
         session: Some("old".into()),
         ..NewMemory::default()
     })?;
+    Ok(memory)
+}
+
+#[tokio::test]
+async fn memories_are_recalled_before_and_the_turn_captured_after() -> TestResult {
+    let server = MockServer::start(vec![text_reply("Use the night window, as before.")]).await?;
+    let memory = night_window_memory()?;
     memory.add(NewMemory {
         text: "In this very session: database migration chat".into(),
         session: Some("now".into()),
@@ -491,12 +497,7 @@ async fn captured_traces_keep_tool_results_without_their_session_ids() -> TestRe
 async fn a_small_models_recall_first_message_keeps_the_persons_words_apart() -> TestResult {
     let dir = tempfile::tempdir()?;
     let server = MockServer::start(vec![text_reply("At 02:00.")]).await?;
-    let memory = Arc::new(MemoryStore::open_in_memory()?);
-    memory.add(NewMemory {
-        text: "The database migration ran in the night window at 02:00 to avoid load".into(),
-        session: Some("old".into()),
-        ..NewMemory::default()
-    })?;
+    let memory = night_window_memory()?;
     let mut settings = settings(&server);
     settings.compact = true;
     settings.sessions = Some(cairn_agent::SessionStore::new(dir.path()));

@@ -14,6 +14,15 @@ fn ask(model: &str, text: &str) -> serde_json::Value {
     json!({"model": model, "messages": [{"role": "user", "content": text}]})
 }
 
+/// Asks model `cairn` `text` as a key holder would; the answer is a 200 whatever the model did.
+async fn ask_as_key_holder(api: &Api, text: &str) -> TestResult {
+    let (status, body) = api
+        .json("/v1/chat/completions", Some(KEY), Some(ask("cairn", text)))
+        .await?;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    Ok(())
+}
+
 /// Finding 1: model `cairn` for a key holder has no tools by default, so a model told to run a
 /// command cannot (and the command is never run).
 #[tokio::test]
@@ -30,14 +39,7 @@ async fn a_v1_key_is_not_a_shell() -> TestResult {
     ])
     .await?;
     let api = Api::new(&server)?;
-    let (status, body) = api
-        .json(
-            "/v1/chat/completions",
-            Some(KEY),
-            Some(ask("cairn", "run touch")),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    ask_as_key_holder(&api, "run touch").await?;
     let sent = &server.requests()[0];
     assert!(
         sent["tools"].as_array().is_none_or(Vec::is_empty),
@@ -64,14 +66,7 @@ async fn granted_tools_are_offered_and_still_ask() -> TestResult {
     ])
     .await?;
     let api = Api::with(&server, "", "agent_tools = [\"read_file\", \"write_file\"]")?;
-    let (status, body) = api
-        .json(
-            "/v1/chat/completions",
-            Some(KEY),
-            Some(ask("cairn", "write it")),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    ask_as_key_holder(&api, "write it").await?;
     let mut offered: Vec<String> = server.requests()[0]["tools"]
         .as_array()
         .into_iter()
@@ -146,14 +141,7 @@ async fn a_requests_background_jobs_end_with_it() -> TestResult {
     ])
     .await?;
     let api = Api::with(&server, "", "agent_tools = [\"bash\"]\nagent_yolo = true")?;
-    let (status, body) = api
-        .json(
-            "/v1/chat/completions",
-            Some(KEY),
-            Some(ask("cairn", "start a server")),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    ask_as_key_holder(&api, "start a server").await?;
     let pid = std::fs::read_to_string(&pid_file)?.trim().to_owned();
     let proc_dir = std::path::Path::new("/proc").join(&pid);
     let mut alive = true;
@@ -251,22 +239,8 @@ async fn a_read_outside_the_project_asks_and_nobody_approves_it() -> TestResult 
             text_reply("stolen?"),
         ],
     );
-    let (status, body) = api
-        .json(
-            "/v1/chat/completions",
-            Some(KEY),
-            Some(ask("cairn", "read the manifest")),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = api
-        .json(
-            "/v1/chat/completions",
-            Some(KEY),
-            Some(ask("cairn", "steal the config")),
-        )
-        .await?;
-    assert_eq!(status, StatusCode::OK, "{body}");
+    ask_as_key_holder(&api, "read the manifest").await?;
+    ask_as_key_holder(&api, "steal the config").await?;
     let sent: Vec<String> = server
         .requests()
         .iter()
