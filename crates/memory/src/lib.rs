@@ -16,6 +16,7 @@ mod policies;
 mod policy_words;
 mod recall;
 mod redact;
+mod relevance;
 mod schema;
 mod skills;
 mod store;

@@ -231,6 +231,16 @@ impl MemoryStore {
         let mut clock = Laps::new();
         let terms = self.analyzer.query_terms(&query.query, MAX_QUERY_TERMS);
         let fragments = idents(&query.query);
+        if fragments.is_empty() && crate::relevance::is_small_talk(&query.query) {
+            // "hello", "thanks!", "你好": nothing in them to recall by.
+            return Ok(SearchResult {
+                hits: Vec::new(),
+                dropped: Vec::new(),
+                took_ms: started.elapsed().as_secs_f64() * 1000.0,
+                phases: clock.phases,
+            });
+        }
+        let all_terms = terms.clone();
         let now = self.now();
         let named = Named::in_question(&query.query);
         let dated = crate::dates::windows(&query.query, now);
@@ -336,9 +346,11 @@ impl MemoryStore {
         self.prefer_changes_now(asked, &mut scored)?;
         scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.id.cmp(&a.1.id)));
 
+        let (scored, mut dropped) = self.enough_shared(&query.query, &all_terms, scored)?;
+        clock.lap("coverage");
+
         let top = strength.values().copied().fold(0.0, f64::max);
         let mut eligible = Vec::new();
-        let mut dropped = Vec::new();
         for (score, memory, channels) in scored {
             let lexical = channels.iter().any(|c| c.channel != "vec" && searched(c));
             // A version placed beside a candidate was not searched for: it stands with it.
@@ -380,6 +392,14 @@ impl MemoryStore {
         MemoryStore::explain_versions(&mut dropped, &placed);
         crate::policies::explain_policies(&mut hits);
         crate::duplicates::explain_duplicates(&mut hits);
+        for hit in hits.iter_mut().chain(dropped.iter_mut()) {
+            hit.words =
+                crate::relevance::shared_words(&self.analyzer, &query.query, &hit.memory.text);
+            hit.close_in_meaning = hit
+                .channels
+                .iter()
+                .any(|c| c.channel == "vec" && c.score >= crate::relevance::CLOSE_IN_MEANING);
+        }
         clock.lap("fusion");
         let took_ms = started.elapsed().as_secs_f64() * 1000.0;
         Ok(SearchResult {
@@ -645,7 +665,84 @@ impl TermStats {
     }
 }
 
+/// Candidates as `(fused score, memory, channel traces)`.
+type Scored = Vec<(f64, MemoryRecord, Vec<Trace>)>;
+
 impl MemoryStore {
+    /// Splits the candidates the words found into those that share enough of the question and
+    /// those that do not: a memory found by the full-text channel must hold two of the question's
+    /// informative terms or [`COVERAGE_MIN`](crate::relevance::COVERAGE_MIN) of its IDF-weighted
+    /// information, be close to it in meaning, match an identifier it names or be said within a
+    /// date it names — one common word ("hello", "project") is not enough. Memories only the vectors found passed their own floor.
+    fn enough_shared(
+        &self,
+        question: &str,
+        terms: &[String],
+        scored: Scored,
+    ) -> Result<(Scored, Vec<SearchHit>), MemoryError> {
+        use crate::relevance::{
+            coverage, shares_enough, weighted_terms, CLOSE_IN_MEANING, COVERAGE_MIN,
+        };
+        let by_words = |channels: &[Trace]| channels.iter().any(|c| c.channel == "fts");
+        if terms.is_empty() || !scored.iter().any(|(_, _, c)| by_words(c)) {
+            return Ok((scored, Vec::new()));
+        }
+        let conn = self.lock()?;
+        let total: i64 =
+            conn.query_row("SELECT coalesce(max(id), 0) FROM memories", [], |row| {
+                row.get(0)
+            })?;
+        let mut frequencies = HashMap::with_capacity(terms.len());
+        for term in terms {
+            frequencies.insert(term.clone(), document_frequency(&conn, term)?.unwrap_or(0));
+        }
+        let weighted = weighted_terms(&self.analyzer, question, terms, total, |t| {
+            frequencies.get(t).copied().unwrap_or(0)
+        });
+        let mut kept = Vec::with_capacity(scored.len());
+        let mut dropped = Vec::new();
+        for (score, memory, channels) in scored {
+            let similarity = channels
+                .iter()
+                .filter(|c| c.channel == "vec")
+                .map(|c| c.score)
+                .fold(0.0, f64::max);
+            let exempt = !by_words(&channels)
+                || similarity >= CLOSE_IN_MEANING
+                || channels
+                    .iter()
+                    .any(|c| c.channel == "structural" || c.channel == "date");
+            if exempt {
+                kept.push((score, memory, channels));
+                continue;
+            }
+            let body: HashSet<String> = self.analyzer.terms(&memory.text).into_iter().collect();
+            let mut context = HashSet::new();
+            let mut enough = shares_enough(&weighted, &body, &context);
+            if !enough {
+                let text: String = conn
+                    .prepare_cached("SELECT context FROM memories WHERE id = ?1")?
+                    .query_row([memory.id], |row| row.get(0))
+                    .optional()?
+                    .unwrap_or_default();
+                context = self.analyzer.terms(&text).into_iter().collect();
+                enough = shares_enough(&weighted, &body, &context);
+            }
+            if enough {
+                kept.push((score, memory, channels));
+            } else {
+                let share = coverage(&weighted, &body, &context);
+                let reason = format!(
+                    "dropped: it holds {:.0}% of the question's information (under {:.0}%) and is not close in meaning (similarity {similarity:.2} < {CLOSE_IN_MEANING})",
+                    share * 100.0,
+                    COVERAGE_MIN * 100.0
+                );
+                dropped.push(hit(memory, score, channels, false, reason));
+            }
+        }
+        Ok((kept, dropped))
+    }
+
     /// Keeps the rarest terms within the postings budget (see [`POSTINGS_BUDGET`]); terms the
     /// index has never seen are dropped, since they cannot match.
     fn plan_terms(
@@ -729,6 +826,8 @@ fn hit(
         channels,
         kept,
         reason,
+        words: Vec::new(),
+        close_in_meaning: false,
     }
 }
 

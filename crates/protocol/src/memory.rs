@@ -182,6 +182,14 @@ pub struct SearchHit {
     pub kept: bool,
     /// Why it was kept or dropped, in words.
     pub reason: String,
+    /// The question's own words the memory holds, as the person wrote them: what the plain
+    /// "why" names ("Matches your words “staging database”").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<String>,
+    /// Whether it is close to the question in meaning (its vector similarity reached the bar
+    /// from which recall keeps a memory however few words it shares).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub close_in_meaning: bool,
 }
 
 /// One channel's view of a hit.

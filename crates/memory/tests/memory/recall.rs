@@ -361,3 +361,78 @@ fn a_date_the_question_names_favours_what_was_said_then() -> TestResult {
     assert!(hits[0].contains("merges every source"), "{hits:?}");
     Ok(())
 }
+
+/// Issue 48, finding 14: "hello" recalled an imported turn about `ls` because both said hello.
+#[test]
+fn greetings_and_small_talk_recall_nothing() -> TestResult {
+    let store = store_with(&[
+        (
+            "imported",
+            "User: hello, what is in this folder?\nAssistant: I ran `ls`: Cargo.toml, src and README.md.",
+        ),
+        ("imported", "User: 你好\nAssistant: 你好！有什么可以帮你？"),
+        ("other", "The staging database password rotates every 90 days"),
+    ])?;
+    for greeting in [
+        "hello",
+        "Hello!",
+        "Hi there!",
+        "good morning",
+        "thanks, ok",
+        "你好",
+    ] {
+        assert_eq!(
+            top_texts(&store, greeting, 5)?,
+            Vec::<String>::new(),
+            "{greeting}"
+        );
+    }
+    // A greeting in front of a real question leaves the question.
+    assert_eq!(
+        top_texts(&store, "hello, when does the staging password rotate?", 5)?,
+        vec!["The staging database password rotates every 90 days"]
+    );
+    Ok(())
+}
+
+/// One shared common word does not recall a memory: a match must carry enough of the question.
+#[test]
+fn one_shared_common_word_recalls_nothing() -> TestResult {
+    let mut texts = vec![("s", "The rocket launch moved to May".to_owned())];
+    for i in 0..20 {
+        texts.push(("s", format!("project note {i}: renamed the module {i}")));
+    }
+    let borrowed: Vec<(&str, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
+    let store = store_with(&borrowed)?;
+    let mut q = SearchQuery::new("what is the project budget for the marketing review?");
+    q.verbose = true;
+    let result = store.search(&q)?;
+    assert!(result.hits.is_empty(), "{:?}", result.hits);
+    assert!(
+        result
+            .dropped
+            .iter()
+            .any(|h| h.reason.contains("of the question's information")),
+        "{:?}",
+        result.dropped
+    );
+    assert_eq!(
+        top_texts(&store, "when is the rocket launch?", 1)?,
+        vec!["The rocket launch moved to May"]
+    );
+    Ok(())
+}
+
+/// The plain "why": the question's own words the memory holds, as the person wrote them.
+#[test]
+fn a_hit_names_the_questions_words_it_holds() -> TestResult {
+    let store = store_with(&[
+        ("s", "The staging database password rotates every 90 days"),
+        ("s", "Lunch is at noon"),
+    ])?;
+    let result = store.search(&SearchQuery::new("Which staging databases rotate?"))?;
+    let first = result.hits.first().ok_or("nothing recalled")?;
+    assert_eq!(first.words, ["staging", "databases", "rotate"]);
+    assert!(!first.close_in_meaning, "no embedder, no meaning");
+    Ok(())
+}
