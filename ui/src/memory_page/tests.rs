@@ -38,6 +38,8 @@ fn hit(id: i64, score: f64, kept: bool) -> Hit {
         } else {
             "dropped: relevance 0.010 is under 20% of the best (0.900)".into()
         },
+        words: Vec::new(),
+        close_in_meaning: false,
     }
 }
 
