@@ -168,7 +168,8 @@ fn remembered_pet_position<R: Runtime>(app: &AppHandle<R>) -> Option<PhysicalPos
     on_screen.then_some(PhysicalPosition::new(x, y))
 }
 
-/// Puts the pet where the person left it, else near the bottom-right corner of its monitor.
+/// Puts the pet where the person left it, else near the bottom-right corner of its monitor —
+/// clear of the workbench, or at least of its composer (see [`pet_spot`]).
 pub fn place_pet<R: Runtime>(app: &AppHandle<R>) {
     let Some(pet) = app.get_webview_window(PET) else {
         return;
@@ -183,15 +184,113 @@ pub fn place_pet<R: Runtime>(app: &AppHandle<R>) {
         return;
     };
     let scale = monitor.scale_factor();
-    let side = (PET_SIZE * scale) as i32;
-    let margin = (48.0 * scale) as i32;
-    let area = monitor.size();
-    let origin = monitor.position();
-    let x = origin.x + area.width as i32 - side - margin;
-    let y = origin.y + area.height as i32 - side - margin;
-    if let Err(e) = pet.set_position(PhysicalPosition::new(x.max(0), y.max(0))) {
+    let area = Area {
+        x: monitor.position().x,
+        y: monitor.position().y,
+        width: monitor.size().width as i32,
+        height: monitor.size().height as i32,
+    };
+    let workbench = app
+        .get_webview_window(WORKBENCH)
+        .filter(|w| w.is_visible().unwrap_or(false) && !w.is_minimized().unwrap_or(false))
+        .and_then(|w| Some((w.outer_position().ok()?, w.outer_size().ok()?)))
+        .map(|(at, size)| Area {
+            x: at.x,
+            y: at.y,
+            width: size.width as i32,
+            height: size.height as i32,
+        })
+        .filter(|w| w.width > 0 && w.height > 0);
+    let (x, y) = pet_spot(
+        area,
+        workbench,
+        (PET_SIZE * scale) as i32,
+        (48.0 * scale) as i32,
+        (COMPOSER_ROOM * scale) as i32,
+    );
+    if let Err(e) = pet.set_position(PhysicalPosition::new(x, y)) {
         tracing::warn!("cannot place the pet: {e}");
     }
+}
+
+/// How far above the workbench's bottom edge its composer (text box, Send/Stop, what a command
+/// said) reaches, in logical pixels: a pet that must sit on the workbench sits above it.
+const COMPOSER_ROOM: f64 = 190.0;
+
+/// A rectangle on screen, in physical pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Area {
+    pub x: i32,
+    pub y: i32,
+    pub width: i32,
+    pub height: i32,
+}
+
+impl Area {
+    fn right(self) -> i32 {
+        self.x + self.width
+    }
+
+    fn bottom(self) -> i32 {
+        self.y + self.height
+    }
+
+    fn overlaps(self, other: Area) -> bool {
+        self.x < other.right()
+            && other.x < self.right()
+            && self.y < other.bottom()
+            && other.y < self.bottom()
+    }
+
+    fn holds(self, other: Area) -> bool {
+        other.x >= self.x
+            && other.y >= self.y
+            && other.right() <= self.right()
+            && other.bottom() <= self.bottom()
+    }
+}
+
+/// Where a new pet (a square of `side`) goes on `monitor`, its top-left corner: the bottom-right
+/// corner, `margin` in, unless that covers the workbench; then beside the workbench (right, then
+/// left, at its bottom), below or above it; when the workbench leaves no room, on its right edge
+/// above its composer (`composer` from its bottom), so Send and Stop stay in view.
+pub fn pet_spot(
+    monitor: Area,
+    workbench: Option<Area>,
+    side: i32,
+    margin: i32,
+    composer: i32,
+) -> (i32, i32) {
+    let at = |x: i32, y: i32| Area {
+        x,
+        y,
+        width: side,
+        height: side,
+    };
+    let corner = at(
+        monitor.right() - side - margin,
+        monitor.bottom() - side - margin,
+    );
+    let Some(wb) = workbench else {
+        return (corner.x.max(monitor.x), corner.y.max(monitor.y));
+    };
+    let low = (wb.bottom() - side).min(corner.y);
+    let candidates = [
+        corner,
+        at(wb.right() + margin, low),
+        at(wb.x - margin - side, low),
+        at(corner.x, wb.bottom() + margin),
+        at(corner.x, wb.y - margin - side),
+    ];
+    if let Some(clear) = candidates
+        .into_iter()
+        .find(|c| monitor.holds(*c) && !c.overlaps(wb))
+    {
+        return (clear.x, clear.y);
+    }
+    let x = (wb.right().min(monitor.right()) - side - margin).max(monitor.x);
+    let y = (wb.bottom().min(monitor.bottom()) - composer - side).max(monitor.y);
+    (x, y)
 }
 
 /// Where the window in use at exit is remembered (for `[ui] launch = "last"`).
@@ -229,5 +328,63 @@ pub fn reload_all<R: Runtime>(app: &AppHandle<R>) {
         if let Err(e) = window.eval("window.location.reload()") {
             tracing::warn!("cannot reload {}: {e}", window.label());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCREEN: Area = Area {
+        x: 0,
+        y: 0,
+        width: 1440,
+        height: 900,
+    };
+
+    fn pet(at: (i32, i32)) -> Area {
+        Area {
+            x: at.0,
+            y: at.1,
+            width: 160,
+            height: 160,
+        }
+    }
+
+    #[test]
+    fn alone_the_pet_takes_the_bottom_right_corner() {
+        assert_eq!(pet_spot(SCREEN, None, 160, 48, 190), (1232, 692));
+    }
+
+    #[test]
+    fn beside_a_small_workbench_the_pet_keeps_clear_of_it() {
+        let workbench = Area {
+            x: 100,
+            y: 60,
+            width: 1000,
+            height: 700,
+        };
+        let at = pet(pet_spot(SCREEN, Some(workbench), 160, 48, 190));
+        assert!(!at.overlaps(workbench) && SCREEN.holds(at), "{at:?}");
+    }
+
+    /// Issue #48: the pet's first place was over the centred workbench's Send/Stop button.
+    #[test]
+    fn on_a_workbench_that_fills_the_screen_the_pet_stays_above_the_composer() {
+        let workbench = Area {
+            x: 130,
+            y: 70,
+            width: 1180,
+            height: 760,
+        };
+        let at = pet(pet_spot(SCREEN, Some(workbench), 160, 48, 190));
+        let composer = Area {
+            x: workbench.x + 260,
+            y: workbench.bottom() - 190,
+            width: workbench.width - 260,
+            height: 190,
+        };
+        assert!(!at.overlaps(composer), "{at:?} covers {composer:?}");
+        assert!(SCREEN.holds(at), "{at:?}");
     }
 }
