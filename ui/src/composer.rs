@@ -99,6 +99,17 @@ pub(crate) fn Composer(
         });
     };
     let voice = RwSignal::new(Voice::Idle);
+    // What the mic said when it failed fades, as a notice does.
+    Effect::new(move |_| {
+        if let Voice::Failed(said) = voice.get() {
+            spawn_local(async move {
+                gloo_sleep(crate::notice::FADE_MS).await;
+                if voice.get_untracked() == Voice::Failed(said) {
+                    voice.set(Voice::Idle);
+                }
+            });
+        }
+    });
     let start_voice = move || {
         voice.set(Voice::Listening {
             since: js_sys::Date::now(),
@@ -332,10 +343,10 @@ pub(crate) fn Composer(
             </Show>
             <p id="voice-status" class="voice-status" aria-live="polite">
                 {move || match voice.get() {
-                    Voice::Idle => String::new(),
-                    Voice::Listening { .. } => t("Listening… click the mic again (or release it) to stop.").to_owned(),
-                    Voice::Transcribing => t("Transcribing on this device…").to_owned(),
-                    Voice::Failed(message) => message,
+                    Voice::Idle => ().into_any(),
+                    Voice::Listening { .. } => t("Listening… click the mic again (or release it) to stop.").into_any(),
+                    Voice::Transcribing => t("Transcribing on this device…").into_any(),
+                    Voice::Failed(message) => view! { <crate::notice::SaidView said=crate::notice::said("voice", &message) /> }.into_any(),
                 }}
             </p>
             {move || attach_error.get().map(|message| view! {

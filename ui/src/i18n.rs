@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 mod zh;
+mod zh_review;
 mod zh_workbench;
 
 thread_local! {
@@ -40,7 +41,11 @@ pub fn language() -> &'static str {
 
 /// Every Chinese entry: the pages' and the workbench's.
 fn entries() -> impl Iterator<Item = (&'static str, &'static str)> {
-    zh::ZH.iter().chain(zh_workbench::ZH_WORKBENCH).copied()
+    zh::ZH
+        .iter()
+        .chain(zh_workbench::ZH_WORKBENCH)
+        .chain(zh_review::ZH_REVIEW)
+        .copied()
 }
 
 fn table() -> &'static HashMap<&'static str, &'static str> {
@@ -54,6 +59,15 @@ pub fn t(english: &'static str) -> &'static str {
         return english;
     }
     table().get(english).copied().unwrap_or(english)
+}
+
+/// A text that comes from elsewhere (e.g. the model catalogue's descriptions) in the current
+/// language, when the table has it; else as it is.
+pub fn t_known(english: &str) -> String {
+    if !CHINESE.get() {
+        return english.to_owned();
+    }
+    table().get(english).copied().unwrap_or(english).to_owned()
 }
 
 /// [`t`] with `{name}` placeholders filled in, e.g. `tf("{n} tasks", &[("n", "3")])`.

@@ -5,7 +5,9 @@ mod format;
 mod forms;
 mod i18n;
 mod ipc;
+mod markdown;
 mod memory_page;
+mod notice;
 mod pet;
 mod present;
 mod rate;
@@ -33,6 +35,7 @@ fn main() {
         let path = web_sys::window()
             .and_then(|w| w.location().pathname().ok())
             .unwrap_or_default();
+        markdown::install_code_copy();
         if present::is_pet_page(&path) {
             leptos::mount::mount_to_body(pet::Pet);
         } else {

@@ -85,51 +85,6 @@ pub fn task_title(message: &str) -> String {
     }
 }
 
-/// Markdown as HTML for a reply: CommonMark with tables, strikethrough and task lists. Raw HTML
-/// in the text is shown as text, never interpreted (a model's output is not trusted markup), and
-/// links keep only http(s) and mailto targets.
-pub fn markdown_html(text: &str) -> String {
-    use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
-    let options =
-        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
-    let safe_url = |url: &CowStr<'_>| {
-        let lower = url.to_ascii_lowercase();
-        lower.starts_with("http://")
-            || lower.starts_with("https://")
-            || lower.starts_with("mailto:")
-            || lower.starts_with('#')
-    };
-    let events = Parser::new_ext(text, options).map(|event| match event {
-        Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
-        Event::Start(Tag::Link {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) if !safe_url(&dest_url) => Event::Start(Tag::Link {
-            link_type,
-            dest_url: CowStr::Borrowed(""),
-            title,
-            id,
-        }),
-        Event::Start(Tag::Image {
-            link_type,
-            dest_url,
-            title,
-            id,
-        }) if !safe_url(&dest_url) => Event::Start(Tag::Image {
-            link_type,
-            dest_url: CowStr::Borrowed(""),
-            title,
-            id,
-        }),
-        other => other,
-    });
-    let mut html = String::new();
-    pulldown_cmark::html::push_html(&mut html, events);
-    html
-}
-
 /// Whether a tool's output says the person stopped it (the runtime's cancellation text, after
 /// the result's id header).
 pub fn was_stopped(output: &str) -> bool {
@@ -405,22 +360,6 @@ mod tests {
         let snippet = setup_snippet("/h/config.toml");
         assert!(snippet.starts_with("# /h/config.toml"));
         assert!(snippet.contains("api_key = \"${OPENAI_API_KEY}\""));
-    }
-
-    #[test]
-    fn markdown_renders_code_and_never_passes_raw_html() {
-        let html = markdown_html(
-            "Run `ls`:\n\n```sh\nls -la\n```\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) [y](https://example.com)",
-        );
-        assert!(html.contains("<code>ls</code>"), "{html}");
-        assert!(
-            html.contains("<pre><code class=\"language-sh\">ls -la"),
-            "{html}"
-        );
-        assert!(!html.contains("<script>"), "{html}");
-        assert!(html.contains("&lt;script&gt;"), "{html}");
-        assert!(!html.contains("href=\"javascript"), "{html}");
-        assert!(html.contains("href=\"https://example.com\""), "{html}");
     }
 
     #[test]

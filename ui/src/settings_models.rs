@@ -22,6 +22,51 @@ fn state_label(m: &LocalModelInfo) -> &'static str {
     }
 }
 
+/// `/model`'s list (`listed`, what the providers offer) with Cairn's own language models added:
+/// each as `local/<name>`, the one in use marked (and no longer on a line of its own above), one
+/// not installed saying where to install it.
+pub fn with_on_device(listed: &str, models: &[LocalModelInfo], in_use: Option<&str>) -> String {
+    let own: Vec<&LocalModelInfo> = models
+        .iter()
+        .filter(|m| m.kind == ModelKind::Language)
+        .collect();
+    if own.is_empty() {
+        return listed.to_owned();
+    }
+    let mut section = format!("\n{}\n", t("On this device (Cairn's own models):"));
+    let mut shown_in_use = false;
+    for m in own {
+        let name = format!("local/{}", m.name);
+        let mark = if in_use == Some(name.as_str()) {
+            shown_in_use = true;
+            t("in use")
+        } else if !m.whole {
+            t("not installed: Settings → Models on this device")
+        } else if m.cannot_run.is_some() {
+            t("installed, cannot run here")
+        } else {
+            ""
+        };
+        if mark.is_empty() {
+            section.push_str(&format!("{name}\n"));
+        } else {
+            section.push_str(&format!("{name}  ({mark})\n"));
+        }
+    }
+    let mut out = listed.to_owned();
+    if shown_in_use {
+        let alone = format!("{}  ({})\n", in_use.unwrap_or_default(), t("in use"));
+        if let Some(rest) = out.strip_prefix(&alone) {
+            out = rest.to_owned();
+        }
+    }
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&section);
+    out.trim_end().to_owned()
+}
+
 /// The section. `use_model` makes `local/<name>` the chat's default.
 #[component]
 pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) -> impl IntoView {
@@ -91,7 +136,7 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                     <span class="pill local-model-state" title=m.cannot_run.clone()>{state_label(&m)}</span>
                 </div>
                 <p class="set-muted">
-                    {m.note.clone()}
+                    {crate::i18n::t_known(&m.note)}
                     {m.default.then(|| match m.kind {
                         ModelKind::Language => t(" · used when no model is configured"),
                         ModelKind::Embedding => t(" · used by memory search"),
@@ -172,5 +217,69 @@ pub fn LocalModels(use_model: impl Fn(String) + Copy + Send + Sync + 'static) ->
                 <p class="set-notice error" id="settings-local-notice" role="alert">{e}</p>
             })}
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(name: &str, kind: ModelKind, whole: bool) -> LocalModelInfo {
+        LocalModelInfo {
+            name: name.into(),
+            kind,
+            label: String::new(),
+            licence: String::new(),
+            note: String::new(),
+            bytes: 0,
+            default: false,
+            installed: whole,
+            whole,
+            loaded: false,
+            path: String::new(),
+            cannot_run: None,
+        }
+    }
+
+    /// Issue #48: `/model` listed only the providers' models, not Cairn's own.
+    #[test]
+    fn model_lists_cairns_own_language_models() {
+        let models = [
+            model("qwen2.5-coder-1.5b", ModelKind::Language, true),
+            model("smollm2-135m", ModelKind::Language, false),
+            model("all-MiniLM-L6-v2", ModelKind::Embedding, true),
+        ];
+        let listed = "local/qwen2.5-coder-1.5b  (in use)\nmock/long-model\n";
+        assert_eq!(
+            with_on_device(listed, &models, Some("local/qwen2.5-coder-1.5b")),
+            "mock/long-model\n\nOn this device (Cairn's own models):\nlocal/qwen2.5-coder-1.5b  (in use)\nlocal/smollm2-135m  (not installed: Settings → Models on this device)"
+        );
+        assert_eq!(
+            with_on_device("mock/long-model  (in use)", &models, Some("mock/long-model")),
+            "mock/long-model  (in use)\n\nOn this device (Cairn's own models):\nlocal/qwen2.5-coder-1.5b\nlocal/smollm2-135m  (not installed: Settings → Models on this device)"
+        );
+        assert_eq!(with_on_device("a/b\n", &models[2..], None), "a/b\n");
+    }
+
+    /// Issue #48: the catalogue's descriptions stayed English in a Chinese app.
+    #[test]
+    fn every_catalogue_description_is_translated() -> std::io::Result<()> {
+        let catalog = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../crates/models/src/catalog.rs");
+        let code = std::fs::read_to_string(catalog)?;
+        let notes: Vec<&str> = code
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("note: \""))
+            .filter_map(|l| l.strip_suffix("\","))
+            .collect();
+        assert!(notes.len() >= 5, "{notes:?}");
+        crate::i18n::set_language("zh-CN");
+        let untranslated: Vec<&&str> = notes
+            .iter()
+            .filter(|n| crate::i18n::t_known(n) == **n)
+            .collect();
+        crate::i18n::set_language("en");
+        assert!(untranslated.is_empty(), "{untranslated:?}");
+        Ok(())
     }
 }

@@ -395,6 +395,8 @@ fn focus_soon(id: &'static str) {
 #[component]
 pub fn MemoryPage() -> impl IntoView {
     let panel = Panel::new();
+    // "Memory #9 deleted" and the like fade; the page's notices stay on the page.
+    crate::notice::fade_in_time(panel.notice, |n| n.text.as_str());
     panel.load_overview();
     panel.load_items();
     panel.follow_changes();

@@ -80,6 +80,16 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
     let failure = Memo::new(move |_| message.with(|m| m.failure.clone()));
     let pending = Memo::new(move |_| message.with(|m| m.pending.clone()));
     let stopped = Memo::new(move |_| message.with(|m| m.stopped));
+    // A finished reply with words in it can be copied whole (its Markdown).
+    let copyable = Memo::new(move |_| {
+        message.with(|m| {
+            m.author == Author::Cairn
+                && m.progress != Progress::Streaming
+                && m.parts
+                    .iter()
+                    .any(|p| matches!(p, Part::Text(t) if !t.trim().is_empty()))
+        })
+    });
     let rateable = Memo::new(move |_| {
         message.with(|m| {
             m.turn_id
@@ -129,7 +139,7 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
             view! {
                 <details class="compacted">
                     <summary>{t("Compacted here: Cairn goes on from this summary")}</summary>
-                    <div class="markdown" inner_html=present::markdown_html(&summary)></div>
+                    <div class="markdown" inner_html=crate::markdown::html(&summary)></div>
                 </details>
             }
             .into_any()
@@ -162,7 +172,7 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
             if from_person {
                 view! { <p class="text">{move || text.get()}</p> }.into_any()
             } else {
-                view! { <div class="text markdown" inner_html=move || present::markdown_html(&text.get())></div> }
+                view! { <div class="text markdown" inner_html=move || crate::markdown::html(&text.get())></div> }
                     .into_any()
             }
         }
@@ -221,6 +231,27 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
             })}
             {pending_view}
             {move || stopped.get().then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> })}
+            {move || copyable.get().then(|| view! {
+                <button type="button" class="reply-copy" title=t("Copy the reply") on:click=move |ev| {
+                    use wasm_bindgen::JsCast;
+                    let text = message.with_untracked(|m| {
+                        m.parts
+                            .iter()
+                            .filter_map(|p| match p {
+                                Part::Text(text) => Some(text.trim()),
+                                _ => None,
+                            })
+                            .filter(|text| !text.is_empty())
+                            .collect::<Vec<_>>()
+                            .join("\n\n")
+                    });
+                    if crate::markdown::copy_to_clipboard(&text) {
+                        if let Some(button) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
+                            crate::markdown::flash_copied(&button);
+                        }
+                    }
+                }>{t("Copy")}</button>
+            })}
             {move || rateable.get().map(|turn_id| view! {
                 <crate::rate::Thumbs
                     turn_id

@@ -112,6 +112,24 @@ pub fn Workbench() -> impl IntoView {
     // What a slash command (or a refused message) says back, shown above the composer until
     // dismissed.
     let notice = RwSignal::new(None::<String>);
+    // A notice belongs where it was said: opening another task or page puts it away; a one-line
+    // note fades by itself.
+    Effect::new(move |before: Option<(Page, Option<usize>)>| {
+        let here = (page.get(), current.get());
+        if before.is_some_and(|before| before != here) {
+            notice.set(None);
+        }
+        here
+    });
+    crate::notice::fade_in_time(notice, String::as_str);
+    // Back on the tasks, the header shows the model Settings (or anything else) made the default.
+    Effect::new(move |before: Option<Page>| {
+        let now = page.get();
+        if before.is_some_and(|before| before != now) && now == Page::Tasks {
+            refresh();
+        }
+        now
+    });
     // The composer's text: the page puts a message back when it cannot be sent yet.
     let draft = RwSignal::new(String::new());
 
@@ -434,7 +452,9 @@ pub fn Workbench() -> impl IntoView {
                 ev.prevent_default();
                 current.set(None);
                 page.set(Page::Tasks);
+                // Now, and once the stream shows again: a hidden composer takes no focus.
                 focus_composer();
+                request_animation_frame(focus_composer);
             }
             "Escape" if notice.get_untracked().is_some() && !ev.default_prevented() => {
                 notice.set(None);
@@ -560,18 +580,29 @@ pub fn Workbench() -> impl IntoView {
                     return;
                 };
                 // What is configured at once; then what each server offers, as it answers.
+                // Cairn's own models are listed too.
+                let in_use = report.default_model.clone();
                 let configured = present::models_text(&report, &[]);
                 notice.set(Some(configured.clone()));
                 spawn_local(async move {
+                    let own = ipc::models_list().await.unwrap_or_default();
+                    let with_own = |listed: String| {
+                        crate::settings_models::with_on_device(&listed, &own, in_use.as_deref())
+                    };
+                    // Unless the person has moved on to something else meanwhile.
+                    if notice.get_untracked().as_ref() != Some(&configured) {
+                        return;
+                    }
+                    let shown = Some(with_own(configured));
+                    notice.set(shown.clone());
                     let mut offered = Vec::new();
                     for provider in &report.providers {
                         if let Ok(test) = ipc::test_provider(&provider.name).await {
                             offered.push((provider.name.clone(), test.models));
                         }
                     }
-                    // Unless the person has moved on to something else meanwhile.
-                    if notice.get_untracked().as_ref() == Some(&configured) {
-                        notice.set(Some(present::models_text(&report, &offered)));
+                    if notice.get_untracked() == shown {
+                        notice.set(Some(with_own(present::models_text(&report, &offered))));
                     }
                 });
             }
@@ -615,6 +646,8 @@ pub fn Workbench() -> impl IntoView {
                 <button id="new-task" class="new-task" on:click=move |_| {
                     current.set(None);
                     page.set(Page::Tasks);
+                    // Once the stream shows again (from another page): what is typed goes there.
+                    request_animation_frame(focus_composer);
                 }>
                     <span class="plus">"+"</span>
                     {t("New task")}
@@ -754,7 +787,14 @@ pub fn Workbench() -> impl IntoView {
                 </Show>
                 <Show when=move || notice.get().is_some()>
                     <div id="notice" class="notice" role="status">
-                        <pre>{move || notice.get().unwrap_or_default()}</pre>
+                        <pre>{move || {
+                            let text = notice.get().unwrap_or_default();
+                            if crate::notice::fades(&text) {
+                                view! { <crate::notice::SaidView said=crate::notice::said("", &text) /> }.into_any()
+                            } else {
+                                text.into_any()
+                            }
+                        }}</pre>
                         <button class="icon" aria-label=t("Dismiss") on:click=move |_| notice.set(None)>"✕"</button>
                     </div>
                 </Show>
