@@ -241,13 +241,6 @@ async fn a_default_changed_in_settings_shows_in_the_header_and_model_lists_own_m
         click(client, "#settings-default-save").await?;
         wait_for_text(client, "#settings-default-model", "mock/other-model").await?;
         click(client, "#new-task").await?;
-        wait_until(
-            client,
-            "focused the composer after New task",
-            "return document.activeElement && document.activeElement.id === 'composer-input';",
-            Duration::from_secs(5),
-        )
-        .await?;
         common::wait_for_text_within(
             client,
             "#model-pill",
@@ -255,6 +248,7 @@ async fn a_default_changed_in_settings_shows_in_the_header_and_model_lists_own_m
             Duration::from_secs(5),
         )
         .await?;
+        click(client, "#composer-input").await?;
         keys(client, "/model\u{E007}").await?;
         let listed = wait_for_text(client, "#notice", "On this device").await?;
         assert!(
