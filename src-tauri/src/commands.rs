@@ -238,6 +238,32 @@ pub fn task_update(
         .map_err(task_error)
 }
 
+/// Where a task works (a new task: where it will work).
+#[tauri::command]
+pub async fn task_folder(desktop: State<'_, Desktop>, session: String) -> Result<String, ApiError> {
+    let chat = desktop.chat.clone();
+    tauri::async_runtime::spawn_blocking(move || chat.task_folder(&session).display().to_string())
+        .await
+        .map_err(crate::join_error)
+}
+
+/// Moves a task to another folder from its next turn on; the folder as it will be used.
+#[tauri::command]
+pub async fn task_folder_set(
+    desktop: State<'_, Desktop>,
+    session: String,
+    folder: String,
+) -> Result<String, ApiError> {
+    let chat = desktop.chat.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        chat.set_task_folder(&session, &folder)
+            .map(|f| f.display().to_string())
+    })
+    .await
+    .map_err(crate::join_error)?
+    .map_err(task_error)
+}
+
 /// Deletes a task for good (its background jobs stop).
 #[tauri::command]
 pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool, ApiError> {

@@ -131,11 +131,9 @@ fn run() -> anyhow::Result<()> {
     }
 
     // One chat for the workbench, the pet and the local API's tasks: the API's event stream
-    // shows every task's events, whoever started it.
-    let chat = Arc::new(cairn_api::chat::Chat::new(
-        cairn.clone(),
-        std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned()),
-    ));
+    // shows every task's events, whoever started it. Tasks work in their own folders (the
+    // workspace until the person picks one), not where the app was started.
+    let chat = Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
     let unattended = chat.clone();
     let api = tauri::async_runtime::block_on(cairn_http::serve(
         cairn.clone(),
@@ -197,6 +195,8 @@ fn run() -> anyhow::Result<()> {
             settings_commands::settings_set_default_model,
             settings_commands::settings_save_voice,
             settings_commands::settings_save_appearance,
+            settings_commands::settings_save_agent,
+            settings_commands::folder_listing,
             settings_commands::settings_start_at_login,
             settings_commands::settings_export_diagnostics,
             settings_commands::settings_save_mcp,
@@ -238,6 +238,8 @@ fn run() -> anyhow::Result<()> {
             commands::task_transcript,
             commands::task_update,
             commands::task_delete,
+            commands::task_folder,
+            commands::task_folder_set,
             commands::set_model,
             commands::compact_task,
             commands::pet_state,

@@ -2,7 +2,7 @@
 //! written back into `config.toml`, a real connection test per provider, and the diagnostic report.
 //! A change that affects the chat drops its runtime, so the next message uses the new config.
 
-use cairn_api::{AppearanceInput, ProviderInput, Settings, VoiceInput};
+use cairn_api::{AgentInput, AppearanceInput, ProviderInput, Settings, VoiceInput};
 use cairn_protocol::settings::{McpServerInput, McpStatus};
 use cairn_protocol::ApiError;
 use cairn_protocol::ConnectionTest;
@@ -129,6 +129,24 @@ pub async fn settings_save_voice(
         Ok(cairn.settings())
     })
     .await
+}
+
+/// How far the agent goes without asking, and where new tasks work (from the next message on).
+#[tauri::command]
+pub async fn settings_save_agent(
+    desktop: State<'_, Desktop>,
+    agent: AgentInput,
+) -> Result<Settings, ApiError> {
+    change_chat_config(&desktop, move |cairn| cairn.save_agent(agent)).await
+}
+
+/// The subfolders of a folder, for choosing where a task works.
+#[tauri::command]
+pub async fn folder_listing(
+    desktop: State<'_, Desktop>,
+    folder: String,
+) -> Result<cairn_protocol::settings::FolderListing, ApiError> {
+    blocking(&desktop, move |cairn| cairn.folder_listing(&folder)).await
 }
 
 /// Theme, pet shortcut, log level (the shortcut and the log level apply at the next start).

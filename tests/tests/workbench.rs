@@ -601,13 +601,15 @@ async fn the_app_speaks_simplified_chinese_and_switches_back() -> TestResult {
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
 async fn an_edit_shows_its_diff_in_the_tool_card() -> TestResult {
     let home = tempfile::tempdir()?;
-    let file = home.path().join("settings.ini");
+    // In the workspace a new task works in: an edit there runs without asking.
+    std::fs::create_dir_all(home.path().join("workspace"))?;
+    let file = home.path().join("workspace/settings.ini");
     std::fs::write(&file, "[server]\nhost = localhost\nport = 8080\n")?;
     let model = MockServer::start(vec![
         cairn_test_support::tool_call_reply(
             "e1",
             "edit_file",
-            json!({"path": file.display().to_string(), "edits": [{"old": "port = 8080", "new": "port = 9090"}]}),
+            json!({"path": "settings.ini", "edits": [{"old": "port = 8080", "new": "port = 9090"}]}),
         ),
         text_reply("The port is now **9090**."),
     ])
@@ -629,6 +631,82 @@ async fn an_edit_shows_its_diff_in_the_tool_card() -> TestResult {
             "[server]\nhost = localhost\nport = 9090\n"
         );
         screenshot(client, "tool-card-diff").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// A task works in a folder the person sees and changes (the workspace at first): its commands
+/// run there, and an overwrite there asks first although nothing else does (the default).
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_task_works_in_the_folder_chosen_for_it_and_an_overwrite_asks() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let project = tempfile::tempdir()?;
+    let garden = project.path().join("garden");
+    std::fs::create_dir_all(garden.join("beds"))?;
+    std::fs::write(garden.join("plan.md"), "mine\n")?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_call_reply("f1", "bash", json!({"command": "pwd > here.txt"})),
+        text_reply("Noted where I am."),
+        cairn_test_support::tool_call_reply(
+            "f2",
+            "write_file",
+            json!({"path": "plan.md", "content": "theirs\n"}),
+        ),
+        text_reply("I left the plan as it was."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#folder-default", "its own folder").await?;
+        // A new task starts in the workspace under the data home.
+        wait_for_text(client, "#task-folder", "workspace").await?;
+        click(client, "#task-folder").await?;
+        wait_for_text(client, "#folder-picker", "Where this task works").await?;
+        let path = client.find(Locator::Id("folder-path")).await?;
+        path.clear().await?;
+        path.send_keys(&format!("{}\u{E007}", project.path().display()))
+            .await?;
+        // The project's folders to walk into.
+        wait_for_text(client, "#folder-list", "garden").await?;
+        click(client, "#folder-list .folder-entry").await?;
+        wait_for_text(client, "#folder-list", "beds").await?;
+        screenshot(client, "task-folder-picker").await?;
+        click(client, "#folder-use").await?;
+        wait_for_text(client, "#task-folder", "garden").await?;
+
+        ask(client, "Where are you?", "Noted where I am.").await?;
+        let here = std::fs::read_to_string(garden.join("here.txt"))?;
+        assert_eq!(
+            Path::new(here.trim()).canonicalize()?,
+            garden.canonicalize()?
+        );
+        assert!(!home.path().join("workspace/here.txt").exists());
+
+        // Writing over a file asks first, under the default settings.
+        keys(client, "Rewrite the plan\u{E007}").await?;
+        wait_for_text(client, ".approval", "write_file").await?;
+        screenshot(client, "task-folder-overwrite-asks").await?;
+        click(client, "#deny").await?;
+        wait_for_text(client, "#messages", "I left the plan as it was.").await?;
+        assert_eq!(std::fs::read_to_string(garden.join("plan.md"))?, "mine\n");
+        // The folder stays with the task.
+        let kept = std::fs::read_dir(home.path().join("data/sessions"))?
+            .flatten()
+            .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+            .any(|text| {
+                text.contains(
+                    &garden
+                        .canonicalize()
+                        .map(|g| g.display().to_string())
+                        .unwrap_or_default(),
+                )
+            });
+        assert!(kept, "the task file keeps its folder");
         Ok(())
     }
     .await;

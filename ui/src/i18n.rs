@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 mod zh;
+mod zh_folders;
 mod zh_review;
 mod zh_workbench;
 
@@ -45,6 +46,7 @@ fn entries() -> impl Iterator<Item = (&'static str, &'static str)> {
         .iter()
         .chain(zh_workbench::ZH_WORKBENCH)
         .chain(zh_review::ZH_REVIEW)
+        .chain(zh_folders::ZH_FOLDERS)
         .copied()
 }
 

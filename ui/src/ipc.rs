@@ -178,6 +178,27 @@ pub async fn task_update(
     .await
 }
 
+/// Where a task works (a new task: where it will work).
+pub async fn task_folder(session: &str) -> Result<String, ApiError> {
+    invoke_with("task_folder", &serde_json::json!({"session": session})).await
+}
+
+/// Moves a task to `folder` from its next turn on; the folder as it will be used.
+pub async fn task_folder_set(session: &str, folder: &str) -> Result<String, ApiError> {
+    invoke_with(
+        "task_folder_set",
+        &serde_json::json!({"session": session, "folder": folder}),
+    )
+    .await
+}
+
+/// The subfolders of `folder` (empty: the home folder).
+pub async fn folder_listing(
+    folder: &str,
+) -> Result<cairn_protocol::settings::FolderListing, ApiError> {
+    invoke_with("folder_listing", &serde_json::json!({"folder": folder})).await
+}
+
 /// Deletes a task for good.
 pub async fn task_delete(session: &str) -> Result<bool, ApiError> {
     invoke_with("task_delete", &serde_json::json!({"session": session})).await
@@ -504,6 +525,7 @@ pub enum SettingsChange {
     DefaultModel { provider: String, model: String },
     Voice(VoiceInput),
     Appearance(AppearanceInput),
+    Agent(cairn_protocol::settings::AgentInput),
     StartAtLogin(bool),
     SaveMcp(cairn_protocol::settings::McpServerInput),
     RemoveMcp(String),
@@ -530,6 +552,9 @@ pub async fn change_settings(change: SettingsChange) -> Result<Settings, ApiErro
         SettingsChange::Appearance(appearance) => {
             let args = json!({ "appearance": appearance });
             invoke_with("settings_save_appearance", &args).await
+        }
+        SettingsChange::Agent(agent) => {
+            invoke_with("settings_save_agent", &json!({ "agent": agent })).await
         }
         SettingsChange::StartAtLogin(on) => {
             invoke_with("settings_start_at_login", &json!({ "on": on })).await

@@ -148,6 +148,8 @@ pub(crate) fn fresh_session(prefix: &str) -> String {
 /// stop, or [`ASK_WATCHDOG`] of silence.
 async fn ask(runtime: &Runtime, agent: &str, task: String, ctx: &ToolContext) -> ToolOutput {
     let session = fresh_session(&format!("ask-{agent}"));
+    // The asked agent works in the asking task's folder.
+    runtime.set_folder(&session, ctx.cwd.clone());
     let mut events = runtime.submit(Op::UserMessage {
         session: session.clone(),
         text: task,

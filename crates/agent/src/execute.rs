@@ -107,7 +107,7 @@ impl Runtime {
             } else {
                 String::new()
             },
-            cwd: self.settings.started_in.clone(),
+            cwd: state.folder.clone(),
             session: step.session,
             cancel: cancel.clone(),
             max_output: self.settings.max_output,
@@ -319,7 +319,10 @@ impl Runtime {
                 return ToolOutput::failed(crate::team::texts::MANAGER);
             }
         }
-        if tool.needs_permission(&p.input, ctx) && !self.settings.yolo {
+        let guarded = self.settings.guard_folder
+            && self.settings.interactive
+            && tool.leaves_folder(&p.input, ctx);
+        if guarded || (tool.needs_permission(&p.input, ctx) && !self.settings.yolo) {
             if !self.settings.interactive {
                 return ToolOutput::failed(tool.rejected(&p.input));
             }

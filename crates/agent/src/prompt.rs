@@ -22,10 +22,7 @@ what it did.";
 /// small model on this device, which is also told the date `today` here: on its user message, a
 /// small model takes "Today is …" for something the person said and answers it.
 pub fn system_prompt(root: &Path, cwd: &Path, compact: bool, today: &str) -> String {
-    let name = root
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "workspace".to_owned());
+    let name = folder_name(root);
     let guide = if compact { COMPACT_GUIDE } else { "" };
     let mut prompt = format!(
         "{BASE}{}{guide}\n\n{}",
@@ -43,6 +40,14 @@ pub fn system_prompt(root: &Path, cwd: &Path, compact: bool, today: &str) -> Str
         prompt.push_str(&NOTE_DATE.replace("{{date}}", today));
     }
     prompt
+}
+
+/// A folder's name as the model is told it (never its whole path).
+pub fn folder_name(folder: &Path) -> String {
+    folder
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "workspace".to_owned())
 }
 
 /// Whether the next user message's note says the date: unless the system prompt already says it

@@ -183,6 +183,9 @@ pub struct AgentSettings {
     pub tools: Toolbox,
     /// `yolo: true` (the default): calls run without asking.
     pub yolo: bool,
+    /// A call that overwrites a file or reaches outside the task's folder asks first, whatever
+    /// `yolo` says (where someone can answer: [`AgentSettings::interactive`]).
+    pub guard_folder: bool,
     /// Whether someone can answer (approvals, ask_user); a one-shot run cannot.
     pub interactive: bool,
     /// Whether turns are captured into the memory (the person's are; a subagent's, a team
@@ -222,6 +225,7 @@ impl AgentSettings {
             sessions: None,
             tools: Toolbox::default(),
             yolo: true,
+            guard_folder: false,
             interactive: true,
             manages: None,
             capture: true,
@@ -246,6 +250,8 @@ pub(crate) struct SessionState {
     pub recalls: Vec<SessionRecall>,
     /// The MCP servers whose instructions the model was given in this session.
     pub told_mcp: Vec<String>,
+    /// Where the session's tools work (its task's folder), as the model was last told.
+    pub folder: PathBuf,
 }
 
 impl SessionState {
@@ -277,6 +283,8 @@ pub struct Runtime {
     pub(crate) next_request: Arc<AtomicU64>,
     /// The sessions' background jobs.
     pub(crate) jobs: Arc<Jobs>,
+    /// Folders set for sessions ([`Runtime::set_folder`]), taken up at their next turn.
+    folders: Arc<Mutex<HashMap<String, PathBuf>>>,
 }
 
 impl Runtime {
@@ -290,7 +298,36 @@ impl Runtime {
             pending: Arc::default(),
             next_request: Arc::new(AtomicU64::new(1)),
             jobs: Arc::default(),
+            folders: Arc::default(),
         }
+    }
+
+    /// Makes `folder` where `session`'s tools work from its next turn on (the model is told);
+    /// kept with the session. A turn running now goes on where it started.
+    pub fn set_folder(&self, session: &str, folder: PathBuf) {
+        if let Ok(mut folders) = self.folders.lock() {
+            if folders.get(session) == Some(&folder) {
+                return;
+            }
+            folders.insert(session.to_owned(), folder.clone());
+        }
+        if let Some(store) = &self.settings.sessions {
+            if let Err(e) = store.update(session, |s| s.folder = Some(folder)) {
+                tracing::warn!("the task's folder was not saved: {e}");
+            }
+        }
+    }
+
+    /// Where `session`'s tools work: the folder set for it, else the one stored with it, else
+    /// where the runtime started.
+    pub fn folder(&self, session: &str) -> PathBuf {
+        self.folder_set(session)
+            .or_else(|| self.settings.sessions.as_ref()?.folder(session))
+            .unwrap_or_else(|| self.settings.started_in.clone())
+    }
+
+    fn folder_set(&self, session: &str) -> Option<PathBuf> {
+        self.folders.lock().ok()?.get(session).cloned()
     }
 
     /// The same runtime keeping its background jobs in `jobs` (shared with the runtimes that come
@@ -473,7 +510,7 @@ impl Runtime {
     /// API, which sends the whole conversation each time): the system prompt with the caller's
     /// `instructions` after it, then `history`. Whatever the session held in memory is replaced.
     pub fn seed(&self, session: &str, instructions: &str, history: Vec<Message>) {
-        let mut state = self.fresh_state(None);
+        let mut state = self.fresh_state(session, None);
         if !instructions.trim().is_empty() {
             if let Some(system) = state.messages.first_mut() {
                 system.content.push_str("\n\n");
@@ -498,7 +535,7 @@ impl Runtime {
     /// The session's live state, loaded from disk (or started) on first use.
     fn state(&self, session: &str) -> Arc<tokio::sync::Mutex<SessionState>> {
         let Ok(mut sessions) = self.sessions.lock() else {
-            return Arc::new(tokio::sync::Mutex::new(self.fresh_state(None)));
+            return Arc::new(tokio::sync::Mutex::new(self.fresh_state(session, None)));
         };
         sessions
             .entry(session.to_owned())
@@ -508,14 +545,19 @@ impl Runtime {
                     .sessions
                     .as_ref()
                     .and_then(|s| s.load(session));
-                Arc::new(tokio::sync::Mutex::new(self.fresh_state(stored)))
+                Arc::new(tokio::sync::Mutex::new(self.fresh_state(session, stored)))
             })
             .clone()
     }
 
-    fn fresh_state(&self, stored: Option<Session>) -> SessionState {
+    fn fresh_state(&self, session: &str, stored: Option<Session>) -> SessionState {
+        let folder = self
+            .folder_set(session)
+            .or_else(|| stored.as_ref()?.folder.clone())
+            .unwrap_or_else(|| self.settings.started_in.clone());
         match stored {
             Some(s) if !s.messages.is_empty() => SessionState {
+                folder,
                 messages: s.messages,
                 earlier: s.earlier,
                 context: s.context,
@@ -525,7 +567,8 @@ impl Runtime {
                 told_mcp: Vec::new(),
             },
             _ => SessionState {
-                messages: vec![self.system_message()],
+                messages: vec![self.system_message(&folder)],
+                folder,
                 earlier: Vec::new(),
                 context: ContextState::default(),
                 detector: LoopDetector::default(),
@@ -549,15 +592,17 @@ impl Runtime {
         note
     }
 
-    pub(crate) fn system_message(&self) -> Message {
+    /// The system prompt for a session working in `folder`: the runtime's project, or the task's
+    /// own folder when it has one elsewhere.
+    pub(crate) fn system_message(&self, folder: &std::path::Path) -> Message {
+        let (root, cwd) = if folder == self.settings.started_in {
+            (self.settings.project_root.as_path(), folder)
+        } else {
+            (folder, folder)
+        };
         Message::new(
             Role::System,
-            system_prompt(
-                &self.settings.project_root,
-                &self.settings.started_in,
-                self.settings.compact,
-                &(self.settings.today)(),
-            ),
+            system_prompt(root, cwd, self.settings.compact, &(self.settings.today)()),
         )
     }
 
@@ -586,6 +631,11 @@ impl Runtime {
         record.context = state.context.clone();
         record.recalls = state.recalls.clone();
         record.yolo = self.settings.yolo;
+        // A folder chosen while this turn ran stays chosen.
+        record.folder = Some(
+            self.folder_set(session)
+                .unwrap_or_else(|| state.folder.clone()),
+        );
         record.updated_at = now;
         if let Some((place, message)) = error {
             record.errors.push(SessionError {

@@ -86,6 +86,10 @@ pub struct Session {
     /// What was recalled from memory before each reply, for the transcript.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub recalls: Vec<SessionRecall>,
+    /// Where its tools work (absent in files from before tasks had folders: then where the
+    /// runtime started).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// The memories recalled before a reply: for the person's message at `position` among the
@@ -114,6 +118,9 @@ pub struct SessionHeader {
     /// The standing goal, if the task has one.
     #[serde(default)]
     pub goal: Option<crate::Goal>,
+    /// Where its tools work, if it was told.
+    #[serde(default)]
+    pub folder: Option<PathBuf>,
 }
 
 impl Session {
@@ -134,6 +141,7 @@ impl Session {
             yolo,
             goal: None,
             recalls: Vec::new(),
+            folder: None,
         }
     }
 
@@ -147,6 +155,7 @@ impl Session {
             archived: self.archived,
             pinned: self.pinned,
             goal: self.goal.clone(),
+            folder: self.folder.clone(),
         }
     }
 }
@@ -205,6 +214,16 @@ impl SessionStore {
             goal: Option<crate::Goal>,
         }
         self.read::<GoalOnly>(id)?.goal
+    }
+
+    /// The folder stored with the session, read without building its conversation.
+    pub fn folder(&self, id: &str) -> Option<PathBuf> {
+        #[derive(serde::Deserialize)]
+        struct FolderOnly {
+            #[serde(default)]
+            folder: Option<PathBuf>,
+        }
+        self.read::<FolderOnly>(id)?.folder
     }
 
     /// A stored session read as `T` (the whole session, or only its header).

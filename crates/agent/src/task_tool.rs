@@ -109,6 +109,8 @@ impl Tool for Task {
                 }
             };
             let session = crate::ask_tool::fresh_session("task");
+            // The subagent works in the task's folder.
+            runtime.set_folder(&session, ctx.cwd.clone());
             if in_background {
                 return background(runtime, session, &title, prompt, slot, ctx);
             }

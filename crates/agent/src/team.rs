@@ -598,6 +598,8 @@ impl Tool for TeamAdd {
                 }
             };
             let session = format!("team-{}-{name}", team.lead_session);
+            // Members work in the lead's task folder.
+            runtime.set_folder(&session, ctx.cwd.clone());
             let stop = CancellationToken::new();
             let slot = team.capacity.as_ref().and_then(Capacity::try_take);
             let waiting = team.capacity.is_some() && slot.is_none();

@@ -24,6 +24,10 @@ pub const NUDGE_CUT_OFF: &str =
 /// agent-loop.json `context.env.project`.
 pub const ENV_PROJECT: &str = "Project: {{name}} (paths are relative to its root)";
 
+/// Carried on the next message after the person moves a task to another folder (ours).
+pub const NOTE_FOLDER: &str =
+    "The task now works in the folder {{name}}: paths are relative to it, commands run there.";
+
 /// agent-loop.json `context.env.started`.
 pub const ENV_STARTED: &str = "Started in: {{path}} (relative to the project root)";
 

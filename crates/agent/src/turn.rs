@@ -12,13 +12,14 @@ use tokio::sync::mpsc;
 use crate::context::{recall_declaration, ContextState};
 use crate::error::TurnError;
 use crate::execute::{Outcome, StepCalls};
-use crate::prompt::user_message;
+use crate::prompt::{folder_name, user_message};
 use crate::runtime::{RecalledMemory, Runtime, SessionState};
 use crate::sessions::SessionRecall;
 use crate::texts::{
     COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
-    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP, NUDGE_CUT_OFF,
-    NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
+    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP,
+    NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT,
+    TOKEN_LIMIT, WRAP_UP,
 };
 
 /// What a turn has spent so far (time waiting for the person is not counted).
@@ -96,6 +97,14 @@ impl Runtime {
             note = fill(NOTE_MODE, &[("mode", mode), ("mode_text", mode_text)]);
         }
         state.told_yolo = Some(self.settings.yolo);
+        let folder = self.folder(session);
+        if folder != state.folder {
+            if !note.is_empty() {
+                note.push('\n');
+            }
+            note.push_str(&fill(NOTE_FOLDER, &[("name", &folder_name(&folder))]));
+            state.folder = folder;
+        }
         if let Some(goal) = self.goal_for_turn(session) {
             if !note.is_empty() {
                 note.push('\n');
@@ -509,7 +518,7 @@ impl Runtime {
         let summarised = std::mem::replace(
             &mut state.messages,
             vec![
-                self.system_message(),
+                self.system_message(&state.folder),
                 Message::new(Role::User, carried.clone()),
                 Message::new(Role::Assistant, COMPACT_ACK),
             ],
@@ -566,7 +575,7 @@ impl Runtime {
                 source: Some("cairn".into()),
                 idempotency_key: None,
                 started_at: None,
-                workspace: Some(self.settings.project_root.display().to_string()),
+                workspace: Some(self.folder(session).display().to_string()),
             })
             .map_err(|e| tracing::warn!("the turn was not captured: {e}"))
             .ok()

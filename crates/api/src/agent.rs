@@ -150,6 +150,7 @@ impl Cairn {
         }
         settings.sessions = keep_sessions.then(|| self.session_store());
         settings.yolo = agent.yolo;
+        settings.guard_folder = agent.guard_folder;
         settings.max_steps = agent.max_steps;
         settings.budgets = Budgets {
             wall_seconds: agent.wall_seconds,

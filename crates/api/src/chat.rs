@@ -69,6 +69,8 @@ pub struct Chat {
     running: Arc<Mutex<HashSet<String>>>,
     /// Where every turn's events are published.
     hub: broadcast::Sender<Published>,
+    /// Folders chosen for tasks that have no file yet (kept across runtimes).
+    folders: Mutex<std::collections::HashMap<String, PathBuf>>,
 }
 
 impl Chat {
@@ -81,7 +83,39 @@ impl Chat {
             following: std::sync::atomic::AtomicBool::new(false),
             running: Arc::default(),
             hub: broadcast::channel(1024).0,
+            folders: Mutex::default(),
         }
+    }
+
+    /// Where task `session` works: the folder chosen for it, else the one kept with it, else the
+    /// folder a new task works in ([`Cairn::default_folder`]).
+    pub fn task_folder(&self, session: &str) -> PathBuf {
+        lock(&self.folders)
+            .get(session)
+            .cloned()
+            .or_else(|| self.cairn.session_store().folder(session))
+            .unwrap_or_else(|| self.cairn.default_folder())
+    }
+
+    /// Moves task `session` to `folder` (checked: an existing folder), from its next turn on;
+    /// the folder as it will be used.
+    pub fn set_task_folder(&self, session: &str, folder: &str) -> Result<PathBuf, Error> {
+        if let Some(problem) = cairn_agent::session_id_problem(session, "task") {
+            return Err(Error::Invalid(problem));
+        }
+        let folder = self.cairn.checked_folder(folder)?;
+        lock(&self.folders).insert(session.to_owned(), folder.clone());
+        let built = lock(&self.runtime).clone();
+        match built {
+            Some(runtime) => runtime.set_folder(session, folder.clone()),
+            None => {
+                self.cairn
+                    .session_store()
+                    .update(session, |s| s.folder = Some(folder.clone()))
+                    .map_err(Error::Sessions)?;
+            }
+        }
+        Ok(folder)
     }
 
     /// Every task's events from now on, in the order they happen. A subscriber that falls more
@@ -243,6 +277,7 @@ impl Chat {
         // The turns captured so far may be written in Chinese: recall follows them.
         self.cairn.follow_embedder();
         let runtime = self.runtime()?;
+        runtime.set_folder(session, self.task_folder(session));
         if let Ok(mut running) = self.running.lock() {
             running.insert(session.to_owned());
         }

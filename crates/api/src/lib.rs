@@ -7,6 +7,7 @@ mod attachments;
 pub mod chat;
 pub mod compat;
 mod error;
+mod folders;
 mod hooks;
 mod language_servers;
 mod learned_skills;
@@ -42,7 +43,8 @@ pub use mcp_register::{register_mcp, unregister_mcp};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use models::MODEL_INDEX_ENV;
 pub use settings::{
-    AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput, VoiceModelInfo,
+    AgentInput, AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput,
+    VoiceModelInfo,
 };
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;

@@ -73,6 +73,7 @@ mod tests {
             archived,
             pinned: false,
             goal: None,
+            folder: String::new(),
         }
     }
 

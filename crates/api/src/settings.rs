@@ -15,7 +15,8 @@ use cairn_protocol::{ConnectionTest, RuntimeInfo};
 use crate::{Cairn, Error};
 
 pub use cairn_protocol::settings::{
-    AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput, VoiceModelInfo,
+    AgentInput, AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput,
+    VoiceModelInfo,
 };
 
 fn bad(message: impl Into<String>) -> Error {
@@ -85,7 +86,28 @@ impl Cairn {
                 .autostart_entry()
                 .is_some_and(|path| cairn_config::autostart::is_enabled(&path)),
             mcp_servers: self.mcp_server_settings(),
+            agent: AgentInput {
+                guard_folder: config.agent.guard_folder,
+                ask_always: !config.agent.yolo,
+                workspace: self.workspace().display().to_string(),
+            },
         }
+    }
+
+    /// How far the agent goes without asking, and where new tasks work (an existing folder).
+    pub fn save_agent(&self, input: AgentInput) -> Result<(), Error> {
+        let workspace = self.checked_folder(&input.workspace)?;
+        self.update_config(&[
+            ConfigEdit::set(
+                &["agent", "guard_folder"],
+                EditValue::Bool(input.guard_folder),
+            ),
+            ConfigEdit::set(&["agent", "yolo"], EditValue::Bool(!input.ask_always)),
+            ConfigEdit::set(
+                &["agent", "workspace"],
+                text(&workspace.display().to_string()),
+            ),
+        ])
     }
 
     /// Where the login entry lives (`None` when the environment names no home).

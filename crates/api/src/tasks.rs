@@ -34,6 +34,10 @@ fn summary(h: SessionHeader) -> TaskSummary {
         archived: h.archived,
         pinned: h.pinned,
         goal: h.goal.as_ref().map(|g| cairn_agent::describe_goal(Some(g))),
+        folder: h
+            .folder
+            .map(|f| f.display().to_string())
+            .unwrap_or_default(),
     }
 }
 
@@ -317,6 +321,7 @@ mod tests {
             yolo: true,
             goal: None,
             recalls: vec![],
+            folder: None,
         }
     }
 

@@ -448,8 +448,8 @@ async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::
             running.pid
         );
     }
-    let root = std::env::current_dir().unwrap_or_else(|_| cairn.home().root().to_owned());
-    let chat = std::sync::Arc::new(cairn_api::chat::Chat::new(cairn.clone(), root));
+    // Tasks over the API work in their own folders, as the app's do.
+    let chat = std::sync::Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
     let api = cairn_http::serve(cairn.clone(), port.or(config.api_port), chat).await?;
     println!(
         "Cairn API listening on {} (token in {})",

@@ -185,6 +185,12 @@ pub struct ApiAgent {
 pub struct AgentConfig {
     /// Calls run without asking (the default); `false` asks before commands and file changes.
     pub yolo: bool,
+    /// `guard_folder`: an overwrite or a command outside the task's folder asks first, even
+    /// under `yolo` (on by default).
+    pub guard_folder: bool,
+    /// `workspace`: the folder new tasks work in until the person picks another; `None` =
+    /// `<home>/workspace`.
+    pub workspace: Option<String>,
     pub bash_tool: bool,
     pub edit_tools: bool,
     pub ask_user_tool: bool,
@@ -213,6 +219,8 @@ impl Default for AgentConfig {
     fn default() -> Self {
         Self {
             yolo: true,
+            guard_folder: true,
+            workspace: None,
             bash_tool: true,
             edit_tools: true,
             ask_user_tool: true,
@@ -439,6 +447,8 @@ struct RawSource {
 struct RawAgent {
     model: Option<Spanned<String>>,
     yolo: Option<bool>,
+    guard_folder: Option<bool>,
+    workspace: Option<String>,
     bash_tool: Option<bool>,
     edit_tools: Option<bool>,
     ask_user_tool: Option<bool>,
@@ -555,6 +565,8 @@ impl Config {
                 a.model,
                 AgentConfig {
                     yolo: a.yolo.unwrap_or(defaults.yolo),
+                    guard_folder: a.guard_folder.unwrap_or(defaults.guard_folder),
+                    workspace: a.workspace.filter(|w| !w.trim().is_empty()),
                     bash_tool: a.bash_tool.unwrap_or(defaults.bash_tool),
                     edit_tools: a.edit_tools.unwrap_or(defaults.edit_tools),
                     ask_user_tool: a.ask_user_tool.unwrap_or(defaults.ask_user_tool),

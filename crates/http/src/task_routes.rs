@@ -39,6 +39,20 @@ pub fn routes(state: AppState) -> Router<AppState> {
 #[derive(Deserialize)]
 struct MessageBody {
     message: String,
+    /// Where the task works from this turn on (a full path to an existing folder); unchanged
+    /// when absent.
+    #[serde(default)]
+    folder: Option<String>,
+}
+
+/// Moves `task` to the body's folder, if it names one; the refusal when it cannot.
+fn move_to_folder(state: &AppState, task: &str, body: &MessageBody) -> Option<Response> {
+    let folder = body.folder.as_deref()?;
+    state
+        .chat
+        .set_task_folder(task, folder)
+        .err()
+        .map(|e| api_error(&e))
 }
 
 #[derive(Serialize)]
@@ -68,7 +82,7 @@ async fn list(State(state): State<AppState>) -> Response {
     }
 }
 
-/// `POST /api/v1/tasks {"message": …}`: a new task, its first turn started; `201 {"task": id}`.
+/// `POST /api/v1/tasks {"message": …, "folder"?: …}`: a new task, its first turn started; `201 {"task": id}`.
 async fn create(
     State(state): State<AppState>,
     body: Result<Json<MessageBody>, JsonRejection>,
@@ -86,6 +100,9 @@ async fn create(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let task = format!("api-{millis}-{}", hex::encode(random));
+    if let Some(refused) = move_to_folder(&state, &task, &body) {
+        return refused;
+    }
     match state.chat.start_detached(&task, &body.message) {
         Ok(()) => (StatusCode::CREATED, Json(Created { task })).into_response(),
         Err(e) => api_error(&e),
@@ -141,6 +158,9 @@ async fn send(
         if let Some(full) = crate::caps::tasks_full(&state) {
             return full;
         }
+    }
+    if let Some(refused) = move_to_folder(&state, &id, &body) {
+        return refused;
     }
     match state.chat.start_detached(&id, &body.message) {
         Ok(()) => StatusCode::ACCEPTED.into_response(),

@@ -167,6 +167,12 @@ Name the symbol as written in the code; add `line` to pick one occurrence, or gi
             || (!path.is_empty() && read_asks(&ctx.resolve(path), &ctx.cwd, &self.protected))
     }
 
+    /// A rename of a symbol in a file outside the task's folder changes files there.
+    fn leaves_folder(&self, input: &Value, ctx: &ToolContext) -> bool {
+        Action::parse(field(input, "action")) == Some(Action::Rename)
+            && !cairn_tools::access::inside(&ctx.resolve(field(input, "path")), &ctx.cwd)
+    }
+
     fn rejected(&self, input: &Value) -> String {
         if Action::parse(field(input, "action")) == Some(Action::Rename) {
             "[rename rejected by the user]".into()

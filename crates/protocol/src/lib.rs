@@ -350,6 +350,9 @@ pub struct TaskSummary {
     /// The task's standing goal as `/goal` describes it ("Goal (active): …"), if it has one.
     #[serde(default)]
     pub goal: Option<String>,
+    /// Where the task works (a full path); empty until it is kept with the task.
+    #[serde(default)]
+    pub folder: String,
 }
 
 /// A stored conversation as the stream shows it: the person's words and Cairn's replies, each

@@ -48,6 +48,41 @@ pub struct Settings {
     /// The MCP servers whose tools the agent uses, in name order.
     #[serde(default)]
     pub mcp_servers: Vec<McpServerSettings>,
+    /// How far the agent goes without asking.
+    #[serde(default)]
+    pub agent: AgentInput,
+}
+
+/// How far the agent goes without asking, and where new tasks work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentInput {
+    /// Ask before overwriting a file or working outside the task's folder (on by default).
+    pub guard_folder: bool,
+    /// Ask before every command and file change (`yolo = false`; off by default).
+    pub ask_always: bool,
+    /// Where new tasks work until the person picks a folder (a full path).
+    pub workspace: String,
+}
+
+impl Default for AgentInput {
+    fn default() -> Self {
+        Self {
+            guard_folder: true,
+            ask_always: false,
+            workspace: String::new(),
+        }
+    }
+}
+
+/// A folder's subfolders, for choosing where a task works.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FolderListing {
+    /// The folder (a full path).
+    pub path: String,
+    /// The folder above it, if any.
+    pub parent: Option<String>,
+    /// Its subfolders' names, hidden ones left out, in name order.
+    pub folders: Vec<String>,
 }
 
 /// An MCP server as the Settings page shows it: what the config file says (`${NAME}` references

@@ -72,7 +72,77 @@ impl Protected {
 
 /// Whether reading `path` (absolute) asks first: outside `project`, or in a protected place.
 pub fn read_asks(path: &Path, project: &Path, protected: &Protected) -> bool {
-    !real(path).starts_with(real(project)) || protected.covers(path)
+    !inside(path, project) || protected.covers(path)
+}
+
+/// Whether `path` (absolute) is `folder` or inside it, links followed.
+pub fn inside(path: &Path, folder: &Path) -> bool {
+    real(path).starts_with(real(folder))
+}
+
+/// Paths outside any folder that a command may name without leaving it: the null device and
+/// the standard streams, and where programs are installed (`/usr/bin/env python3`).
+const HARMLESS: &[&str] = &[
+    "/dev/null",
+    "/dev/stdin",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/sbin",
+];
+
+/// Whether shell `command`, run in `folder`, names a place outside it: an absolute path, a
+/// path under `~` or `$HOME`, or one climbing out with `..` (a `cd` with no folder goes home).
+/// A reading of the words, not of the shell: it errs on the side of asking.
+pub fn command_leaves(command: &str, folder: &Path) -> bool {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let words: Vec<&str> = command
+        .split(|c: char| c.is_whitespace() || ";|&<>()`=,".contains(c))
+        .map(|w| w.trim_matches(|c| c == '"' || c == '\'' || c == '{' || c == '}'))
+        // An address (https://…) is not a place on this disk.
+        .filter(|w| !w.is_empty() && !w.contains("://"))
+        .collect();
+    let bare_cd = command.split(|c: char| ";|&\n".contains(c)).any(|part| {
+        matches!(
+            part.split_whitespace().collect::<Vec<_>>()[..],
+            ["cd"] | ["cd", "~"] | ["cd", "-"]
+        )
+    });
+    bare_cd
+        || words.iter().any(|word| {
+            let place = if let Some(rest) = word.strip_prefix('~') {
+                if !(rest.is_empty() || rest.starts_with('/')) {
+                    return true; // ~someone: another person's home
+                }
+                match &home {
+                    Some(home) => home.join(rest.trim_start_matches('/')),
+                    None => return true,
+                }
+            } else if let Some(rest) = word
+                .strip_prefix("$HOME")
+                .or_else(|| word.strip_prefix("${HOME}"))
+            {
+                match &home {
+                    Some(home) => home.join(rest.trim_start_matches('/')),
+                    None => return true,
+                }
+            } else if word.starts_with('/') {
+                PathBuf::from(word)
+            } else if Path::new(word)
+                .components()
+                .any(|c| c == Component::ParentDir)
+            {
+                folder.join(word)
+            } else {
+                return false;
+            };
+            let harmless = HARMLESS.iter().any(|h| lexical(&place).starts_with(h));
+            !harmless && !inside(&place, folder)
+        })
 }
 
 /// `path` as the file system resolves it: symbolic links followed for the part that exists (a
@@ -133,6 +203,37 @@ mod tests {
             &project,
             &protected
         ));
+    }
+
+    #[test]
+    fn a_command_naming_a_place_outside_its_folder_leaves_it() {
+        let folder = std::env::temp_dir().join("cairn-access-folder");
+        let leaves = |command: &str| command_leaves(command, &folder);
+        for stays in [
+            "ls",
+            "python3 hello.py > out.txt 2>/dev/null",
+            "wc -l notes/today.md",
+            "/usr/bin/env python3 run.py",
+            "curl -s https://example.com/a/b",
+            "mkdir -p build && cd build && make",
+        ] {
+            assert!(!leaves(stays), "{stays}");
+        }
+        let inside_by_path = format!("cat {}/notes.md", folder.display());
+        assert!(!leaves(&inside_by_path));
+        for goes in [
+            "rm -rf /",
+            "cat /etc/passwd",
+            "cp a.txt ../a.txt",
+            "ls ~",
+            "echo x > ~/.bashrc",
+            "cat $HOME/.profile",
+            "cd; ls",
+            "tar czf '/tmp/x.tgz' .",
+            "git --git-dir=/srv/repo status",
+        ] {
+            assert!(leaves(goes), "{goes}");
+        }
     }
 
     #[test]

@@ -47,6 +47,10 @@ command still running at the timeout goes on the same way."
         true
     }
 
+    fn leaves_folder(&self, input: &Value, ctx: &ToolContext) -> bool {
+        crate::access::command_leaves(field(input, "command"), &ctx.cwd)
+    }
+
     fn display(&self, input: &Value) -> String {
         format!("🛠️  bash: {}", field(input, "command"))
     }

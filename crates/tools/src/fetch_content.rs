@@ -76,6 +76,14 @@ navigation and ads removed), or save the Markdown to a file with `output`."
         !field(input, "output").trim().is_empty() || !allowed
     }
 
+    fn leaves_folder(&self, input: &Value, ctx: &ToolContext) -> bool {
+        let output = field(input, "output").trim();
+        !output.is_empty() && {
+            let path = ctx.resolve(output);
+            path.is_file() || !crate::access::inside(&path, &ctx.cwd)
+        }
+    }
+
     fn target_file(&self, input: &Value) -> Option<String> {
         let output = field(input, "output").trim();
         (!output.is_empty()).then(|| output.to_owned())

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::access::{read_asks, Protected};
+use crate::access::{inside, read_asks, Protected};
 use crate::counters::Counter;
 use crate::diff::diff_summary;
 use crate::edit::{edit_text, Edit};
@@ -181,6 +181,14 @@ pub async fn write_atomically(path: &Path, content: &[u8]) -> std::io::Result<()
     .map_err(std::io::Error::other)?
 }
 
+/// Whether an edit only reports what it would change.
+fn dry_run(input: &Value) -> bool {
+    input
+        .get("dry_run")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
 pub struct WriteFile;
 
 #[derive(Deserialize)]
@@ -213,6 +221,11 @@ replaced). Answers with the diff against the previous content."
 
     fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         true
+    }
+
+    fn leaves_folder(&self, input: &Value, ctx: &ToolContext) -> bool {
+        let path = ctx.resolve(field(input, "path"));
+        path.is_file() || !inside(&path, &ctx.cwd)
     }
 
     fn target_file(&self, input: &Value) -> Option<String> {
@@ -322,10 +335,11 @@ the original file and applied together, or none is. Answers with the diff."
     }
 
     fn needs_permission(&self, input: &Value, _ctx: &ToolContext) -> bool {
-        !input
-            .get("dry_run")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        !dry_run(input)
+    }
+
+    fn leaves_folder(&self, input: &Value, ctx: &ToolContext) -> bool {
+        !dry_run(input) && !inside(&ctx.resolve(field(input, "path")), &ctx.cwd)
     }
 
     fn target_file(&self, input: &Value) -> Option<String> {

@@ -187,6 +187,11 @@ pub trait Tool: Send + Sync {
     fn needs_permission(&self, _input: &Value, _ctx: &ToolContext) -> bool {
         false
     }
+    /// Whether the call overwrites a file or reaches outside the task's folder (`ctx.cwd`): it
+    /// asks first when the folder is guarded, even under `yolo`.
+    fn leaves_folder(&self, _input: &Value, _ctx: &ToolContext) -> bool {
+        false
+    }
     /// Whether the call waits on the person (it then runs alone).
     fn waits_on_user(&self) -> bool {
         false

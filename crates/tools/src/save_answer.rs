@@ -37,6 +37,10 @@ the message that makes this call, or else your previous answer."
         true
     }
 
+    fn leaves_folder(&self, input: &Value, ctx: &ToolContext) -> bool {
+        !crate::access::inside(&ctx.resolve(field(input, "path")), &ctx.cwd)
+    }
+
     fn target_file(&self, input: &Value) -> Option<String> {
         Some(field(input, "path").to_owned())
     }

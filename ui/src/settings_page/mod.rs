@@ -13,12 +13,14 @@ use crate::i18n::{t, tf};
 use crate::ipc::{self, SettingsChange};
 use crate::segmented::Segmented;
 
+mod agent;
 mod appearance;
 mod diagnostics;
 mod mcp;
 mod providers;
 mod voice;
 
+use agent::*;
 use appearance::*;
 use diagnostics::*;
 use mcp::*;
@@ -422,6 +424,7 @@ pub fn SettingsPage() -> impl IntoView {
 
             <ProvidersSection page />
             <crate::settings_models::LocalModels use_model=move |name| set_default("local".to_owned(), name) />
+            <AgentSection page />
             <McpSection page />
             <VoiceSection page />
             <AppearanceSection page />

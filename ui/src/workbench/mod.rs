@@ -14,6 +14,7 @@ use crate::i18n::{t, tf};
 use crate::slash::{self, SlashCommand};
 use crate::{ipc, present};
 
+mod folder;
 mod jobs_strip;
 mod messages;
 mod model;
@@ -132,12 +133,24 @@ pub fn Workbench() -> impl IntoView {
     });
     // The composer's text: the page puts a message back when it cannot be sent yet.
     let draft = RwSignal::new(String::new());
+    // The session a new task will have: minted ahead, so its folder can be chosen first.
+    let next_session = RwSignal::new(mint_session());
+    let shown_session = Signal::derive(move || {
+        current
+            .get()
+            .and_then(|id| {
+                tasks.with(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+            })
+            .unwrap_or_else(|| next_session.get())
+    });
 
     // A task made here, not stored yet (the runtime stores it with its first step): opened, first
     // in the list; its id and session.
     let make_task = move |title: String, messages: Vec<Entry>| -> (usize, String) {
         let id = tasks.with_untracked(|all| all.iter().map(|t| t.id).max().unwrap_or(0)) + 1;
-        let session = format!("desktop-{}-{id}", js_sys::Date::now() as u64);
+        // The session the new-task screen chose a folder for; the next one is minted.
+        let session = next_session.get_untracked();
+        next_session.set(mint_session());
         let task = Task {
             id,
             session: session.clone(),
@@ -756,6 +769,7 @@ pub fn Workbench() -> impl IntoView {
                                 view! { <span id="goal-chip" class="pill goal-chip" title=goal>{text}</span> }
                             })
                     }}
+                    <folder::FolderChip session=shown_session />
                     <span id="model-pill" class="pill">
                         {move || match status.get() {
                             Some(Ok(report)) => present::model_label(&report),
@@ -831,4 +845,14 @@ pub fn focus_by_id(id: &str) {
     {
         let _ = input.focus();
     }
+}
+
+/// A new task's session id: `desktop-` and the time, with a random tail (two tasks made in the
+/// same millisecond stay apart).
+fn mint_session() -> String {
+    format!(
+        "desktop-{}-{}",
+        js_sys::Date::now() as u64,
+        (js_sys::Math::random() * 1e9) as u64
+    )
 }

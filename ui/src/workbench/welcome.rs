@@ -18,6 +18,9 @@ pub(super) fn Welcome(
             <p class="hint">
                 {t("Cairn remembers what you and your other agents did, and brings the relevant past into every task.")}
             </p>
+            <p id="folder-default" class="hint">
+                {t("Each task works in its own folder (📁 above: a workspace in Cairn's home until you choose another). Cairn asks before overwriting a file or working outside that folder; Settings → Agent changes that.")}
+            </p>
             {move || match status.get() {
                 // A config that does not load: say why, and where the file is.
                 Some(Ok(report)) if !report.can_chat() && report.config.error.is_some() => {

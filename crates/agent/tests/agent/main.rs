@@ -1,6 +1,7 @@
 //! The runtime against the scripted mock model server: events out, requests in, memory around.
 
 mod conformance;
+mod folders;
 mod jobs;
 mod support;
 mod turns;

@@ -225,6 +225,61 @@ async fn a_task_created_over_the_api_is_followed_to_its_answer() -> TestResult {
     Ok(())
 }
 
+/// A task created with a folder works there (its commands run there, the folder is kept with
+/// it); a folder that is not there is refused before anything runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_created_with_a_folder_works_there() -> TestResult {
+    let (_model, dir, api) = server(
+        vec![
+            tool_call_reply("c1", "bash", json!({"command": "pwd > here.txt"})),
+            text_reply("Here."),
+        ],
+        true,
+    )
+    .await?;
+    let project = tempfile::tempdir()?;
+    let (url, token) = (api.info().api_url.clone(), api.info().token.clone());
+    let client = reqwest::Client::builder().no_proxy().build()?;
+    let mut events = Events::open(&client, &url, &token).await?;
+    let refused = client
+        .post(format!("{url}/api/v1/tasks"))
+        .bearer_auth(&token)
+        .json(&json!({"message": "x", "folder": project.path().join("missing")}))
+        .send()
+        .await?;
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await?.contains("There is no folder"));
+
+    let created: Value = client
+        .post(format!("{url}/api/v1/tasks"))
+        .bearer_auth(&token)
+        .json(&json!({"message": "Where are you?", "folder": project.path()}))
+        .send()
+        .await?
+        .json()
+        .await?;
+    let task = created["task"].as_str().ok_or("no task id")?.to_owned();
+    events.until(&task, "done").await?;
+    let here = std::fs::read_to_string(project.path().join("here.txt"))?;
+    let real = project.path().canonicalize()?;
+    assert_eq!(std::path::Path::new(here.trim()).canonicalize()?, real);
+    assert!(!dir.path().join("here.txt").exists());
+    let read: Value = client
+        .get(format!("{url}/api/v1/tasks/{task}"))
+        .bearer_auth(&token)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(
+        read["summary"]["folder"],
+        real.display().to_string(),
+        "{read}"
+    );
+    api.shutdown().await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_is_answered_over_the_api() -> TestResult {
     let (_model, dir, api) = server(
