@@ -1434,3 +1434,131 @@ async fn a_reply_is_rated_and_memory_keeps_the_reward() -> TestResult {
     app.close().await;
     outcome
 }
+
+/// Issue 48, finding 14: "hello" recalls nothing (it brought back an imported turn about `ls`),
+/// and what a reply recalled says why in plain words, the ranking's numbers behind a disclosure.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_recall_says_why_in_plain_words_and_hello_recalls_nothing() -> TestResult {
+    let home = tempfile::tempdir()?;
+    for text in [
+        "User: hello, what is in this folder?\nAssistant: I ran ls: Cargo.toml, src and README.md.",
+        "The staging database password rotates every 90 days",
+    ] {
+        common::cairn(home.path(), &["memory", "add", text])?;
+    }
+    let model = MockServer::start(vec![
+        text_reply("Hello! What are we working on?"),
+        text_reply("Every 90 days."),
+    ])
+    .await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        ask(client, "hello", "What are we working on?").await?;
+        ask(
+            client,
+            "When does the staging database password rotate?",
+            "Every 90 days.",
+        )
+        .await?;
+        wait_for_text(client, "#messages .recalled", "1 memory recalled").await?;
+        // Only the second reply recalled anything.
+        let recalls = client
+            .find_all(Locator::Css("#messages .recalled-block"))
+            .await?;
+        assert_eq!(recalls.len(), 1, "a greeting recalled something");
+        click(client, "#messages .recalled-block > summary").await?;
+        let why = wait_for_text(
+            client,
+            "#messages .recalled-why",
+            "Matches your words “staging database password rotate”",
+        )
+        .await?;
+        assert!(why.contains("today"), "{why}");
+        assert!(!why.contains("fts"), "{why}");
+        // The numbers are behind their own disclosure.
+        let numbers = client
+            .find(Locator::Css("#messages .recalled-numbers"))
+            .await?;
+        assert_eq!(
+            numbers.attr("open").await?,
+            None,
+            "the numbers show before asked for"
+        );
+        click(client, "#messages .recalled-numbers > summary").await?;
+        assert!(
+            numbers.attr("open").await?.is_some(),
+            "the numbers did not open"
+        );
+        wait_for_text(
+            client,
+            "#messages .recalled-numbers .recalled-meta",
+            "fts #1",
+        )
+        .await?;
+        screenshot(client, "recall-why-plain-words").await?;
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
+/// Issue 48, finding 13: while a slow model has said nothing yet, the reply says what it waits
+/// for with a counter that ticks, and Stop stays at hand.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_slow_model_shows_what_the_turn_waits_for_with_its_seconds() -> TestResult {
+    use cairn_test_support::{delta, finish, Reply};
+    let home = tempfile::tempdir()?;
+    // The first chunk says nothing; the words come five seconds later.
+    let slow = match Reply::sse(&[
+        delta(json!({ "role": "assistant" })),
+        delta(json!({ "content": "Here at last." })),
+        finish("stop"),
+    ]) {
+        Reply::Sse { data, .. } => Reply::Sse {
+            data,
+            pause: Duration::from_secs(5),
+        },
+        other => other,
+    };
+    let model = MockServer::start(vec![slow]).await?;
+    let app = start(home.path(), &model).await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, "#model-pill", "mock/long-model").await?;
+        click(client, "#composer-input").await?;
+        keys(client, "Take your time\u{E007}").await?;
+        let started = Instant::now();
+        let first =
+            wait_for_text(client, "#messages .turn-status", "Waiting for long-model…").await?;
+        let first_status = started.elapsed();
+        assert!(first.contains(" s"), "{first}");
+        // The counter moves while nothing else does.
+        wait_for_text(client, "#messages .turn-status", "· 3 s").await?;
+        assert!(
+            client
+                .find(Locator::Css("#stop"))
+                .await?
+                .is_displayed()
+                .await?,
+            "Stop is not at hand while the turn waits"
+        );
+        screenshot(client, "waiting-status-line").await?;
+        eprintln!("time to the first status: {first_status:?}");
+        wait_for_text(client, "#messages", "Here at last.").await?;
+        assert!(
+            client
+                .find_all(Locator::Css("#messages .turn-status"))
+                .await?
+                .is_empty(),
+            "the status line stays after the words came"
+        );
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}

@@ -44,6 +44,13 @@ pub fn Pet() -> impl IntoView {
     let list = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
     let reply = RwSignal::new(Reply::None);
+    // What the turn waits for while no words come, since when, and a clock for its counter.
+    let status = RwSignal::new(None::<(cairn_protocol::TurnStatus, f64)>);
+    let now = RwSignal::new(js_sys::Date::now());
+    let _ = set_interval_with_handle(
+        move || now.set(js_sys::Date::now()),
+        std::time::Duration::from_secs(1),
+    );
     // The finished reply's captured turn, to rate it, and how it was rated.
     let rateable = RwSignal::new(None::<i64>);
     let rated = RwSignal::new(None::<cairn_protocol::memory::Rating>);
@@ -98,6 +105,7 @@ pub fn Pet() -> impl IntoView {
         }
         draft.set(String::new());
         reply.set(Reply::Thinking);
+        status.set(None);
         rateable.set(None);
         rated.set(None);
         // A running task, or one finished in the last five minutes, continues (the bubble says
@@ -123,6 +131,17 @@ pub fn Pet() -> impl IntoView {
         }
         spawn_local(async move {
             let outcome = ipc::send_message(&session, &text, &[], move |event| match event {
+                ChatEvent::Status { status: next } => status.update(|current| {
+                    let since = match current {
+                        Some((stage, since)) if stage.same_stage(&next) => *since,
+                        _ => js_sys::Date::now(),
+                    };
+                    *current = Some((next, since));
+                }),
+                ChatEvent::Tool { name, .. } => status.set(Some((
+                    cairn_protocol::TurnStatus::RunningTool { name },
+                    js_sys::Date::now(),
+                ))),
                 ChatEvent::Text { text } => reply.update(|r| match r {
                     Reply::Text(so_far) => so_far.push_str(&text),
                     _ => *r = Reply::Text(text),
@@ -351,7 +370,10 @@ pub fn Pet() -> impl IntoView {
                     <div id="pet-reply" class="pet-reply">
                         {move || match reply.get() {
                             Reply::None => t("Ask me anything.").to_owned(),
-                            Reply::Thinking => "…".to_owned(),
+                            Reply::Thinking => status.get().map_or_else(
+                                || "…".to_owned(),
+                                |(stage, since)| crate::present::turn_status_text(&stage, now.get() - since),
+                            ),
                             Reply::Text(text) => text,
                             Reply::Failed(message) => message,
                         }}

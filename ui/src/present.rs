@@ -251,6 +251,97 @@ pub fn task_group(
     }
 }
 
+/// The plain "why" of a recalled memory, for people: the question's words it holds and whether
+/// it is close in meaning ("Matches your words “staging database” and is close in meaning"). The
+/// ranking's numbers go behind a disclosure.
+pub fn recall_why(words: &[String], close_in_meaning: bool) -> String {
+    let quoted = words.join(" ");
+    match (words.is_empty(), close_in_meaning) {
+        (false, true) => tf(
+            "Matches your words “{words}” and is close in meaning",
+            &[("words", &quoted)],
+        ),
+        (false, false) => tf("Matches your words “{words}”", &[("words", &quoted)]),
+        (true, true) => t("Close in meaning to what you asked").to_owned(),
+        (true, false) => t("Related to what you asked").to_owned(),
+    }
+}
+
+/// Where and when a recalled memory comes from: "From Claude Code, 3 days ago". `day` and
+/// `today` are `YYYY-MM-DD`.
+pub fn recall_origin(source: &str, day: &str, today: &str) -> String {
+    let days = |d: &str| -> Option<i64> {
+        let mut parts = d.split('-').map(|p| p.parse::<i64>().ok());
+        let (y, m, d) = (parts.next()??, parts.next()??, parts.next()??);
+        Some(cairn_protocol::calendar::days_from_civil(y, m, d))
+    };
+    let when = match days(today).zip(days(day)).map(|(t, d)| t - d) {
+        Some(0) => t("today").to_owned(),
+        Some(1) => t("yesterday").to_owned(),
+        Some(n) if (2..=30).contains(&n) => tf("{n} days ago", &[("n", &n.to_string())]),
+        _ => tf("on {date}", &[("date", day)]),
+    };
+    tf(
+        "From {source}, {when}",
+        &[("source", &source_name(source)), ("when", &when)],
+    )
+}
+
+/// A memory's source as people know it ("claude-code" → "Claude Code").
+pub fn source_name(source: &str) -> String {
+    match source {
+        "cairn" => "Cairn",
+        "claude-code" => "Claude Code",
+        "codex" => "Codex",
+        "cursor" => "Cursor",
+        "opencode" => "OpenCode",
+        "hermes" => "Hermes",
+        "openclaw" => "OpenClaw",
+        "pi" => "Pi",
+        "workbuddy" => "WorkBuddy",
+        "gemini" => "Gemini CLI",
+        other => other,
+    }
+    .to_owned()
+}
+
+/// The reply's status line while no words come: what the turn does and for how long ("Reading
+/// 1,840 tokens of context… 45% · 12 s").
+pub fn turn_status_text(status: &cairn_protocol::TurnStatus, elapsed_ms: f64) -> String {
+    use cairn_protocol::TurnStatus;
+    let what = match status {
+        TurnStatus::LoadingModel { model } => tf("Loading {model}…", &[("model", model)]),
+        TurnStatus::ReadingContext { tokens, done } => {
+            let percent = (done.saturating_mul(100) / (*tokens).max(1)).min(100);
+            tf(
+                "Reading {tokens} tokens of context… {percent}%",
+                &[
+                    ("tokens", &thousands(*tokens)),
+                    ("percent", &percent.to_string()),
+                ],
+            )
+        }
+        TurnStatus::Waiting { model } => tf("Waiting for {model}…", &[("model", model)]),
+        TurnStatus::Thinking => t("Thinking…").to_owned(),
+        TurnStatus::RunningTool { name } => tf("Running {tool}…", &[("tool", name)]),
+    };
+    let seconds = (elapsed_ms.max(0.0) / 1000.0).floor() as u64;
+    format!("{what} · {}", tf("{n} s", &[("n", &seconds.to_string())]))
+}
+
+/// 1840 → "1,840".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use cairn_protocol::{ApiStatus, ConfigStatus, Paths};
@@ -414,5 +505,58 @@ mod tests {
             diff_line_class("Edited settings.ini: 2 edits applied"),
             "diff-line"
         );
+    }
+
+    #[test]
+    fn a_recall_says_why_in_plain_words() {
+        let words = vec!["staging".to_owned(), "database".to_owned()];
+        assert_eq!(
+            recall_why(&words, true),
+            "Matches your words “staging database” and is close in meaning"
+        );
+        assert_eq!(recall_why(&words, false), "Matches your words “staging database”");
+        assert_eq!(recall_why(&[], true), "Close in meaning to what you asked");
+        assert_eq!(
+            recall_origin("claude-code", "2026-12-04", "2026-12-07"),
+            "From Claude Code, 3 days ago"
+        );
+        assert_eq!(recall_origin("cairn", "2026-12-07", "2026-12-07"), "From Cairn, today");
+        assert_eq!(
+            recall_origin("codex", "2025-01-02", "2026-12-07"),
+            "From Codex, on 2025-01-02"
+        );
+        crate::i18n::set_language("zh-CN");
+        let chinese = recall_why(&words, true);
+        crate::i18n::set_language("en");
+        assert!(chinese.contains("staging database") && !chinese.contains("Matches"), "{chinese}");
+    }
+
+    #[test]
+    fn the_status_line_says_what_the_turn_does_and_for_how_long() {
+        use cairn_protocol::TurnStatus;
+        assert_eq!(
+            turn_status_text(
+                &TurnStatus::ReadingContext {
+                    tokens: 1840,
+                    done: 828
+                },
+                12_400.0
+            ),
+            "Reading 1,840 tokens of context… 45% · 12 s"
+        );
+        assert_eq!(
+            turn_status_text(&TurnStatus::Thinking, 999.0),
+            "Thinking… · 0 s"
+        );
+        assert_eq!(
+            turn_status_text(&TurnStatus::RunningTool { name: "bash".into() }, 41_000.0),
+            "Running bash… · 41 s"
+        );
+        assert_eq!(
+            turn_status_text(&TurnStatus::Waiting { model: "mock/long-model".into() }, 3_000.0),
+            "Waiting for mock/long-model… · 3 s"
+        );
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(thousands(999), "999");
     }
 }

@@ -101,6 +101,9 @@ pub enum Event {
         reason: String,
         after_ms: u64,
     },
+    /// What the turn does while no words come (waiting for the model, thinking, loading or
+    /// reading the context on Cairn's own model): a status line for the person.
+    Status(cairn_protocol::TurnStatus),
     /// The model was asked again (a thinking-only or cut-off reply).
     Nudged {
         reason: String,

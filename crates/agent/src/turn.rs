@@ -431,8 +431,15 @@ impl Runtime {
             tools: tools.to_vec(),
             max_tokens: Some(self.settings.step_max_tokens),
         };
+        // Until its first words the person sees what the turn waits for.
+        let _ = tx
+            .send(Event::Status(cairn_protocol::TurnStatus::Waiting {
+                model: self.settings.model.clone(),
+            }))
+            .await;
         let mut stream = self.settings.provider.stream(request);
         let mut completion = Completion::default();
+        let mut thinking = false;
         loop {
             let event = tokio::select! {
                 event = stream.recv() => event,
@@ -452,7 +459,24 @@ impl Runtime {
                     let _ = tx.send(Event::Text(t.clone())).await;
                 }
                 StreamEvent::Reasoning(t) => {
+                    if !thinking {
+                        thinking = true;
+                        let _ = tx
+                            .send(Event::Status(cairn_protocol::TurnStatus::Thinking))
+                            .await;
+                    }
                     let _ = tx.send(Event::Reasoning(t.clone())).await;
+                }
+                StreamEvent::Progress(progress) => {
+                    let status = match progress.clone() {
+                        cairn_llm::Progress::LoadingModel { model } => {
+                            cairn_protocol::TurnStatus::LoadingModel { model }
+                        }
+                        cairn_llm::Progress::ReadingPrompt { tokens, done } => {
+                            cairn_protocol::TurnStatus::ReadingContext { tokens, done }
+                        }
+                    };
+                    let _ = tx.send(Event::Status(status)).await;
                 }
                 StreamEvent::Retrying { reason, after_ms } => {
                     let _ = tx
@@ -554,6 +578,8 @@ impl Runtime {
                             .collect::<Vec<_>>()
                             .join(", "),
                         reason: hit.reason.clone(),
+                        words: hit.words.clone(),
+                        close_in_meaning: hit.close_in_meaning,
                     })
                     .collect();
                 Some((result.hits.len(), render_injection(&result.hits), items))

@@ -405,6 +405,7 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
         Event::ToolProgress { call_id, text } => ChatEvent::ToolProgress { call_id, text },
         Event::Reasoning(_) => return None,
         Event::Retrying { reason, after_ms } => ChatEvent::Retrying { reason, after_ms },
+        Event::Status(status) => ChatEvent::Status { status },
         Event::Nudged { reason } => ChatEvent::Notice {
             text: format!("The reply was {reason}; Cairn asked the model again."),
         },

@@ -396,6 +396,8 @@ mod tests {
             score: 1.2,
             channels: "fts #1".into(),
             reason: "kept: above the relative threshold".into(),
+            words: vec!["basil".into()],
+            close_in_meaning: true,
         };
         session.recalls = vec![cairn_agent::SessionRecall {
             position: 2,

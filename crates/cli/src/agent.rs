@@ -346,6 +346,11 @@ async fn turn(
                 let _ = std::io::stderr().flush();
             }
             Event::Nudged { reason } => eprintln!("\n[asked again: the reply was {reason}]"),
+            // Only a person at a terminal reads what the turn waits for.
+            Event::Status(status) if std::io::stderr().is_terminal() => {
+                eprintln!("[{}]", crate::agent::status_words(&status));
+            }
+            Event::Status(_) => {}
             Event::Retrying { reason, after_ms } => {
                 eprintln!(
                     "[{reason}: trying again in {:.1} s]",
@@ -460,4 +465,19 @@ fn ask(questions: &[Question], read: &mut dyn FnMut() -> Option<String>) -> Answ
         }
     }
     Answer::Answered(answers)
+}
+
+/// What a turn waits for, in words, for the terminal.
+pub(crate) fn status_words(status: &cairn_protocol::TurnStatus) -> String {
+    use cairn_protocol::TurnStatus;
+    match status {
+        TurnStatus::LoadingModel { model } => format!("loading {model}…"),
+        TurnStatus::ReadingContext { tokens, done } => format!(
+            "reading {tokens} tokens of context… {}%",
+            (done.saturating_mul(100) / (*tokens).max(1)).min(100)
+        ),
+        TurnStatus::Waiting { model } => format!("waiting for {model}…"),
+        TurnStatus::Thinking => "thinking…".to_owned(),
+        TurnStatus::RunningTool { name } => format!("running {name}…"),
+    }
 }

@@ -15,8 +15,8 @@ pub use anthropic::Anthropic;
 pub use error::ProviderError;
 pub use openai::OpenAiCompatible;
 pub use types::{
-    ChatRequest, Completion, FinishReason, Image, Message, Role, StreamEvent, ToolCall, ToolSpec,
-    Usage,
+    ChatRequest, Completion, FinishReason, Image, Message, Progress, Role, StreamEvent, ToolCall,
+    ToolSpec, Usage,
 };
 
 use tokio::sync::mpsc;

@@ -133,6 +133,15 @@ pub enum FinishReason {
     Filtered,
 }
 
+/// What Cairn's own model does before its first words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Progress {
+    /// The model file is being loaded into memory.
+    LoadingModel { model: String },
+    /// The prompt is being read: `done` of `tokens` (those not already in the cache).
+    ReadingPrompt { tokens: u64, done: u64 },
+}
+
 /// One piece of a streamed reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum StreamEvent {
@@ -147,6 +156,8 @@ pub enum StreamEvent {
     },
     Usage(Usage),
     Done(FinishReason),
+    /// Cairn's own model says what it does before it answers (for the person, not the reply).
+    Progress(Progress),
     /// The request failed (`reason`) and is sent again after `after_ms`: a notice for the person,
     /// not part of the reply.
     Retrying {
@@ -194,7 +205,7 @@ impl Completion {
                 call.arguments.push_str(&arguments);
             }
             StreamEvent::Usage(u) => self.usage = u,
-            StreamEvent::Retrying { .. } => {}
+            StreamEvent::Retrying { .. } | StreamEvent::Progress(_) => {}
             StreamEvent::Done(reason) => {
                 self.finish = reason;
                 return true;

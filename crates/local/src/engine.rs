@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cairn_llm::local::{LocalOptions, StepStats};
-use cairn_llm::{ChatRequest, FinishReason, ProviderError, StreamEvent, Usage};
+use cairn_llm::{ChatRequest, FinishReason, Progress, ProviderError, StreamEvent, Usage};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -125,6 +125,15 @@ pub(crate) fn run(commands: Receiver<Command>, shared: Arc<Shared>) {
             }
         };
         let started = Instant::now();
+        let name = job
+            .path
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let _ = job
+            .tx
+            .blocking_send(Ok(StreamEvent::Progress(Progress::LoadingModel {
+                model: name,
+            })));
         let model = match load(&backend, &job.path) {
             Ok(model) => model,
             Err(message) => {
@@ -351,7 +360,7 @@ impl<'m> LoadedModel<'m> {
         }
         let started = Instant::now();
         let evaluated_first = self.prepare_system_part(job, &tokens)?;
-        stats.reused_tokens = self.evaluate_prompt(&tokens)? - evaluated_first;
+        stats.reused_tokens = self.evaluate_prompt(&tokens, Some(&job.tx))? - evaluated_first;
         stats.prompt_time = started.elapsed();
 
         let offered: Vec<String> = job.request.tools.iter().map(|t| t.name.clone()).collect();
@@ -495,14 +504,19 @@ impl<'m> LoadedModel<'m> {
             return Ok(0);
         }
         self.cached.clear();
-        self.evaluate_prompt(&prefix)?;
+        self.evaluate_prompt(&prefix, Some(&job.tx))?;
         prefix_cache::store(&self.context, &file, &prefix);
         Ok(prefix.len())
     }
 
     /// Makes the KV cache hold exactly `prompt`, evaluating only what differs from what it held;
     /// returns how many tokens were kept. The last prompt token's logits are ready afterwards.
-    fn evaluate_prompt(&mut self, prompt: &[LlamaToken]) -> Result<usize, ProviderError> {
+    /// A prompt longer than one batch says how far the reading is after each batch (`progress`).
+    fn evaluate_prompt(
+        &mut self,
+        prompt: &[LlamaToken],
+        progress: Option<&mpsc::Sender<Result<StreamEvent, ProviderError>>>,
+    ) -> Result<usize, ProviderError> {
         let bad = |message: String| ProviderError::Rejected {
             status: 500,
             message: format!("the local model failed to read the prompt: {message}"),
@@ -526,6 +540,17 @@ impl<'m> LoadedModel<'m> {
             keep = 0;
         }
         self.cached.truncate(keep);
+        let todo = (prompt.len() - keep) as u64;
+        let progress = progress.filter(|_| todo > BATCH as u64);
+        let tell = |done: u64| {
+            if let Some(tx) = progress {
+                let _ = tx.blocking_send(Ok(StreamEvent::Progress(Progress::ReadingPrompt {
+                    tokens: todo,
+                    done,
+                })));
+            }
+        };
+        tell(0);
         for (i, chunk) in prompt[keep..].chunks(BATCH).enumerate() {
             self.batch.clear();
             let base = keep + i * BATCH;
@@ -541,6 +566,7 @@ impl<'m> LoadedModel<'m> {
                 return Err(bad(e.to_string()));
             }
             self.cached.extend_from_slice(chunk);
+            tell((i * BATCH + chunk.len()) as u64);
         }
         Ok(keep)
     }

@@ -116,6 +116,61 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_status_event_round_trips() -> Result<(), serde_json::Error> {
+        for status in [
+            TurnStatus::LoadingModel {
+                model: "qwen".into(),
+            },
+            TurnStatus::ReadingContext {
+                tokens: 1840,
+                done: 828,
+            },
+            TurnStatus::Waiting {
+                model: "mock/long-model".into(),
+            },
+            TurnStatus::Thinking,
+        ] {
+            let event = ChatEvent::Status { status };
+            let json = serde_json::to_string(&event)?;
+            assert_eq!(serde_json::from_str::<ChatEvent>(&json)?, event);
+        }
+        let json = serde_json::to_value(ChatEvent::Status {
+            status: TurnStatus::ReadingContext {
+                tokens: 10,
+                done: 5,
+            },
+        })?;
+        assert_eq!(json["kind"], "status");
+        assert_eq!(json["status"]["state"], "reading_context");
+        assert!(TurnStatus::Thinking.same_stage(&TurnStatus::Thinking));
+        assert!(!TurnStatus::Thinking.same_stage(&TurnStatus::Waiting { model: "m".into() }));
+        Ok(())
+    }
+
+    #[test]
+    fn a_recalled_memory_carries_the_words_it_matched_and_older_ones_still_read(
+    ) -> Result<(), serde_json::Error> {
+        let recalled = RecalledMemory {
+            id: 3,
+            source: "claude-code".into(),
+            date: "2026-12-04".into(),
+            snippet: "The staging database password rotates every 90 days".into(),
+            score: 1.4,
+            channels: "fts #1, vec #1".into(),
+            reason: "kept: above the relative threshold".into(),
+            words: vec!["staging".into(), "database".into()],
+            close_in_meaning: true,
+        };
+        let json = serde_json::to_string(&recalled)?;
+        assert_eq!(serde_json::from_str::<RecalledMemory>(&json)?, recalled);
+        // A task saved before the words were kept reads with none.
+        let old = r#"{"id":1,"source":"codex","date":"2026-01-01","snippet":"s","score":1.0,"channels":"fts #1","reason":"kept"}"#;
+        let read: RecalledMemory = serde_json::from_str(old)?;
+        assert!(read.words.is_empty() && !read.close_in_meaning);
+        Ok(())
+    }
+
+    #[test]
     fn a_model_server_address_needs_its_scheme_and_a_host() {
         assert_eq!(base_url_problem(""), None);
         assert_eq!(base_url_problem("http://127.0.0.1:8080/v1"), None);
@@ -195,6 +250,9 @@ pub enum ChatEvent {
     /// The model request failed (`reason`) and is sent again after `after_ms`; the reply shows
     /// it until something arrives.
     Retrying { reason: String, after_ms: u64 },
+    /// What the turn is doing while no words arrive (loading the model, reading the context,
+    /// waiting, thinking): the reply's status line shows it with the seconds it has taken.
+    Status { status: TurnStatus },
     /// A tool call starts; `display` is its one-line description (`🛠️  bash: ls`).
     Tool {
         call_id: String,
@@ -237,6 +295,29 @@ pub enum ChatEvent {
         #[serde(default)]
         class: FailureKind,
     },
+}
+
+/// What a turn is doing while the person sees no words yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// Cairn's own model is being loaded into memory.
+    LoadingModel { model: String },
+    /// The model reads the prompt: `done` of `tokens` evaluated so far.
+    ReadingContext { tokens: u64, done: u64 },
+    /// The request is sent; nothing has come back yet.
+    Waiting { model: String },
+    /// The model reasons before it answers.
+    Thinking,
+    /// A tool runs (`name`).
+    RunningTool { name: String },
+}
+
+impl TurnStatus {
+    /// Whether `other` is the same stage (its counter keeps running as the numbers move).
+    pub fn same_stage(&self, other: &Self) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
 }
 
 /// What kind of failure ended a turn: what the person can do next. Every failure can be retried.
@@ -454,6 +535,12 @@ pub struct RecalledMemory {
     pub channels: String,
     /// Why it was kept.
     pub reason: String,
+    /// The question's own words the memory holds (the plain "why": "Matches your words …").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub words: Vec<String>,
+    /// Whether it is close to the question in meaning.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub close_in_meaning: bool,
 }
 
 /// What is wrong with a model server's address as a person typed it, if anything (an empty

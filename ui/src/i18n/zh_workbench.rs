@@ -168,4 +168,18 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Background jobs are still running. Quitting Cairn stops them.", "后台任务仍在运行。退出 Cairn 会停止它们。"),
     ("Keep Cairn running", "保持 Cairn 运行"),
     ("Stop them and quit", "停止它们并退出"),
+    // present.rs: the plain "why" of a recalled memory
+    ("Matches your words “{words}” and is close in meaning", "与你说的“{words}”相符，意思也相近"),
+    ("Matches your words “{words}”", "与你说的“{words}”相符"),
+    ("Close in meaning to what you asked", "与你所问的意思相近"),
+    ("Related to what you asked", "与你所问的相关"),
+    ("today", "今天"),
+    ("From {source}, {when}", "来自 {source}，{when}"),
+    ("Ranking details", "排序细节"),
+    // present.rs: the reply's status line
+    ("Loading {model}…", "正在加载 {model}…"),
+    ("Reading {tokens} tokens of context… {percent}%", "正在读取 {tokens} 个词元的上下文… {percent}%"),
+    ("Waiting for {model}…", "正在等待 {model}…"),
+    ("Thinking…", "思考中…"),
+    ("Running {tool}…", "正在运行 {tool}…"),
 ];

@@ -92,7 +92,13 @@ pub(super) fn EntriesTab(panel: Panel) -> impl IntoView {
 }
 
 /// One entry in a list: its layer, source, date and the start of it.
-pub(super) fn entry_button(panel: Panel, memory: &Memory, score: Option<f64>) -> impl IntoView {
+/// A memory in a list; a search hit also says in plain words why it was recalled (`why`).
+pub(super) fn entry_button(
+    panel: Panel,
+    memory: &Memory,
+    score: Option<f64>,
+    why: Option<String>,
+) -> impl IntoView {
     let id = memory.id;
     let preview = preview(memory);
     let when = short_date(memory.created_at);
@@ -113,6 +119,7 @@ pub(super) fn entry_button(panel: Panel, memory: &Memory, score: Option<f64>) ->
                     <span class="mem-item-date">{when}</span>
                 </span>
                 <span class="mem-item-text">{preview}</span>
+                {why.map(|why| view! { <span class="mem-item-why">{why}</span> })}
             </button>
         </li>
     }
@@ -154,7 +161,7 @@ pub(super) fn EntryList(panel: Panel) -> impl IntoView {
             };
             let rows = items
                 .iter()
-                .map(|m| entry_button(panel, m, None))
+                .map(|m| entry_button(panel, m, None, None))
                 .collect_view();
             view! {
                 <ul id="mem-list" class="mem-list">{rows}</ul>
@@ -211,7 +218,7 @@ pub(super) fn SearchResults(panel: Panel) -> impl IntoView {
                     let rows = answer
                         .hits
                         .iter()
-                        .map(|h| entry_button(panel, &h.memory, Some(h.score)))
+                        .map(|h| entry_button(panel, &h.memory, Some(h.score), Some(hit_why(h))))
                         .collect_view();
                     view! { <ul id="mem-list" class="mem-list">{rows}</ul> }.into_any()
                 };
@@ -292,6 +299,7 @@ pub(super) fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView 
                     <td class="num mem-explain-score">{fused}</td>
                     <td>
                         <span class=class>{outcome}</span>
+                        <span class="mem-why">{hit_why(&hit)}</span>
                         <span class="mem-reason">{reason_text(&hit.reason)}</span>
                     </td>
                 </tr>
@@ -317,4 +325,19 @@ pub(super) fn explain_view(panel: Panel, candidates: Vec<Hit>) -> impl IntoView 
             </table>
         </div>
     }
+}
+
+/// A search hit's plain "why" and where it comes from: "Matches your words “staging database” ·
+/// From Claude Code, 3 days ago" (the numbers are in the explanation).
+fn hit_why(hit: &Hit) -> String {
+    let day = |ms: i64| cairn_protocol::calendar::day_name(ms.div_euclid(86_400_000));
+    format!(
+        "{} · {}",
+        crate::present::recall_why(&hit.words, hit.close_in_meaning),
+        crate::present::recall_origin(
+            &hit.memory.source,
+            &day(hit.memory.created_at),
+            &day(js_sys::Date::now() as i64)
+        )
+    )
 }

@@ -74,6 +74,22 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
         })
     });
     let retrying = Memo::new(move |_| message.with(|m| m.retrying.clone()));
+    let status = Memo::new(move |_| message.with(|m| m.status.clone()));
+    // A clock that ticks each second while the reply streams: the status line's counter.
+    let now = RwSignal::new(js_sys::Date::now());
+    if message.with_untracked(|m| m.progress == Progress::Streaming) {
+        if let Ok(tick) = set_interval_with_handle(
+            move || now.set(js_sys::Date::now()),
+            std::time::Duration::from_secs(1),
+        ) {
+            Effect::new(move |_| {
+                if message.with(|m| m.progress != Progress::Streaming) {
+                    tick.clear();
+                }
+            });
+            on_cleanup(move || tick.clear());
+        }
+    }
     let thinking = Memo::new(move |_| {
         message.with(|m| m.parts.is_empty() && m.progress == Progress::Streaming)
     });
@@ -117,12 +133,25 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                 <details class="recalled-block">
                     <summary>{label}</summary>
                     <ol>
-                        {items.into_iter().map(|i| view! {
-                            <li>
-                                <p class="recalled-meta">{tf("{date} · {source} · score {score} · {channels}", &[("date", &i.date), ("source", &i.source), ("score", &format!("{:.2}", i.score)), ("channels", &i.channels)])}</p>
-                                <p class="recalled-text">{i.snippet}</p>
-                                <p class="recalled-why">{i.reason}</p>
-                            </li>
+                        {items.into_iter().map(|i| {
+                            // Plain words first; the ranking's numbers behind their own disclosure.
+                            let today = cairn_protocol::calendar::day_name(js_sys::Date::now() as i64 / 86_400_000);
+                            let why = format!(
+                                "{} · {}",
+                                present::recall_why(&i.words, i.close_in_meaning),
+                                present::recall_origin(&i.source, &i.date, &today)
+                            );
+                            view! {
+                                <li>
+                                    <p class="recalled-text">{i.snippet}</p>
+                                    <p class="recalled-why">{why}</p>
+                                    <details class="recalled-numbers">
+                                        <summary>{t("Ranking details")}</summary>
+                                        <p class="recalled-meta">{tf("{date} · {source} · score {score} · {channels}", &[("date", &i.date), ("source", &i.source), ("score", &format!("{:.2}", i.score)), ("channels", &i.channels)])}</p>
+                                        <p class="recalled-reason">{i.reason}</p>
+                                    </details>
+                                </li>
+                            }
                         }).collect_view()}
                     </ol>
                 </details>
@@ -219,9 +248,14 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
             <For each=move || part_keys.get() key=|k| k.clone() let:key>
                 {part_view(key)}
             </For>
-            {move || match retrying.get() {
-                Some(why) => Some(view! { <p class="text thinking retrying" role="status">{why}</p> }.into_any()),
-                None => thinking.get().then(|| view! { <p class="text thinking">"…"</p> }.into_any()),
+            {move || match (retrying.get(), status.get()) {
+                (Some(why), _) => Some(view! { <p class="text thinking retrying" role="status">{why}</p> }.into_any()),
+                (None, Some((status, since))) => Some(view! {
+                    <p class="text thinking turn-status" role="status">
+                        {move || present::turn_status_text(&status, now.get() - since)}
+                    </p>
+                }.into_any()),
+                (None, None) => thinking.get().then(|| view! { <p class="text thinking">"…"</p> }.into_any()),
             }}
             {failure_view}
             {(!attachments.is_empty()).then(|| view! {

@@ -2,6 +2,7 @@
 //! reducer, parts in the order they happened, tool lines, what a reply waits for.
 
 use super::*;
+use cairn_protocol::TurnStatus;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Author {
@@ -33,6 +34,9 @@ pub(super) struct Message {
     pub(super) stopped: bool,
     /// Why nothing comes yet: the model request failed and is being sent again.
     pub(super) retrying: Option<String>,
+    /// What the turn does while no words come, and since when (the caller's clock, ms): the
+    /// status line's counter runs from it.
+    pub(super) status: Option<(TurnStatus, f64)>,
     /// The names of the files attached to a person's message.
     pub(super) attachments: Vec<String>,
     /// A finished reply's turn as captured in memory, when it can be rated.
@@ -99,6 +103,7 @@ impl Message {
             pending: None,
             stopped: false,
             retrying: None,
+            status: None,
             attachments: Vec::new(),
             turn_id: None,
             rating: None,
@@ -116,6 +121,7 @@ impl Message {
             pending: None,
             stopped: false,
             retrying: None,
+            status: None,
             attachments: Vec::new(),
             turn_id: None,
             rating: None,
@@ -168,10 +174,21 @@ impl Message {
                 self.recalled_items = items;
             }
             // Text after a tool call is a new paragraph below its card.
-            ChatEvent::Text { text } => match self.parts.last_mut() {
-                Some(Part::Text(last)) => last.push_str(&text),
-                _ => self.parts.push(Part::Text(text)),
-            },
+            ChatEvent::Text { text } => {
+                self.status = None;
+                match self.parts.last_mut() {
+                    Some(Part::Text(last)) => last.push_str(&text),
+                    _ => self.parts.push(Part::Text(text)),
+                }
+            }
+            // The same stage moving on (more of the context read) keeps its counter.
+            ChatEvent::Status { status } => {
+                let since = match &self.status {
+                    Some((current, since)) if current.same_stage(&status) => *since,
+                    _ => now_ms,
+                };
+                self.status = Some((status, since));
+            }
             ChatEvent::Notice { .. } => {}
             ChatEvent::JobNote { text } => self.parts.push(Part::JobNote(text)),
             ChatEvent::Retrying { reason, after_ms } => {
@@ -181,15 +198,18 @@ impl Message {
                 call_id,
                 name,
                 display,
-            } => self.parts.push(Part::Tool(ToolLine {
-                call_id,
-                name,
-                display,
-                failed: None,
-                output: String::new(),
-                started_at: now_ms,
-                took_ms: None,
-            })),
+            } => {
+                self.status = Some((TurnStatus::RunningTool { name: name.clone() }, now_ms));
+                self.parts.push(Part::Tool(ToolLine {
+                    call_id,
+                    name,
+                    display,
+                    failed: None,
+                    output: String::new(),
+                    started_at: now_ms,
+                    took_ms: None,
+                }));
+            }
             // What it does while it runs shows in its card until its result replaces it.
             ChatEvent::ToolProgress { call_id, text } => {
                 if let Some(line) = self.tool_mut(&call_id) {
@@ -207,12 +227,19 @@ impl Message {
                     line.took_ms = Some(now_ms - line.started_at);
                 }
                 self.pending = None;
+                // Another call still running keeps the line; else the model is asked next.
+                let running = self.parts.iter().find_map(|p| match p {
+                    Part::Tool(line) if line.failed.is_none() => Some(line.name.clone()),
+                    _ => None,
+                });
+                self.status = running.map(|name| (TurnStatus::RunningTool { name }, now_ms));
             }
             ChatEvent::Approval {
                 request,
                 tool,
                 display,
             } => {
+                self.status = None;
                 self.pending = Some(Pending::Approval {
                     request,
                     tool,
@@ -220,20 +247,24 @@ impl Message {
                 })
             }
             ChatEvent::Question { request, questions } => {
+                self.status = None;
                 self.pending = Some(Pending::Question { request, questions })
             }
             ChatEvent::Stopped => {
+                self.status = None;
                 self.pending = None;
                 self.stopped = true;
                 self.progress = Progress::Done;
             }
             ChatEvent::Done { turn_id, .. } => {
+                self.status = None;
                 self.pending = None;
                 self.progress = Progress::Done;
                 self.turn_id = turn_id;
             }
             // What the reply said before it failed stays.
             ChatEvent::Failed { message, class } => {
+                self.status = None;
                 self.failure = Some((message, class));
                 self.progress = Progress::Failed;
             }

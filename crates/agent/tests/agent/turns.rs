@@ -529,3 +529,41 @@ async fn a_small_models_recall_first_message_keeps_the_persons_words_apart() -> 
     );
     Ok(())
 }
+
+/// Issue 48, finding 13: before the first words the turn says what it waits for, and that the
+/// model thinks once its reasoning starts.
+#[tokio::test]
+async fn a_turn_says_what_it_waits_for_then_that_it_thinks() -> TestResult {
+    let server = MockServer::start(vec![Reply::sse(&[
+        delta(json!({ "reasoning_content": "hmm" })),
+        delta(json!({ "reasoning_content": " yes" })),
+        delta(json!({ "content": "Hello" })),
+        finish("stop"),
+    ])])
+    .await?;
+    let runtime = Runtime::new(settings(&server), None);
+    let mut stream = runtime.submit(cairn_agent::Op::UserMessage {
+        session: "s-status".into(),
+        text: "Say hello".into(),
+        images: Vec::new(),
+    });
+    let mut events = Vec::new();
+    while let Some(event) = stream.recv().await {
+        events.push(event);
+    }
+    let statuses: Vec<&cairn_protocol::TurnStatus> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Status(status) => Some(status),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(statuses.as_slice(), [cairn_protocol::TurnStatus::Waiting { model }, cairn_protocol::TurnStatus::Thinking] if !model.is_empty()),
+        "{events:?}"
+    );
+    let waiting = events.iter().position(|e| matches!(e, Event::Status(_)));
+    let words = events.iter().position(|e| matches!(e, Event::Text(_)));
+    assert!(waiting < words, "{events:?}");
+    Ok(())
+}

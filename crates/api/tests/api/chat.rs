@@ -64,3 +64,44 @@ async fn a_turn_nobody_listens_to_any_more_is_stopped() -> Result<(), Box<dyn st
     assert_eq!(server.requests().len(), 1, "the model was asked again");
     Ok(())
 }
+
+/// Issue 48, finding 13: before the model's first words the chat says what the turn waits for
+/// (the desktop showed a bare "…" for seconds), and the words end it.
+#[tokio::test]
+async fn a_turn_says_what_it_waits_for_before_the_first_words(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![text_reply("Here.")]).await?;
+    crate::write_config(dir.path(), &server.base_url, "")?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let chat = Chat::new(cairn.clone(), dir.path().to_path_buf());
+    let mut turn = chat.submit(
+        "desktop-2",
+        Op::UserMessage {
+            session: "desktop-2".into(),
+            text: "Say here".into(),
+            images: Vec::new(),
+        },
+    )?;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = Vec::new();
+    while let Some(event) = tokio::time::timeout_at(deadline.into(), turn.next()).await? {
+        let done = matches!(event, ChatEvent::Done { .. } | ChatEvent::Failed { .. });
+        seen.push(event);
+        if done {
+            break;
+        }
+    }
+    let waiting = seen
+        .iter()
+        .position(|e| {
+            matches!(e, ChatEvent::Status { status: cairn_protocol::TurnStatus::Waiting { model } } if !model.is_empty())
+        })
+        .ok_or_else(|| format!("no waiting status: {seen:?}"))?;
+    let words = seen
+        .iter()
+        .position(|e| matches!(e, ChatEvent::Text { .. }))
+        .ok_or_else(|| format!("no words: {seen:?}"))?;
+    assert!(waiting < words, "{seen:?}");
+    Ok(())
+}

@@ -198,3 +198,56 @@ async fn a_damaged_model_file_is_an_error_that_names_it() -> TestResult {
     assert!(matches!(error, ProviderError::Unavailable(_)), "{error:?}");
     Ok(())
 }
+
+/// Issue 48, finding 13: a long prompt on Cairn's own model says how far its reading is, batch
+/// by batch, before the first words (the person saw only "…" for 6–12 s).
+#[tokio::test]
+async fn a_long_prompt_reports_its_reading_as_it_goes() -> TestResult {
+    let Some(path) = model_path() else {
+        return Ok(());
+    };
+    let _serial = SERIAL.lock().await;
+    let model = InProcessModel::new(&path, LocalOptions::default());
+    let notes = "The staging server rotates its keys every ninety days. ".repeat(120);
+    let mut events = model.stream(request(
+        vec![Message::new(
+            Role::User,
+            format!("{notes}\nHow often are the keys rotated? Answer in three words."),
+        )],
+        vec![],
+    ));
+    let mut reading: Vec<(u64, u64)> = Vec::new();
+    let mut loading_after_reading = false;
+    while let Some(event) = events.recv().await {
+        match event? {
+            cairn_llm::StreamEvent::Progress(cairn_llm::Progress::ReadingPrompt {
+                tokens,
+                done,
+            }) => {
+                reading.push((tokens, done));
+            }
+            cairn_llm::StreamEvent::Progress(cairn_llm::Progress::LoadingModel { .. }) => {
+                loading_after_reading |= !reading.is_empty();
+            }
+            cairn_llm::StreamEvent::Text(_) => {
+                assert!(
+                    !reading.is_empty(),
+                    "words came before the reading was told"
+                );
+            }
+            cairn_llm::StreamEvent::Done(_) => break,
+            _ => {}
+        }
+    }
+    assert!(
+        !loading_after_reading,
+        "the model was loaded after its prompt was read"
+    );
+    assert!(reading.len() >= 3, "{reading:?}");
+    let (tokens, _) = reading[0];
+    assert!(tokens > 1000, "{reading:?}");
+    assert_eq!(reading.first().map(|r| r.1), Some(0), "{reading:?}");
+    assert_eq!(reading.last().map(|r| r.1), Some(tokens), "{reading:?}");
+    assert!(reading.windows(2).all(|w| w[0].1 < w[1].1), "{reading:?}");
+    Ok(())
+}
