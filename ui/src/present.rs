@@ -514,13 +514,19 @@ mod tests {
             recall_why(&words, true),
             "Matches your words “staging database” and is close in meaning"
         );
-        assert_eq!(recall_why(&words, false), "Matches your words “staging database”");
+        assert_eq!(
+            recall_why(&words, false),
+            "Matches your words “staging database”"
+        );
         assert_eq!(recall_why(&[], true), "Close in meaning to what you asked");
         assert_eq!(
             recall_origin("claude-code", "2026-12-04", "2026-12-07"),
             "From Claude Code, 3 days ago"
         );
-        assert_eq!(recall_origin("cairn", "2026-12-07", "2026-12-07"), "From Cairn, today");
+        assert_eq!(
+            recall_origin("cairn", "2026-12-07", "2026-12-07"),
+            "From Cairn, today"
+        );
         assert_eq!(
             recall_origin("codex", "2025-01-02", "2026-12-07"),
             "From Codex, on 2025-01-02"
@@ -528,7 +534,10 @@ mod tests {
         crate::i18n::set_language("zh-CN");
         let chinese = recall_why(&words, true);
         crate::i18n::set_language("en");
-        assert!(chinese.contains("staging database") && !chinese.contains("Matches"), "{chinese}");
+        assert!(
+            chinese.contains("staging database") && !chinese.contains("Matches"),
+            "{chinese}"
+        );
     }
 
     #[test]
@@ -549,11 +558,21 @@ mod tests {
             "Thinking… · 0 s"
         );
         assert_eq!(
-            turn_status_text(&TurnStatus::RunningTool { name: "bash".into() }, 41_000.0),
+            turn_status_text(
+                &TurnStatus::RunningTool {
+                    name: "bash".into()
+                },
+                41_000.0
+            ),
             "Running bash… · 41 s"
         );
         assert_eq!(
-            turn_status_text(&TurnStatus::Waiting { model: "mock/long-model".into() }, 3_000.0),
+            turn_status_text(
+                &TurnStatus::Waiting {
+                    model: "mock/long-model".into()
+                },
+                3_000.0
+            ),
             "Waiting for mock/long-model… · 3 s"
         );
         assert_eq!(thousands(1_234_567), "1,234,567");
