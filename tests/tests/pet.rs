@@ -140,6 +140,53 @@ async fn the_pet_names_the_task_it_continues_and_its_list_opens_tasks_in_the_wor
     outcome
 }
 
+/// A turn started from the pet that waits for the person's approval (here: a file written over,
+/// which asks by default) asks in the bubble; Deny goes back to the model, whose answer follows.
+#[tokio::test]
+#[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
+async fn a_call_that_asks_is_answered_in_the_pets_bubble() -> TestResult {
+    let home = tempfile::tempdir()?;
+    std::fs::create_dir_all(home.path().join("workspace"))?;
+    std::fs::write(home.path().join("workspace/notes.md"), "keep me\n")?;
+    let model = MockServer::start(vec![
+        cairn_test_support::tool_call_reply(
+            "w1",
+            "write_file",
+            json!({"path": "notes.md", "content": "gone\n"}),
+        ),
+        text_reply("I left your notes alone."),
+    ])
+    .await?;
+    std::fs::write(
+        home.path().join("config.toml"),
+        format!(
+            "[agent]\nmodel = \"mock/pet-model\"\n\n[providers.mock]\nbase_url = \"{}\"\nmodels = [\"pet-model\"]\n\n[sync]\nauto = false\n\n[ui]\nlaunch = \"pet\"\n",
+            model.base_url
+        ),
+    )?;
+    let app = common::launch_alone_at_window(home.path(), &[], "Cairn pet").await?;
+    let client = &app.client;
+    let outcome = async {
+        wait_for_text(client, ".pet-stones", "").await?;
+        click(client, "#pet-talk").await?;
+        let input = client.find(Locator::Id("pet-input")).await?;
+        input.send_keys("Clean up my notes\u{E007}").await?;
+        wait_for_text(client, "#pet-approval", "write_file: notes.md").await?;
+        screenshot(client, "pet-approval").await?;
+        click(client, "#pet-deny").await?;
+        wait_for_text(client, "#pet-reply", "I left your notes alone.").await?;
+        wait_until_gone(client, "#pet-approval").await?;
+        assert_eq!(
+            std::fs::read_to_string(home.path().join("workspace/notes.md"))?,
+            "keep me\n"
+        );
+        Ok(())
+    }
+    .await;
+    app.close().await;
+    outcome
+}
+
 /// Opens the task list with a click on the badge of the closed pet, as a person does; `step`
 /// names the moment for the error.
 async fn open_list(client: &Client, step: &str) -> TestResult<String> {

@@ -44,6 +44,10 @@ pub fn Pet() -> impl IntoView {
     let list = RwSignal::new(false);
     let draft = RwSignal::new(String::new());
     let reply = RwSignal::new(Reply::None);
+    // A call of the turn waiting for the person: its approval (request and what it runs), or
+    // `None`; a question (ask_user) is answered in the workbench.
+    let asking = RwSignal::new(None::<(u64, String)>);
+    let question = RwSignal::new(None::<String>);
     // What the turn waits for while no words come, since when, and a clock for its counter.
     let status = RwSignal::new(None::<(cairn_protocol::TurnStatus, f64)>);
     let now = RwSignal::new(js_sys::Date::now());
@@ -129,6 +133,7 @@ pub fn Pet() -> impl IntoView {
                 }
             });
         }
+        let session_asked = session.clone();
         spawn_local(async move {
             let outcome = ipc::send_message(&session, &text, &[], move |event| match event {
                 ChatEvent::Status { status: next } => status.update(|current| {
@@ -146,8 +151,23 @@ pub fn Pet() -> impl IntoView {
                     Reply::Text(so_far) => so_far.push_str(&text),
                     _ => *r = Reply::Text(text),
                 }),
-                ChatEvent::Failed { message, .. } => reply.set(Reply::Failed(message)),
-                ChatEvent::Done { turn_id, .. } => rateable.set(turn_id),
+                ChatEvent::Failed { message, .. } => {
+                    asking.set(None);
+                    reply.set(Reply::Failed(message));
+                }
+                ChatEvent::Done { turn_id, .. } => {
+                    asking.set(None);
+                    question.set(None);
+                    rateable.set(turn_id);
+                }
+                ChatEvent::Approval {
+                    request, display, ..
+                } => asking.set(Some((request, display))),
+                ChatEvent::Question { .. } => question.set(Some(session_asked.clone())),
+                ChatEvent::Stopped => {
+                    asking.set(None);
+                    question.set(None);
+                }
                 _ => {}
             })
             .await;
@@ -378,6 +398,30 @@ pub fn Pet() -> impl IntoView {
                             Reply::Failed(message) => message,
                         }}
                     </div>
+                    {move || asking.get().map(|(request, display)| {
+                        let decide = move |allow: bool| {
+                            asking.set(None);
+                            spawn_local(async move {
+                                let _ = ipc::approve(request, allow).await;
+                            });
+                        };
+                        view! {
+                            <div id="pet-approval" class="pet-approval" role="group" aria-label=t("Permission requested")>
+                                <p>{t("Cairn wants to run ")} <code>{display}</code></p>
+                                <div class="pet-approval-actions">
+                                    <button id="pet-approve" class="primary" on:click=move |_| decide(true)>{t("Allow")}</button>
+                                    <button id="pet-deny" class="secondary" on:click=move |_| decide(false)>{t("Deny")}</button>
+                                </div>
+                            </div>
+                        }
+                    })}
+                    {move || question.get().map(|session| view! {
+                        <p id="pet-question" class="pet-approval">
+                            {t("Cairn has a question for you.")}
+                            " "
+                            <button class="pet-link" on:click=move |_| open_in_workbench(session.clone())>{t("Answer in the workbench")}</button>
+                        </p>
+                    })}
                     {move || rateable.get().map(|turn_id| view! {
                         <crate::rate::Thumbs turn_id rated on_rated=Callback::new(move |r| rated.set(Some(r))) />
                     })}

@@ -1,5 +1,6 @@
-//! Simplified Chinese for the task's working folder (header chip, picker, first-run line) and
-//! Settings' agent section, keyed by the English text the source uses.
+//! Simplified Chinese for the task's working folder (header chip, picker, first-run line),
+//! Settings' agent section and the pet's bubble while a turn waits for the person, keyed by the
+//! English text the source uses.
 
 #[rustfmt::skip]
 pub const ZH_FOLDERS: &[(&str, &str)] = &[
@@ -19,4 +20,6 @@ pub const ZH_FOLDERS: &[(&str, &str)] = &[
     ("Workspace", "工作区"),
     ("Where a new task works until you choose its folder (📁 above the messages). Tasks remember their folder.", "新任务在你选择文件夹（消息上方的 📁）之前的工作位置。任务会记住自己的文件夹。"),
     ("Saved. New tasks start in the workspace.", "已保存。新任务从工作区开始。"),
+    ("Cairn has a question for you.", "Cairn 有个问题要问你。"),
+    ("Answer in the workbench", "在工作台中回答"),
 ];
