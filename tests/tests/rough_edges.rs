@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn_test_support::{text_reply, MockServer};
-use common::{click, focused, screenshot, text_of, wait_for_text, App, TestResult};
+use common::{click, focused, keys, screenshot, text_of, wait_for_text, App, TestResult};
 use fantoccini::Client;
 use serde_json::{json, Value};
 
@@ -52,12 +52,6 @@ fn seed_tasks(home: &Path, titles: &[&str]) -> TestResult {
             serde_json::to_vec(&session)?,
         )?;
     }
-    Ok(())
-}
-
-/// Sends keys to whatever has the focus (as a keyboard does).
-async fn keys(client: &Client, text: &str) -> TestResult {
-    client.active_element().await?.send_keys(text).await?;
     Ok(())
 }
 

@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn_test_support::{text_reply, MockServer};
-use common::{click, focused, launch_at, screenshot, wait_for_text, App, TestResult};
+use common::{click, focused, keys, launch_at, screenshot, wait_for_text, App, TestResult};
 use fantoccini::Locator;
 use serde_json::json;
 
@@ -432,12 +432,6 @@ async fn attachments_goal_restart_and_resume() -> TestResult {
     .await;
     app.close().await;
     outcome
-}
-
-/// Sends keys to whatever has the focus (as a keyboard does).
-async fn keys(client: &fantoccini::Client, text: &str) -> TestResult {
-    client.active_element().await?.send_keys(text).await?;
-    Ok(())
 }
 
 /// Presses Tab until the element with `id` has the focus (at most `limit` times).

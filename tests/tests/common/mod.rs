@@ -210,6 +210,12 @@ pub fn desktop_binary() -> TestResult<PathBuf> {
     workspace_binary("cairn-desktop", "CAIRN_DESKTOP_BIN")
 }
 
+/// Sends keys to whatever has the focus (as a keyboard does).
+pub async fn keys(client: &Client, text: &str) -> TestResult {
+    client.active_element().await?.send_keys(text).await?;
+    Ok(())
+}
+
 /// Runs `cairn` (`target/debug/cairn` or `$CAIRN_BIN`) on `home`; its standard output, or an
 /// error with its standard error.
 pub fn cairn(home: &Path, args: &[&str]) -> TestResult<String> {

@@ -16,7 +16,7 @@ use cairn_tools::{Answer, ToolboxOptions};
 use serde_json::{json, Value};
 use tempfile::TempDir;
 
-use crate::support::{results, run, Setup};
+use crate::support::{asked, results, run, run_approving, Setup};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -570,26 +570,8 @@ async fn with_yolo_off_calls_wait_for_approval_and_a_refusal_is_the_result() -> 
     let mut settings = settings(&server, dir.path());
     settings.yolo = false;
     let runtime = Runtime::new(settings, None);
-    let mut events = runtime.submit(Op::UserMessage {
-        session: "s".into(),
-        text: "go".into(),
-        images: Vec::new(),
-    });
-    let mut seen = Vec::new();
-    while let Some(event) = tokio::time::timeout(Duration::from_secs(10), events.recv()).await? {
-        if let Event::ApprovalRequest { request, tool, .. } = &event {
-            runtime.submit(Op::Approve {
-                request: *request,
-                allow: tool == "write_file",
-            });
-        }
-        seen.push(event);
-    }
-    let asked = seen
-        .iter()
-        .filter(|e| matches!(e, Event::ApprovalRequest { .. }))
-        .count();
-    assert_eq!(asked, 2, "read_file never asks");
+    let seen = run_approving(&runtime, "s", "go", |tool| tool == "write_file").await?;
+    assert_eq!(asked(&seen).len(), 2, "read_file never asks");
     let out = results(&seen);
     assert_eq!(out[0], "[#0001]\n[command rejected by the user]");
     assert!(out[1].starts_with("[#0002 allowed.txt sha "), "{}", out[1]);

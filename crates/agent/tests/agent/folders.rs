@@ -1,15 +1,13 @@
 //! A task's working folder: where its tools work, kept with it, told to the model when it moves,
 //! and guarded (an overwrite or a command outside it asks first, even under yolo).
 
-use std::time::Duration;
-
-use cairn_agent::{Event, Op, Runtime, SessionStore};
+use cairn_agent::{Event, Runtime, SessionStore};
 use cairn_test_support::{text_reply, tool_call_reply, tool_calls_reply, MockServer};
 use cairn_tools::ToolboxOptions;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::support::{results, run, Setup};
+use crate::support::{asked, results, run, run_approving, Setup};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -126,26 +124,8 @@ async fn a_guarded_folder_asks_before_an_overwrite_or_a_command_outside_even_und
     assert!(settings.yolo);
     settings.guard_folder = true;
     let runtime = Runtime::new(settings, None);
-    let mut events = runtime.submit(Op::UserMessage {
-        session: "s".into(),
-        text: "go".into(),
-        images: Vec::new(),
-    });
-    let mut asked = Vec::new();
-    let mut seen = Vec::new();
-    while let Some(event) = tokio::time::timeout(Duration::from_secs(20), events.recv()).await? {
-        if let Event::ApprovalRequest {
-            request, display, ..
-        } = &event
-        {
-            asked.push(display.clone());
-            runtime.submit(Op::Approve {
-                request: *request,
-                allow: false,
-            });
-        }
-        seen.push(event);
-    }
+    let seen = run_approving(&runtime, "s", "go", |_| false).await?;
+    let asked = asked(&seen);
     assert_eq!(asked.len(), 3, "{asked:?}");
     assert!(asked[0].contains("plan.md"), "{asked:?}");
     assert!(asked[1].contains("cat "), "{asked:?}");

@@ -54,6 +54,45 @@ pub async fn run(runtime: &Runtime, session: &str, text: &str) -> Vec<Event> {
     out
 }
 
+/// Runs one message to the end, answering each approval as `allow` says for the tool asking;
+/// every event (the approval requests among them).
+pub async fn run_approving(
+    runtime: &Runtime,
+    session: &str,
+    text: &str,
+    allow: impl Fn(&str) -> bool,
+) -> Result<Vec<Event>, tokio::time::error::Elapsed> {
+    let mut events = runtime.submit(Op::UserMessage {
+        session: session.into(),
+        text: text.into(),
+        images: Vec::new(),
+    });
+    let mut seen = Vec::new();
+    while let Some(event) =
+        tokio::time::timeout(std::time::Duration::from_secs(20), events.recv()).await?
+    {
+        if let Event::ApprovalRequest { request, tool, .. } = &event {
+            runtime.submit(Op::Approve {
+                request: *request,
+                allow: allow(tool),
+            });
+        }
+        seen.push(event);
+    }
+    Ok(seen)
+}
+
+/// The approval requests among `events`: each call's display line.
+pub fn asked(events: &[Event]) -> Vec<String> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequest { display, .. } => Some(display.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The output of every tool call in `events`, in order.
 pub fn results(events: &[Event]) -> Vec<String> {
     events

@@ -1,18 +1,16 @@
 //! fetch_content through the loop: a scripted model asks for pages served on 127.0.0.1, and the
 //! results are compared whole.
 
-use std::time::Duration;
-
 use axum::http::header;
 use axum::routing::get;
 use axum::Router;
-use cairn_agent::{Event, Op, Runtime};
+use cairn_agent::{Event, Runtime};
 use cairn_test_support::{serve, text_reply, tool_calls_reply, MockServer};
 use cairn_tools::ToolboxOptions;
 use serde_json::json;
 use tempfile::TempDir;
 
-use crate::support::{results, run, Setup};
+use crate::support::{results, run, run_approving, Setup};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -159,23 +157,14 @@ async fn fetch_content_asks_before_writing_a_file_only() -> TestResult {
         .settings();
     settings.yolo = false;
     let runtime = Runtime::new(settings, None);
-    let mut events = runtime.submit(Op::UserMessage {
-        session: "s".into(),
-        text: "go".into(),
-        images: Vec::new(),
-    });
-    let mut asked = Vec::new();
-    let mut seen = Vec::new();
-    while let Some(event) = tokio::time::timeout(Duration::from_secs(20), events.recv()).await? {
-        if let Event::ApprovalRequest { request, tool, .. } = &event {
-            asked.push(tool.clone());
-            runtime.submit(Op::Approve {
-                request: *request,
-                allow: false,
-            });
-        }
-        seen.push(event);
-    }
+    let seen = run_approving(&runtime, "s", "go", |_| false).await?;
+    let asked: Vec<&str> = seen
+        .iter()
+        .filter_map(|e| match e {
+            Event::ApprovalRequest { tool, .. } => Some(tool.as_str()),
+            _ => None,
+        })
+        .collect();
     assert_eq!(asked, ["fetch_content"]);
     let out = results(&seen);
     assert!(out[0].starts_with("[#0001]\n# Release notes"), "{}", out[0]);
