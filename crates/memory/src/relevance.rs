@@ -13,6 +13,8 @@ pub(crate) const COVERAGE_MIN: f64 = 0.3;
 /// The (rescaled) cosine similarity from which a memory counts as close in meaning to the
 /// question: it is recalled however few of the question's words it shares.
 pub(crate) const CLOSE_IN_MEANING: f64 = 0.35;
+/// The fewest memories the question's term weights are computed over (see [`weighted_terms`]).
+const IDF_FLOOR: i64 = 100;
 /// How much a term found only in a memory's conversational neighbours counts towards its
 /// coverage (the full-text index weights that column the same).
 const CONTEXT_SHARE: f64 = 0.35;
@@ -127,7 +129,10 @@ pub(crate) fn weighted_terms(
         .filter(|w| SMALL_TALK.contains(&w.as_str()))
         .flat_map(|w| analyzer.terms(&w))
         .collect();
-    let n = total.max(1) as f64;
+    // A store of a few memories says little about how rare a word is: there the topic of the
+    // question ("basil") may be in every memory and weigh next to nothing against a word no
+    // memory holds ("go"). The weights are taken as over at least `IDF_FLOOR` memories.
+    let n = total.max(IDF_FLOOR) as f64;
     terms
         .iter()
         .map(|term| {

@@ -423,6 +423,25 @@ fn one_shared_common_word_recalls_nothing() -> TestResult {
     Ok(())
 }
 
+/// In a store of a few memories the question's topic may be in all of them: it still recalls
+/// the memory about it ("basil" was in both, and weighed less than "go", which none holds).
+#[test]
+fn a_small_store_recalls_by_the_questions_topic() -> TestResult {
+    let store = store_with(&[
+        (
+            "s",
+            "Last summer the basil grew best in the south bed, next to the tomatoes",
+        ),
+        ("s", "Start with tomatoes and basil."),
+    ])?;
+    let texts = top_texts(&store, "Where should the basil go?", 2)?;
+    assert!(
+        texts.iter().any(|t| t.contains("south bed")),
+        "{texts:?}"
+    );
+    Ok(())
+}
+
 /// The plain "why": the question's own words the memory holds, as the person wrote them.
 #[test]
 fn a_hit_names_the_questions_words_it_holds() -> TestResult {
