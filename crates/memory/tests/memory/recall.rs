@@ -435,10 +435,7 @@ fn a_small_store_recalls_by_the_questions_topic() -> TestResult {
         ("s", "Start with tomatoes and basil."),
     ])?;
     let texts = top_texts(&store, "Where should the basil go?", 2)?;
-    assert!(
-        texts.iter().any(|t| t.contains("south bed")),
-        "{texts:?}"
-    );
+    assert!(texts.iter().any(|t| t.contains("south bed")), "{texts:?}");
     Ok(())
 }
 
