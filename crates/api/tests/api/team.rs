@@ -112,8 +112,12 @@ async fn a_team_of_three_works_a_task_to_the_end() -> TestResult {
         ]
     );
     // The lead wrote nothing itself; the members did the work and reported.
-    for _ in 0..100 {
-        if cairn.teams().view("s").is_some_and(|t| t.room.len() == 2) {
+    // Both reports in the room and delivered to the lead, whose wake-up reads them (a loaded
+    // machine may take a while: the deadline is generous, the wait ends as soon as they are).
+    for _ in 0..600 {
+        if cairn.teams().view("s").is_some_and(|t| t.room.len() == 2)
+            && runtime.jobs().has_notes("s")
+        {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
