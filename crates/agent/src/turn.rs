@@ -79,10 +79,12 @@ impl Runtime {
                 })
                 .await;
         }
+        // Where the turn works: looked up once (it may read the session's file).
+        let folder = self.folder(session);
         let turn_id = if machine {
             None
         } else {
-            self.start_capture(session, text)
+            self.start_capture(session, text, &folder)
         };
         let offer_tools =
             crate::tool_need::offers_tools(self.settings.compact, text, &state.messages);
@@ -97,7 +99,6 @@ impl Runtime {
             note = fill(NOTE_MODE, &[("mode", mode), ("mode_text", mode_text)]);
         }
         state.told_yolo = Some(self.settings.yolo);
-        let folder = self.folder(session);
         if folder != state.folder {
             if !note.is_empty() {
                 note.push('\n');
@@ -592,7 +593,7 @@ impl Runtime {
         }
     }
 
-    fn start_capture(&self, session: &str, text: &str) -> Option<i64> {
+    fn start_capture(&self, session: &str, text: &str, folder: &std::path::Path) -> Option<i64> {
         let memory = self.memory.as_ref().filter(|_| self.settings.capture)?;
         memory
             .start_turn(TurnStart {
@@ -601,7 +602,7 @@ impl Runtime {
                 source: Some("cairn".into()),
                 idempotency_key: None,
                 started_at: None,
-                workspace: Some(self.folder(session).display().to_string()),
+                workspace: Some(folder.display().to_string()),
             })
             .map_err(|e| tracing::warn!("the turn was not captured: {e}"))
             .ok()
