@@ -1,5 +1,6 @@
 //! The Cairn desktop app: starts the local API, opens the workbench and the pet, wires the pet's
-//! global shortcut, and shuts everything down cleanly (removing `runtime.json`).
+//! global shortcut and the tray, and shuts everything down cleanly (removing `runtime.json`). Its
+//! `#[tauri::command]`s (`commands.rs`, `*_commands.rs`) are thin adapters over `cairn-api`.
 
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 

@@ -1,4 +1,7 @@
-//! The UI entry point: mounts the workbench or the pet, depending on which page loaded the module.
+//! Cairn's Leptos UI (wasm), one module for both windows: the workbench (task list, message stream,
+//! composer, Memory, Sources and Settings pages) and the pet. It renders and dispatches; every call
+//! to the backend goes through `ipc`. This entry point mounts the workbench or the pet, depending on
+//! which page loaded the module.
 
 mod composer;
 mod format;

