@@ -18,8 +18,8 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::context::recall_arguments;
 use crate::runtime::{Event, Reply, Runtime, SessionState};
+use crate::spent::Spent;
 use crate::texts::{BAD_ARGUMENTS, NOT_RUN_STOPPED, UNKNOWN_TOOL};
-use crate::turn::Spent;
 
 /// The calls of one model step and what save_answer may write.
 pub(crate) struct StepCalls {

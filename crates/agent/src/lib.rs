@@ -13,6 +13,7 @@ mod prompt;
 mod runtime;
 mod search_tool;
 mod sessions;
+mod spent;
 mod task_tool;
 mod team;
 mod texts;

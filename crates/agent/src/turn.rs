@@ -1,7 +1,7 @@
 //! One turn: recall, then model steps with their tool calls until the model answers, a limit
 //! wraps it up, the person stops it or the loop detector ends it; then capture. Also `/compact`.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use cairn_llm::{ChatRequest, Completion, FinishReason, Message, Role, StreamEvent, ToolSpec};
 use cairn_memory::{render_injection, SearchQuery, TurnCompletion, TurnStart};
@@ -15,21 +15,13 @@ use crate::execute::{Outcome, StepCalls};
 use crate::prompt::{folder_name, user_message};
 use crate::runtime::{RecalledMemory, Runtime, SessionState};
 use crate::sessions::SessionRecall;
+use crate::spent::Spent;
 use crate::texts::{
     COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
     MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP,
     NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT,
     TOKEN_LIMIT, WRAP_UP,
 };
-
-/// What a turn has spent so far (time waiting for the person is not counted).
-#[derive(Default)]
-pub(crate) struct Spent {
-    pub steps: usize,
-    pub waited: Duration,
-    pub output_bytes: u64,
-    pub completion_tokens: u64,
-}
 
 /// Why a model step failed.
 enum StepError {
