@@ -1,0 +1,96 @@
+//! Tasks as the workbench and the pet show them: the list, the events of every task, background
+//! jobs and teams.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ChatEvent;
+
+/// A task's background job, as its jobs strip shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskJob {
+    /// `job1`, `job2`, … (the task's one sequence).
+    pub id: String,
+    pub command: String,
+    /// `running`, `exited`, `killed`, `stopped`, or for a subagent `finished` (it reported) or
+    /// `failed`.
+    pub state: String,
+    pub exit_code: Option<i32>,
+    pub elapsed_ms: u64,
+}
+
+/// A task's team, as the workbench shows it: who is on it, and its room as a conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskTeam {
+    /// The members in tree order (the lead is not listed).
+    pub members: Vec<TeamMember>,
+    /// The room's messages, oldest first.
+    pub room: Vec<TeamMessage>,
+}
+
+/// A member of a task's team.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMember {
+    pub name: String,
+    pub role: String,
+    /// Who added it (`lead`, or a member's name).
+    pub parent: String,
+    /// `working`, `waiting for a slot`, `finished` or `idle`.
+    pub state: String,
+    /// The end of its stream: its words and its calls, as they came.
+    pub output: String,
+}
+
+/// A message of a team's room.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamMessage {
+    pub from: String,
+    /// A name, or `all`.
+    pub to: String,
+    pub text: String,
+    /// A member's report to whoever added it.
+    pub report: bool,
+}
+
+/// One event of one task, as `GET /api/v1/events` streams it: every task's, whoever started it
+/// (the workbench, the pet, the local API).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskEvent {
+    pub task: String,
+    #[serde(flatten)]
+    pub event: ChatEvent,
+}
+
+/// A task (a stored conversation) as the task list shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskSummary {
+    pub session: String,
+    pub title: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived: bool,
+    pub pinned: bool,
+    /// The task's standing goal as `/goal` describes it ("Goal (active): …"), if it has one.
+    #[serde(default)]
+    pub goal: Option<String>,
+    /// Where the task works (a full path); empty until it is kept with the task.
+    #[serde(default)]
+    pub folder: String,
+}
+
+/// What the pet shows: a badge (tasks running, or finished in the last five minutes), up to six
+/// of them, and the task a message typed into the pet continues (`None`: a new one), named so
+/// the bubble can say which.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PetState {
+    pub badge: usize,
+    pub tasks: Vec<PetTask>,
+    pub continues: Option<PetTask>,
+}
+
+/// A task in the pet's list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PetTask {
+    pub session: String,
+    pub title: String,
+    pub running: bool,
+}
