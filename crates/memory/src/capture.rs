@@ -8,7 +8,9 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{Layer, NewMemory};
-use crate::store::{cached, log_change, snippet, stored_id, Analysed, Unindexed};
+use crate::store::{cached, log_change, stored_id};
+use crate::text::snippet;
+use crate::write::{Analysed, Unindexed};
 use crate::{redact, MemoryError, MemoryStore};
 
 /// The capture caps.

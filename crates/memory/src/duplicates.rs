@@ -10,7 +10,7 @@
 use rusqlite::{params, Transaction};
 use serde_json::Value;
 
-use crate::facts::words;
+use crate::statements::words;
 use crate::store::{change_status, get, log_change, metadata_ids, update_metadata};
 use crate::{MemoryError, SearchHit, Status};
 

@@ -67,10 +67,10 @@ pub struct Rated {
 
 /// What a message says of the answer before it: `Some(1.0)` it worked, `Some(-1.0)` it did not.
 pub(crate) fn verdict(message: &str) -> Option<f64> {
-    let words = crate::facts::words(message);
-    if crate::facts::has_phrase(&words, FAILED) {
+    let words = crate::statements::words(message);
+    if crate::statements::has_phrase(&words, FAILED) {
         Some(-1.0)
-    } else if crate::facts::has_phrase(&words, WORKED) {
+    } else if crate::statements::has_phrase(&words, WORKED) {
         Some(1.0)
     } else {
         None
@@ -84,7 +84,7 @@ impl MemoryStore {
         let note = request
             .note
             .as_deref()
-            .map(|n| crate::store::snippet(&redact(n.trim()), NOTE_CHARS))
+            .map(|n| crate::text::snippet(&redact(n.trim()), NOTE_CHARS))
             .filter(|n| !n.is_empty());
         let value = match request.rating {
             Rating::Up => 1.0,

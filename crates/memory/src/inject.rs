@@ -1,8 +1,9 @@
 //! Injection: recalled hits rendered as clearly labelled historical context for the model, each
 //! snippet at most 640 characters.
 
+use crate::clock::date;
 use crate::model::{Layer, SearchHit};
-use crate::store::snippet;
+use crate::text::snippet;
 
 /// The most characters of one memory shown to the model.
 pub const SNIPPET_CHARS: usize = 640;
@@ -72,26 +73,4 @@ fn speakers_named(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Today's date (UTC) as `YYYY-MM-DD`.
-pub fn today() -> String {
-    date(crate::store::now_ms())
-}
-
-/// `YYYY-MM-DD` (UTC) of a unix-millisecond time.
-pub fn date(ms: i64) -> String {
-    cairn_protocol::calendar::day_name(ms.div_euclid(86_400_000))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dates_are_civil() {
-        assert_eq!(date(0), "1970-01-01");
-        assert_eq!(date(1_683_554_160_000), "2023-05-08");
-        assert_eq!(date(951_782_400_000), "2000-02-29");
-    }
 }

@@ -5,28 +5,40 @@
 //! hit; and the background passes over what was written: facts that change, duplicates, feedback
 //! and what is learned from it.
 
+mod background;
 mod capture;
+mod channels;
 mod checkpoint;
+mod clock;
 mod dates;
+mod delete;
 mod duplicates;
 mod error;
 mod facts;
 mod feedback;
+mod index;
 mod inject;
+mod lent_models;
 mod model;
+mod overview;
 mod policies;
 mod policy_words;
 mod recall;
 mod redact;
 mod relevance;
 mod schema;
+mod selection;
 mod skills;
+mod statements;
 mod store;
 mod summaries;
 mod text;
+mod vector_index;
 mod vectors;
+mod versions;
 mod vocabulary;
 mod world;
+mod write;
 
 pub mod knowledge_update;
 pub mod locomo;
@@ -36,15 +48,17 @@ pub use capture::{
     CAPTURE_LIMITS,
 };
 pub use checkpoint::CheckpointBeside;
+pub use clock::{date, now_ms, today};
 pub use error::MemoryError;
 pub use feedback::{Rated, STOPPED};
-pub use inject::{date, render_injection, today};
+pub use inject::render_injection;
+pub use lent_models::{Embedder, Writer, WriterUses};
 pub use model::{
     Analysis, FeedbackRequest, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Rating,
     Reward, SearchHit, SearchQuery, SearchResult, Status, Trace,
 };
 pub use recall::Baseline;
 pub use redact::{redact, set_known_secrets};
-pub use store::{now_ms, snippet, MemoryStore};
-pub use summaries::{Writer, WriterUses};
-pub use vectors::{Embedder, BINARY_FIRST_FROM};
+pub use store::MemoryStore;
+pub use text::snippet;
+pub use vector_index::BINARY_FIRST_FROM;

@@ -17,7 +17,9 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::facts::{cosine, overlap, vector, TermWeights};
-use crate::store::{cached, change_status, snippet, stored_id, update_metadata, Unindexed};
+use crate::store::{cached, change_status, stored_id, update_metadata};
+use crate::text::snippet;
+use crate::write::Unindexed;
 use crate::{MemoryError, MemoryStore, SearchHit};
 
 /// Tasks of one kind that went well before a policy is written.

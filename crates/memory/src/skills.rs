@@ -10,8 +10,10 @@ use cairn_protocol::memory::{Layer, MemoryRecord, Status};
 use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
+use crate::index::{record, COLUMNS};
 use crate::policies::{Task, EVOLUTION_SOURCE};
-use crate::store::{change_status, stored_id, update_metadata, COLUMNS};
+use crate::store::{change_status, stored_id, update_metadata};
+use crate::text::snippet;
 use crate::{MemoryError, MemoryStore};
 
 /// Tasks that went well before a policy becomes a candidate skill.
@@ -147,7 +149,7 @@ impl MemoryStore {
             "SELECT {COLUMNS} FROM memories WHERE layer = 'skill' AND source = ?1
                AND status IN ('activated', 'resolving') ORDER BY id"
         ))?;
-        let rows = stmt.query_map([EVOLUTION_SOURCE], crate::store::record)?;
+        let rows = stmt.query_map([EVOLUTION_SOURCE], record)?;
         let mut skills = Vec::new();
         for row in rows {
             let memory = row?;
@@ -205,7 +207,7 @@ fn unique_name(tx: &Transaction<'_>, base: &str, policy: i64) -> Result<String, 
 
 /// The skill's `SKILL.md`.
 fn skill_text(name: &str, best: &Task, support: usize, policy: i64, sources: &[i64]) -> String {
-    let request = crate::store::snippet(best.request.trim(), 200);
+    let request = snippet(best.request.trim(), 200);
     let mut text = format!(
         "---\nname: {name}\ndescription: \"Learned from {support} tasks that went well: {}\"\norigin: cairn-evolution\n---\n\n# {name}\n\nUse when {}.\n\n## Steps\n\n",
         request.replace(['"', '\n'], " "),
@@ -215,18 +217,14 @@ fn skill_text(name: &str, best: &Task, support: usize, policy: i64, sources: &[i
         text.push_str("1. Answer directly, as before.\n");
     }
     for (i, step) in best.steps.iter().enumerate() {
-        text.push_str(&format!(
-            "{}. {}\n",
-            i + 1,
-            crate::store::snippet(step, 200)
-        ));
+        text.push_str(&format!("{}. {}\n", i + 1, snippet(step, 200)));
     }
     let last_ok = best
         .steps
         .iter()
         .rev()
         .find(|s| !s.contains(") [error]"))
-        .map(|s| crate::store::snippet(s, 200));
+        .map(|s| snippet(s, 200));
     text.push_str("\n## Check\n\n");
     match last_ok {
         Some(step) => text.push_str(&format!(
@@ -237,7 +235,7 @@ fn skill_text(name: &str, best: &Task, support: usize, policy: i64, sources: &[i
     if !best.answer.is_empty() {
         text.push_str(&format!(
             "\nThe answer that closed it: {}\n",
-            crate::store::snippet(&best.answer, 300)
+            snippet(&best.answer, 300)
         ));
     }
     text.push_str(&format!(

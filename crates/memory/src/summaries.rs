@@ -1,5 +1,5 @@
-//! The background model: what the app lends the memory to write with (a chat model), and what
-//! it is used for. Every memory gets a heuristic summary when written; with summaries on, the
+//! Summaries by the background model (the `Writer` the app lends, see `lent_models`). Every
+//! memory gets a heuristic summary when written; with summaries on, the
 //! background queue has the model rewrite the summaries of traces, a few at a time, with
 //! retries. (Policies in the model's words are `policy_words`.)
 
@@ -7,23 +7,9 @@ use std::sync::Arc;
 
 use rusqlite::params;
 
+use crate::lent_models::{Writer, WriterUses};
+use crate::text::snippet;
 use crate::{MemoryError, MemoryStore};
-
-/// A model the background queue asks to write (implemented over a chat model by the app).
-pub trait Writer: Send + Sync {
-    /// The model's reply to `instructions` (its system prompt) about `text`, at most
-    /// `max_tokens` long; `Err` when it could not be asked (the queue tries again later).
-    fn write(&self, instructions: &str, text: &str, max_tokens: u32) -> Result<String, String>;
-}
-
-/// What the background model writes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct WriterUses {
-    /// Trace summaries.
-    pub summaries: bool,
-    /// Learned policies, in its own words.
-    pub policies: bool,
-}
 
 const SUMMARY_PROMPT: &str = "Summarise this exchange from a person's history with an AI agent in one or two \
 sentences for a memory index: what was asked, what was done or found, and any names, paths or numbers \
@@ -74,7 +60,7 @@ impl MemoryStore {
             }
             self.lock()?.execute(
                 "UPDATE memories SET summary = ?2, summary_source = 'model' WHERE id = ?1 AND status != 'deleted'",
-                params![id, crate::store::snippet(&summary, 400)],
+                params![id, snippet(&summary, 400)],
             )?;
             done += 1;
         }

@@ -1,6 +1,6 @@
 //! Text analysis for indexing and queries: terms (lower-cased, stop words dropped, English stems,
 //! Chinese/Japanese/Korean as overlapping character pairs) and structural fragments (paths,
-//! identifiers, error codes) that must match exactly.
+//! identifiers, error codes) that must match exactly; and text cut to a snippet.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -217,6 +217,16 @@ pub fn fts_or_query(terms: &[String]) -> String {
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect::<Vec<_>>()
         .join(" OR ")
+}
+
+/// At most `max` characters of `text`, cut at a character boundary, with an ellipsis when cut.
+pub fn snippet(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 #[cfg(test)]

@@ -12,7 +12,8 @@ use rusqlite::{params, OptionalExtension, Transaction};
 use serde_json::Value;
 
 use crate::policies::EVOLUTION_SOURCE;
-use crate::store::{change_status, metadata_ids, snippet, stored_id, update_metadata};
+use crate::store::{change_status, metadata_ids, stored_id, update_metadata};
+use crate::text::snippet;
 use crate::{MemoryError, MemoryStore};
 
 /// Tasks a command or a file must appear in to be part of the world model.
