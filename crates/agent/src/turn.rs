@@ -44,6 +44,51 @@ enum StepEnd {
     Cancelled(Completion),
 }
 
+/// One turn's working state, carried from its preparation through the step loop to its end.
+struct TurnRun<'a> {
+    session: &'a str,
+    /// What the person (or a job's note) said.
+    text: &'a str,
+    cancel: &'a CancellationToken,
+    tx: &'a mpsc::Sender<Event>,
+    /// The turn as captured in memory, while it is being captured.
+    turn_id: Option<i64>,
+    offer_tools: bool,
+    /// The conversation's last answer before this turn (save_answer's "previous answer").
+    previous_answer: Option<String>,
+    /// Where this turn's messages begin (earlier ones are sent without their reasoning).
+    turn_start: usize,
+    /// Whether the history was already summarised once in this turn.
+    compacted: bool,
+    started: Instant,
+    spent: Spent,
+    counters: Counters,
+    usage: cairn_llm::Usage,
+    /// Nudges in a row.
+    nudges: usize,
+    reasoning: String,
+    captured_calls: Vec<cairn_memory::ToolCall>,
+    /// The tools of the latest step.
+    tools: Vec<ToolSpec>,
+}
+
+/// How a turn's step loop ended.
+enum TurnEnd {
+    /// The model answered (after a wrap-up too, the transcript marked already).
+    Answered(String),
+    /// The person stopped the turn: the partial reply.
+    Stopped(Completion),
+    /// The reply could not be used (a loop stopped, cut off, empty): why.
+    Unusable(String),
+}
+
+/// What a turn does after a model step.
+enum AfterStep {
+    /// Another step.
+    Next,
+    End(TurnEnd),
+}
+
 impl Runtime {
     pub(crate) async fn turn(
         &self,
@@ -54,6 +99,22 @@ impl Runtime {
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
     ) -> Result<(), TurnError> {
+        let mut run = self.prepare(session, text, images, state, cancel, tx).await;
+        let end = self.step_loop(&mut run, state).await?;
+        self.finish(run, state, end).await
+    }
+
+    /// Before the first step: recall, the capture started, the notes for the model, and the
+    /// person's message added to the conversation.
+    async fn prepare<'a>(
+        &self,
+        session: &'a str,
+        text: &'a str,
+        images: Vec<cairn_llm::Image>,
+        state: &mut SessionState,
+        cancel: &'a CancellationToken,
+        tx: &'a mpsc::Sender<Event>,
+    ) -> TurnRun<'a> {
         // A wake-up's note is the harness's, not the person's: nothing is recalled for it, and
         // it is not captured as something the person asked.
         let machine = crate::is_job_note(text);
@@ -81,6 +142,67 @@ impl Runtime {
         let offer_tools =
             crate::tool_need::offers_tools(self.settings.compact, text, &state.messages);
         let previous_answer = last_answer(&state.messages);
+        let note = self.turn_note(session, folder, offer_tools, state).await;
+        // Kept with the session, so a reopened task still shows what this reply recalled.
+        if let Some((_, _, items)) = &recalled {
+            let position = state.transcript_len();
+            state.recalls.retain(|r| r.position != position);
+            state.recalls.push(SessionRecall {
+                position,
+                items: items.clone(),
+            });
+        }
+        let injection = recalled.map(|(_, i, _)| i).unwrap_or_default();
+        let today = (self.settings.today)();
+        let system = state.messages.first().filter(|m| m.role == Role::System);
+        let date_note = crate::prompt::needs_date_note(system.map(|m| m.content.as_str()), &today)
+            .then_some(today);
+        let turn_start = state.messages.len();
+        let mut message = Message::new(
+            Role::User,
+            user_message(
+                text,
+                date_note.as_deref(),
+                &note,
+                &injection,
+                self.settings.compact,
+            ),
+        );
+        message.images = images;
+        if message.content != text {
+            message.words = Some(text.to_owned());
+        }
+        state.messages.push(message);
+        TurnRun {
+            session,
+            text,
+            cancel,
+            tx,
+            turn_id,
+            offer_tools,
+            previous_answer,
+            turn_start,
+            compacted: false,
+            started: Instant::now(),
+            spent: Spent::default(),
+            counters: Counters::default(),
+            usage: cairn_llm::Usage::default(),
+            nudges: 0,
+            reasoning: String::new(),
+            captured_calls: Vec::new(),
+            tools: self.tool_specs(offer_tools, &state.context),
+        }
+    }
+
+    /// What the model is told with the person's message: a changed permission mode, a changed
+    /// folder, the standing goal, and the instructions of MCP servers not told yet.
+    async fn turn_note(
+        &self,
+        session: &str,
+        folder: std::path::PathBuf,
+        offer_tools: bool,
+        state: &mut SessionState,
+    ) -> String {
         let mut note = String::new();
         if state.told_yolo != Some(self.settings.yolo) && state.told_yolo.is_some() {
             let (mode, mode_text) = if self.settings.yolo {
@@ -119,208 +241,234 @@ impl Runtime {
                 state.told_mcp.push(server);
             }
         }
-        // Kept with the session, so a reopened task still shows what this reply recalled.
-        if let Some((_, _, items)) = &recalled {
-            let position = state.transcript_len();
-            state.recalls.retain(|r| r.position != position);
-            state.recalls.push(SessionRecall {
-                position,
-                items: items.clone(),
-            });
-        }
-        let injection = recalled.map(|(_, i, _)| i).unwrap_or_default();
-        let today = (self.settings.today)();
-        let system = state.messages.first().filter(|m| m.role == Role::System);
-        let date_note = crate::prompt::needs_date_note(system.map(|m| m.content.as_str()), &today)
-            .then_some(today);
-        let mut turn_start = state.messages.len();
-        let mut compacted = false;
-        let mut message = Message::new(
-            Role::User,
-            user_message(
-                text,
-                date_note.as_deref(),
-                &note,
-                &injection,
-                self.settings.compact,
-            ),
-        );
-        message.images = images;
-        if message.content != text {
-            message.words = Some(text.to_owned());
-        }
-        state.messages.push(message);
+        note
+    }
 
-        let started = Instant::now();
-        let mut spent = Spent::default();
-        let mut counters = Counters::default();
-        let mut usage = cairn_llm::Usage::default();
-        let mut nudges = 0;
-        let mut reasoning = String::new();
-        let mut captured_calls = Vec::new();
-        let mut tools = self.tool_specs(offer_tools, &state.context);
-        let answer = loop {
-            if let Some(limit) = self.limit_reached(&spent, started) {
-                let _ = tx
-                    .send(Event::WrappedUp {
-                        limit: limit.into(),
-                    })
-                    .await;
-                state.messages.push(Message::new(
-                    Role::User,
-                    WRAP_UP.replace("{{limit}}", limit),
-                ));
-                let last = match self.step(state, turn_start, &tools, cancel, tx).await {
-                    Ok(end) => end,
-                    Err(e) => return Err(e.into()),
-                };
-                let last = match last {
-                    StepEnd::Done(c) => c,
-                    StepEnd::Cancelled(c) => {
-                        self.capture_stopped(turn_id, &c, reasoning, captured_calls);
-                        return self.stopped(session, text, state, c, counters, tx).await;
-                    }
-                };
-                add_usage(&mut usage, last.usage);
-                let mut message = assistant_message(&last);
-                // A tool call in that reply is not run.
-                let unrun: Vec<Message> = last
-                    .tool_calls
-                    .iter()
-                    .map(|c| Message::tool_result(&c.id, NOT_RUN_WRAP_UP))
-                    .collect();
-                message.reasoning = none_if_empty(&last.reasoning);
-                state.messages.push(message);
-                state.messages.extend(unrun);
-                let mark = fill(MARK_WRAPPED, &[("limit", limit)]);
-                self.save(session, text, state, None, Some(mark));
-                break last.text;
+    /// Model steps with their tool calls until the model answers, a limit wraps the turn up, the
+    /// person stops it or its reply cannot be used.
+    async fn step_loop(
+        &self,
+        run: &mut TurnRun<'_>,
+        state: &mut SessionState,
+    ) -> Result<TurnEnd, TurnError> {
+        loop {
+            if let Some(limit) = self.limit_reached(&run.spent, run.started) {
+                return self.wrap_up(run, state, limit).await;
             }
-            spent.steps += 1;
-            tools = self.tool_specs(offer_tools, &state.context);
-            let step = match self.step(state, turn_start, &tools, cancel, tx).await {
+            run.spent.steps += 1;
+            run.tools = self.tool_specs(run.offer_tools, &state.context);
+            let step = match self
+                .step(state, run.turn_start, &run.tools, run.cancel, run.tx)
+                .await
+            {
                 Ok(end) => end,
                 // Too long for the model: the earlier turns become a summary, once per turn.
                 Err(StepError::Overflow(error)) => {
-                    if compacted || turn_start <= 1 {
+                    if run.compacted || run.turn_start <= 1 {
                         return Err(error);
                     }
-                    compacted = true;
-                    let summary = self.compact(session, state, turn_start).await?;
-                    turn_start = 3;
-                    let _ = tx.send(Event::Compacted { summary }).await;
+                    run.compacted = true;
+                    let summary = self.compact(run.session, state, run.turn_start).await?;
+                    run.turn_start = 3;
+                    let _ = run.tx.send(Event::Compacted { summary }).await;
                     continue;
                 }
                 Err(StepError::Other(error)) => return Err(error),
             };
-            let mut completion = match step {
+            let completion = match step {
                 StepEnd::Done(c) => c,
-                StepEnd::Cancelled(c) => {
-                    self.capture_stopped(turn_id, &c, reasoning, captured_calls);
-                    return self.stopped(session, text, state, c, counters, tx).await;
-                }
+                StepEnd::Cancelled(c) => return Ok(TurnEnd::Stopped(c)),
             };
-            read_calls_written_as_text(&mut completion, &tools, spent.steps);
-            add_usage(&mut usage, completion.usage);
-            spent.completion_tokens += completion.usage.output_tokens;
-            reasoning.push_str(&completion.reasoning);
-
-            if !completion.tool_calls.is_empty() && completion.finish != FinishReason::Length {
-                nudges = 0;
-                state.messages.push(assistant_message(&completion));
-                let calls = StepCalls {
-                    session: session.to_owned(),
-                    calls: completion.tool_calls.clone(),
-                    this_message: completion.text.clone(),
-                    previous_answer: previous_answer.clone(),
-                };
-                let outcome = self
-                    .run_calls(calls, state, cancel, tx, &mut counters, &mut spent)
-                    .await;
-                captured_calls.extend(outcome.captured.iter().cloned());
-                spent.waited += outcome.waited;
-                match outcome.end {
-                    Outcome::Continue => {
-                        // Jobs that ended meanwhile are told at this step boundary.
-                        for note in self.jobs.take_notes(session) {
-                            let _ = tx.send(Event::JobNote { text: note.clone() }).await;
-                            state.messages.push(Message::new(Role::User, note));
-                        }
-                        self.save(session, text, state, None, None);
-                        continue;
-                    }
-                    Outcome::Cancelled => {
-                        let nothing = Completion::default();
-                        self.capture_stopped(turn_id, &nothing, reasoning, captured_calls);
-                        return self
-                            .stopped(session, text, state, nothing, counters, tx)
-                            .await;
-                    }
-                    Outcome::LoopStopped(message) => {
-                        self.save(session, text, state, Some(("generation", &message)), None);
-                        self.capture_failed(turn_id);
-                        let _ = tx
-                            .send(Event::failed(&TurnError::Generation(message)))
-                            .await;
-                        return Ok(());
-                    }
-                }
+            match self.after_step(run, state, completion).await {
+                AfterStep::Next => continue,
+                AfterStep::End(end) => return Ok(end),
             }
+        }
+    }
 
-            let nothing_said =
-                completion.text.trim().is_empty() && completion.tool_calls.is_empty();
-            let cut_off = completion.finish == FinishReason::Length;
-            if (nothing_said || cut_off) && nudges < self.settings.max_nudges {
-                nudges += 1;
-                let (reason, nudge) = if cut_off {
-                    ("cut off", NUDGE_CUT_OFF)
-                } else if completion.reasoning.trim().is_empty() {
-                    ("empty", NUDGE_EMPTY)
-                } else {
-                    ("thinking only", NUDGE_THINKING_ONLY)
-                };
-                let _ = tx
-                    .send(Event::Nudged {
-                        reason: reason.into(),
-                    })
-                    .await;
-                if !completion.text.is_empty() {
-                    let mut message = assistant_message(&completion);
-                    message.tool_calls.clear();
-                    state.messages.push(message);
-                }
-                state.messages.push(Message::new(Role::User, nudge));
-                continue;
-            }
-            // The nudges ran out: a fragment or nothing is not an answer, and is not remembered.
-            if cut_off || nothing_said {
-                let message = if cut_off { CUT_OFF_ERROR } else { EMPTY_ERROR };
-                self.save(session, text, state, Some(("generation", message)), None);
-                self.capture_failed(turn_id);
-                let _ = tx
-                    .send(Event::failed(&TurnError::Generation(message.to_owned())))
-                    .await;
-                return Ok(());
-            }
-            let mut message = assistant_message(&completion);
-            message.tool_calls.clear();
-            state.messages.push(message);
-            break completion.text;
-        };
-
-        self.save(session, text, state, None, None);
-        let captured =
-            self.finish_capture(turn_id, &answer, reasoning, captured_calls, "completed");
-        let _ = tx
-            .send(Event::TurnComplete {
-                answer,
-                usage,
-                steps: spent.steps,
-                counters,
-                turn_id: turn_id.filter(|_| captured),
+    /// A limit was reached: the model is asked for a last answer, and a tool call in it is not run.
+    async fn wrap_up(
+        &self,
+        run: &mut TurnRun<'_>,
+        state: &mut SessionState,
+        limit: &str,
+    ) -> Result<TurnEnd, TurnError> {
+        let _ = run
+            .tx
+            .send(Event::WrappedUp {
+                limit: limit.into(),
             })
             .await;
-        Ok(())
+        state.messages.push(Message::new(
+            Role::User,
+            WRAP_UP.replace("{{limit}}", limit),
+        ));
+        let last = match self
+            .step(state, run.turn_start, &run.tools, run.cancel, run.tx)
+            .await
+        {
+            Ok(end) => end,
+            Err(e) => return Err(e.into()),
+        };
+        let last = match last {
+            StepEnd::Done(c) => c,
+            StepEnd::Cancelled(c) => return Ok(TurnEnd::Stopped(c)),
+        };
+        add_usage(&mut run.usage, last.usage);
+        let mut message = assistant_message(&last);
+        // A tool call in that reply is not run.
+        let unrun: Vec<Message> = last
+            .tool_calls
+            .iter()
+            .map(|c| Message::tool_result(&c.id, NOT_RUN_WRAP_UP))
+            .collect();
+        message.reasoning = none_if_empty(&last.reasoning);
+        state.messages.push(message);
+        state.messages.extend(unrun);
+        let mark = fill(MARK_WRAPPED, &[("limit", limit)]);
+        self.save(run.session, run.text, state, None, Some(mark));
+        Ok(TurnEnd::Answered(last.text))
+    }
+
+    /// After a model step: its tool calls run, a nudge when it said nothing or was cut off, or
+    /// the turn ends.
+    async fn after_step(
+        &self,
+        run: &mut TurnRun<'_>,
+        state: &mut SessionState,
+        mut completion: Completion,
+    ) -> AfterStep {
+        read_calls_written_as_text(&mut completion, &run.tools, run.spent.steps);
+        add_usage(&mut run.usage, completion.usage);
+        run.spent.completion_tokens += completion.usage.output_tokens;
+        run.reasoning.push_str(&completion.reasoning);
+
+        if !completion.tool_calls.is_empty() && completion.finish != FinishReason::Length {
+            run.nudges = 0;
+            return self.run_step_calls(run, state, &completion).await;
+        }
+
+        let nothing_said = completion.text.trim().is_empty() && completion.tool_calls.is_empty();
+        let cut_off = completion.finish == FinishReason::Length;
+        if (nothing_said || cut_off) && run.nudges < self.settings.max_nudges {
+            run.nudges += 1;
+            let (reason, nudge) = if cut_off {
+                ("cut off", NUDGE_CUT_OFF)
+            } else if completion.reasoning.trim().is_empty() {
+                ("empty", NUDGE_EMPTY)
+            } else {
+                ("thinking only", NUDGE_THINKING_ONLY)
+            };
+            let _ = run
+                .tx
+                .send(Event::Nudged {
+                    reason: reason.into(),
+                })
+                .await;
+            if !completion.text.is_empty() {
+                let mut message = assistant_message(&completion);
+                message.tool_calls.clear();
+                state.messages.push(message);
+            }
+            state.messages.push(Message::new(Role::User, nudge));
+            return AfterStep::Next;
+        }
+        // The nudges ran out: a fragment or nothing is not an answer, and is not remembered.
+        if cut_off || nothing_said {
+            let message = if cut_off { CUT_OFF_ERROR } else { EMPTY_ERROR };
+            return AfterStep::End(TurnEnd::Unusable(message.to_owned()));
+        }
+        let mut message = assistant_message(&completion);
+        message.tool_calls.clear();
+        state.messages.push(message);
+        AfterStep::End(TurnEnd::Answered(completion.text))
+    }
+
+    /// Runs the tool calls of a step; the notes of jobs that ended meanwhile are told after them.
+    async fn run_step_calls(
+        &self,
+        run: &mut TurnRun<'_>,
+        state: &mut SessionState,
+        completion: &Completion,
+    ) -> AfterStep {
+        state.messages.push(assistant_message(completion));
+        let calls = StepCalls {
+            session: run.session.to_owned(),
+            calls: completion.tool_calls.clone(),
+            this_message: completion.text.clone(),
+            previous_answer: run.previous_answer.clone(),
+        };
+        let outcome = self
+            .run_calls(
+                calls,
+                state,
+                run.cancel,
+                run.tx,
+                &mut run.counters,
+                &mut run.spent,
+            )
+            .await;
+        run.captured_calls.extend(outcome.captured.iter().cloned());
+        run.spent.waited += outcome.waited;
+        match outcome.end {
+            Outcome::Continue => {
+                // Jobs that ended meanwhile are told at this step boundary.
+                for note in self.jobs.take_notes(run.session) {
+                    let _ = run.tx.send(Event::JobNote { text: note.clone() }).await;
+                    state.messages.push(Message::new(Role::User, note));
+                }
+                self.save(run.session, run.text, state, None, None);
+                AfterStep::Next
+            }
+            Outcome::Cancelled => AfterStep::End(TurnEnd::Stopped(Completion::default())),
+            Outcome::LoopStopped(message) => AfterStep::End(TurnEnd::Unusable(message)),
+        }
+    }
+
+    /// After the step loop: the session saved, the capture completed, and the event that ends
+    /// the turn.
+    async fn finish(
+        &self,
+        run: TurnRun<'_>,
+        state: &mut SessionState,
+        end: TurnEnd,
+    ) -> Result<(), TurnError> {
+        let (session, text, tx) = (run.session, run.text, run.tx);
+        match end {
+            TurnEnd::Stopped(partial) => {
+                self.capture_stopped(run.turn_id, &partial, run.reasoning, run.captured_calls);
+                self.stopped(session, text, state, partial, run.counters, tx)
+                    .await
+            }
+            TurnEnd::Unusable(message) => {
+                self.save(session, text, state, Some(("generation", &message)), None);
+                self.capture_failed(run.turn_id);
+                let _ = tx
+                    .send(Event::failed(&TurnError::Generation(message)))
+                    .await;
+                Ok(())
+            }
+            TurnEnd::Answered(answer) => {
+                self.save(session, text, state, None, None);
+                let captured = self.finish_capture(
+                    run.turn_id,
+                    &answer,
+                    run.reasoning,
+                    run.captured_calls,
+                    "completed",
+                );
+                let _ = tx
+                    .send(Event::TurnComplete {
+                        answer,
+                        usage: run.usage,
+                        steps: run.spent.steps,
+                        counters: run.counters,
+                        turn_id: run.turn_id.filter(|_| captured),
+                    })
+                    .await;
+                Ok(())
+            }
+        }
     }
 
     /// The limit spent, if any (agent-loop.json: checked between steps).
