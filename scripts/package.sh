@@ -49,7 +49,7 @@ if [ -z "$linked" ]; then
   exit 1
 fi
 config=$(python3 - "$linked" "$bin" "${CAIRN_PACKAGE_VERSION:-}" <<'PY'
-import json, sys
+import json, os, sys
 linked, bin_dir, version = sys.argv[1], sys.argv[2], sys.argv[3]
 depends = [d.strip() for d in linked.split(",") if d.strip()]
 depends += ["libayatana-appindicator3-1", "fonts-wqy-microhei | fonts-noto-cjk"]
@@ -57,7 +57,11 @@ files = {
     "/usr/bin/cairn": f"{bin_dir}/cairn",
     "/usr/bin/cairn-model-host": f"{bin_dir}/cairn-model-host",
 }
-config = {"bundle": {"linux": {
+# The icons, named relative to tauri.conf.json (the top level), as absolute paths: the bundler
+# reads them from src-tauri, where it runs.
+with open("tauri.conf.json") as f:
+    icons = [os.path.abspath(icon) for icon in json.load(f)["bundle"]["icon"]]
+config = {"bundle": {"icon": icons, "linux": {
     "deb": {"depends": depends, "files": files},
     # Fedora's names for the same libraries (the .rpm is built, not installed, here).
     "rpm": {
@@ -73,8 +77,13 @@ PY
 say "depends: $(python3 -c 'import json,sys; print(", ".join(json.loads(sys.argv[1])["bundle"]["linux"]["deb"]["depends"]))' "$config")"
 
 # The bundler packs what cargo built (`tauri bundle`; `tauri build` would build the app alone,
-# with other features).
+# with other features). It runs in the app's crate, src-tauri, and reads its config only from
+# there, so the config at the top level is linked in for the while (the build itself is pointed at
+# it by src-tauri/build.rs and generate_context!).
+ln -sfn ../tauri.conf.json src-tauri/tauri.conf.json
+trap 'rm -rf "$shlib_dir"; rm -f src-tauri/tauri.conf.json' EXIT
 (cd src-tauri && "$tauri" bundle "${tauri_flags[@]}" --bundles deb,rpm --ci --config "$config")
+rm -f src-tauri/tauri.conf.json
 deb=$(ls -t "$bin"/bundle/deb/*.deb | head -1)
 echo "$deb" >"$bin/bundle/deb/latest"
 size=$(stat -c %s "$deb")

@@ -295,7 +295,7 @@ fn run() -> anyhow::Result<()> {
                 }
             }
         })
-        .build(tauri::generate_context!())
+        .build(tauri::generate_context!("../tauri.conf.json"))
         .context("cannot start the desktop app")?;
 
     app.run(|handle, event| {
