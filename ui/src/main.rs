@@ -4,8 +4,10 @@
 //! which page loaded the module.
 
 mod composer;
+mod dom;
 mod format;
 mod forms;
+mod highlight;
 mod i18n;
 mod ipc;
 mod markdown;
@@ -29,15 +31,10 @@ fn main() {
             i18n::set_language(&settings.language);
             settings_page::apply_theme(&settings.theme);
         }
-        if let Some(root) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.document_element())
-        {
+        if let Some(root) = dom::root_element() {
             let _ = root.set_attribute("lang", i18n::language());
         }
-        let path = web_sys::window()
-            .and_then(|w| w.location().pathname().ok())
-            .unwrap_or_default();
+        let path = dom::page_path();
         markdown::install_code_copy();
         if present::is_pet_page(&path) {
             leptos::mount::mount_to_body(pet::Pet);

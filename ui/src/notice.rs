@@ -28,7 +28,7 @@ where
             return;
         }
         spawn_local(async move {
-            crate::workbench::gloo_sleep(FADE_MS).await;
+            crate::dom::sleep(FADE_MS).await;
             if notice.get_untracked().as_ref() == Some(&shown) {
                 notice.set(None);
             }

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 
 use crate::i18n::{t, tf};
-use crate::setup::install_label;
+use crate::setup::local_models::install_label;
 
 /// What a model's row says about its file.
 fn state_label(m: &LocalModelInfo) -> &'static str {

@@ -6,6 +6,7 @@ use cairn_protocol::ApiError;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
+use crate::dom::focus_soon;
 use crate::i18n::{t, tf};
 use crate::ipc;
 
@@ -373,20 +374,6 @@ fn show_if_new<T: PartialEq + Send + Sync + 'static>(
 fn next(counter: StoredValue<u32>) -> u32 {
     counter.update_value(|n| *n = n.wrapping_add(1));
     counter.get_value()
-}
-
-/// Focuses the element with this id once it is on the page.
-fn focus_soon(id: &'static str) {
-    use wasm_bindgen::JsCast;
-    request_animation_frame(move || {
-        if let Some(element) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.get_element_by_id(id))
-            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-        {
-            let _ = element.focus();
-        }
-    });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -262,7 +262,7 @@ impl Page {
         form.error.set(None);
         // A bad address is said next to its field, before anything is written.
         if cairn_protocol::base_url_problem(&form.base_url.get_untracked()).is_some() {
-            crate::workbench::focus_by_id("provider-base-url");
+            crate::dom::focus_by_id("provider-base-url");
             return;
         }
         spawn_local(async move {

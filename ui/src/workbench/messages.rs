@@ -42,7 +42,6 @@ pub(super) struct FailureActions {
 #[component]
 pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) -> impl IntoView {
     let message = RwSignal::from(message);
-    let clear_pending = move || message.update(|m| m.pending = None);
     let class = move || {
         message.with(|m| match (&m.author, m.progress) {
             (Author::Person, _) => "message from-person",
@@ -57,7 +56,6 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
     let who = if from_person { t("You") } else { "Cairn" };
     let attachments = message.with_untracked(|m| m.attachments.clone());
     let recalled = Memo::new(move |_| message.with(|m| m.recalled));
-    let recalled_items = Memo::new(move |_| message.with(|m| m.recalled_items.clone()));
     // Each part by a key that stays while the reply streams: a text by its place, a call by its id.
     let part_keys = Memo::new(move |_| {
         message.with(|m| {
@@ -73,28 +71,6 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                 .collect::<Vec<_>>()
         })
     });
-    let retrying = Memo::new(move |_| message.with(|m| m.retrying.clone()));
-    let status = Memo::new(move |_| message.with(|m| m.status.clone()));
-    // A clock that ticks each second while the reply streams: the status line's counter.
-    let now = RwSignal::new(js_sys::Date::now());
-    if message.with_untracked(|m| m.progress == Progress::Streaming) {
-        if let Ok(tick) = set_interval_with_handle(
-            move || now.set(js_sys::Date::now()),
-            std::time::Duration::from_secs(1),
-        ) {
-            Effect::new(move |_| {
-                if message.with(|m| m.progress != Progress::Streaming) {
-                    tick.clear();
-                }
-            });
-            on_cleanup(move || tick.clear());
-        }
-    }
-    let thinking = Memo::new(move |_| {
-        message.with(|m| m.parts.is_empty() && m.progress == Progress::Streaming)
-    });
-    let failure = Memo::new(move |_| message.with(|m| m.failure.clone()));
-    let pending = Memo::new(move |_| message.with(|m| m.pending.clone()));
     let stopped = Memo::new(move |_| message.with(|m| m.stopped));
     // A finished reply with words in it can be copied whole (its Markdown).
     let copyable = Memo::new(move |_| {
@@ -124,7 +100,62 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
             view! { <span class="recalled">{label}</span> }
         })
     };
-    let recalled_block = move || {
+    view! {
+        <li class=class>
+            {(!is_mark).then(|| view! { <span class="who">{who} {recalled_label}</span> })}
+            <RecalledBlock message />
+            <For each=move || part_keys.get() key=|k| k.clone() let:key>
+                {part_view(message, from_person, key)}
+            </For>
+            <StatusLine message />
+            <FailureBlock message is_last />
+            {(!attachments.is_empty()).then(|| view! {
+                <ul class="sent-attachments">
+                    {attachments.iter().map(|name| view! { <li class="attachment">{name.clone()}</li> }).collect_view()}
+                </ul>
+            })}
+            <PendingBlock message />
+            {move || stopped.get().then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> })}
+            {move || copyable.get().then(|| view! {
+                <button type="button" class="reply-copy" title=t("Copy the reply") on:click=move |ev| {
+                    let text = message.with_untracked(reply_text);
+                    if crate::dom::copy_to_clipboard(&text) {
+                        if let Some(button) = crate::dom::event_element(&ev) {
+                            crate::dom::flash_copied(&button);
+                        }
+                    }
+                }>{t("Copy")}</button>
+            })}
+            {move || rateable.get().map(|turn_id| view! {
+                <crate::rate::Thumbs
+                    turn_id
+                    rated=Signal::derive(move || message.with(|m| m.rating))
+                    on_rated=Callback::new(move |r| message.update(|m| m.rating = Some(r)))
+                />
+            })}
+        </li>
+    }
+}
+
+/// A reply's words, as its Markdown: its texts, trimmed, a blank line between them.
+fn reply_text(m: &Message) -> String {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(text) => Some(text.trim()),
+            _ => None,
+        })
+        .filter(|text| !text.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// What was recalled for a message, and why: plain words first, the ranking's numbers behind
+/// their own disclosure.
+#[component]
+fn RecalledBlock(message: RwSignal<Message>) -> impl IntoView {
+    let recalled_items = Memo::new(move |_| message.with(|m| m.recalled_items.clone()));
+    move || {
         let items = recalled_items.get();
         (!items.is_empty()).then(|| {
             // The pill beside the name says how many; this opens what they were.
@@ -157,8 +188,13 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                 </details>
             }
         })
-    };
-    let part_view = move |key: PartKey| match key {
+    }
+}
+
+/// One part of a message, by its key: a tool card, a compaction's summary, a job's note or a text
+/// (the person's plain, Cairn's as Markdown).
+fn part_view(message: RwSignal<Message>, from_person: bool, key: PartKey) -> AnyView {
+    match key {
         PartKey::Tool(id) => view! { <ul class="tools"><ToolCard message id /></ul> }.into_any(),
         PartKey::Compacted(index) => {
             let summary = message.with_untracked(|m| match m.parts.get(index) {
@@ -205,11 +241,58 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                     .into_any()
             }
         }
-    };
+    }
+}
+
+/// What the reply is doing while no words come: a retry, the turn's status with its counter, or
+/// an ellipsis.
+#[component]
+fn StatusLine(message: RwSignal<Message>) -> impl IntoView {
+    let retrying = Memo::new(move |_| message.with(|m| m.retrying.clone()));
+    let status = Memo::new(move |_| message.with(|m| m.status.clone()));
+    // A clock that ticks each second while the reply streams: the status line's counter.
+    let now = RwSignal::new(js_sys::Date::now());
+    if message.with_untracked(|m| m.progress == Progress::Streaming) {
+        if let Ok(tick) = set_interval_with_handle(
+            move || now.set(js_sys::Date::now()),
+            std::time::Duration::from_secs(1),
+        ) {
+            Effect::new(move |_| {
+                if message.with(|m| m.progress != Progress::Streaming) {
+                    tick.clear();
+                }
+            });
+            on_cleanup(move || tick.clear());
+        }
+    }
+    let thinking = Memo::new(move |_| {
+        message.with(|m| m.parts.is_empty() && m.progress == Progress::Streaming)
+    });
+    move || match (retrying.get(), status.get()) {
+        (Some(why), _) => {
+            Some(view! { <p class="text thinking retrying" role="status">{why}</p> }.into_any())
+        }
+        (None, Some((status, since))) => Some(
+            view! {
+                <p class="text thinking turn-status" role="status">
+                    {move || present::turn_status_text(&status, now.get() - since)}
+                </p>
+            }
+            .into_any(),
+        ),
+        (None, None) => thinking
+            .get()
+            .then(|| view! { <p class="text thinking">"…"</p> }.into_any()),
+    }
+}
+
+/// The failure in plain words, what to do about it, and the way to do it: Retry (on the last
+/// reply, which is what runs again), Settings when the fix is there.
+#[component]
+fn FailureBlock(message: RwSignal<Message>, is_last: Signal<bool>) -> impl IntoView {
+    let failure = Memo::new(move |_| message.with(|m| m.failure.clone()));
     let actions = use_context::<FailureActions>();
-    // The failure in plain words, what to do about it, and the way to do it: Retry (on the last
-    // reply, which is what runs again), Settings when the fix is there.
-    let failure_view = move || {
+    move || {
         failure.get().map(|(text, kind)| {
             let retry = actions.filter(|_| is_last.get());
             let settings = actions.filter(|_| kind.points_to_settings());
@@ -228,8 +311,15 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                 </div>
             }
         })
-    };
-    let pending_view = move || {
+    }
+}
+
+/// A call waiting for the person: its approval card or ask_user's form.
+#[component]
+fn PendingBlock(message: RwSignal<Message>) -> impl IntoView {
+    let clear_pending = move || message.update(|m| m.pending = None);
+    let pending = Memo::new(move |_| message.with(|m| m.pending.clone()));
+    move || {
         pending.get().map(|p| match p {
             Pending::Approval {
                 request,
@@ -240,60 +330,6 @@ pub(super) fn MessageItem(message: ArcRwSignal<Message>, is_last: Signal<bool>) 
                 view! { <QuestionForm request questions on_done=clear_pending /> }.into_any()
             }
         })
-    };
-    view! {
-        <li class=class>
-            {(!is_mark).then(|| view! { <span class="who">{who} {recalled_label}</span> })}
-            {recalled_block}
-            <For each=move || part_keys.get() key=|k| k.clone() let:key>
-                {part_view(key)}
-            </For>
-            {move || match (retrying.get(), status.get()) {
-                (Some(why), _) => Some(view! { <p class="text thinking retrying" role="status">{why}</p> }.into_any()),
-                (None, Some((status, since))) => Some(view! {
-                    <p class="text thinking turn-status" role="status">
-                        {move || present::turn_status_text(&status, now.get() - since)}
-                    </p>
-                }.into_any()),
-                (None, None) => thinking.get().then(|| view! { <p class="text thinking">"…"</p> }.into_any()),
-            }}
-            {failure_view}
-            {(!attachments.is_empty()).then(|| view! {
-                <ul class="sent-attachments">
-                    {attachments.iter().map(|name| view! { <li class="attachment">{name.clone()}</li> }).collect_view()}
-                </ul>
-            })}
-            {pending_view}
-            {move || stopped.get().then(|| view! { <p class="stopped-mark">{t("Stopped.")}</p> })}
-            {move || copyable.get().then(|| view! {
-                <button type="button" class="reply-copy" title=t("Copy the reply") on:click=move |ev| {
-                    use wasm_bindgen::JsCast;
-                    let text = message.with_untracked(|m| {
-                        m.parts
-                            .iter()
-                            .filter_map(|p| match p {
-                                Part::Text(text) => Some(text.trim()),
-                                _ => None,
-                            })
-                            .filter(|text| !text.is_empty())
-                            .collect::<Vec<_>>()
-                            .join("\n\n")
-                    });
-                    if crate::markdown::copy_to_clipboard(&text) {
-                        if let Some(button) = ev.current_target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()) {
-                            crate::markdown::flash_copied(&button);
-                        }
-                    }
-                }>{t("Copy")}</button>
-            })}
-            {move || rateable.get().map(|turn_id| view! {
-                <crate::rate::Thumbs
-                    turn_id
-                    rated=Signal::derive(move || message.with(|m| m.rating))
-                    on_rated=Callback::new(move |r| message.update(|m| m.rating = Some(r)))
-                />
-            })}
-        </li>
     }
 }
 

@@ -8,7 +8,8 @@ use cairn_protocol::{
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use crate::composer::Composer;
+use crate::composer::{focus_composer, Composer};
+use crate::dom::focus_by_id;
 use crate::forms::{ApprovalCard, QuestionForm};
 use crate::i18n::{t, tf};
 use crate::slash::{self, SlashCommand};
@@ -400,25 +401,16 @@ pub fn Workbench() -> impl IntoView {
         // The welcome (no task open) reads from its top; a task from its end.
         let to_end = open.is_some() && at_end.get_value();
         request_animation_frame(move || {
-            if let Some(el) = web_sys::window()
-                .and_then(|w| w.document())
-                .and_then(|d| d.get_element_by_id("messages"))
-            {
-                if to_end {
-                    el.set_scroll_top(el.scroll_height());
-                } else if open.is_none() {
-                    el.set_scroll_top(0);
-                }
+            if to_end {
+                crate::dom::scroll_to_end("messages");
+            } else if open.is_none() {
+                crate::dom::scroll_to_top("messages");
             }
         });
     });
     let on_scroll = move |ev: web_sys::Event| {
-        use wasm_bindgen::JsCast;
-        if let Some(el) = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        {
-            at_end.set_value(el.scroll_height() - el.scroll_top() - el.client_height() < 80);
+        if let Some(near) = crate::dom::scrolled_near_end(&ev, 80) {
+            at_end.set_value(near);
         }
     };
 
@@ -817,33 +809,6 @@ pub fn Workbench() -> impl IntoView {
                 <Composer draft on_send=send running on_stop=stop on_command=command />
             </main>
         </div>
-    }
-}
-
-/// Waits `ms` milliseconds.
-pub(crate) async fn gloo_sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
-/// Puts the caret back in the composer.
-pub(crate) fn focus_composer() {
-    focus_by_id("composer-input");
-}
-
-/// Focuses the element with `id`.
-pub fn focus_by_id(id: &str) {
-    use wasm_bindgen::JsCast;
-    if let Some(input) = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.get_element_by_id(id))
-        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-    {
-        let _ = input.focus();
     }
 }
 

@@ -39,7 +39,7 @@ pub(super) fn TaskList(
             return;
         }
         spawn_local(async move {
-            gloo_sleep(200).await;
+            crate::dom::sleep(200).await;
             if query.get_untracked() != q {
                 return;
             }
