@@ -7,14 +7,12 @@
 //! is written plainly and compiled again for the CPU's vector extensions at run time (`pulp`);
 //! where the CPU has AVX-512 VNNI, [`crate::vnni`] multiplies as integers instead.
 
-use crate::vnni::{pair_up, Paired, Vnni};
+use crate::vnni::{pair_up, Paired, Vnni, LANES};
 
 /// A weight's integer form, and its largest magnitude.
 type Quantum = i16;
 const STEPS: f32 = 32767.0;
 
-/// Outputs computed together: two AVX registers of f32 (one of 32-bit lanes in AVX-512).
-pub(crate) const LANES: usize = 16;
 /// Input rows computed together: with [`LANES`], eight accumulators that stay in registers.
 const ROWS: usize = 4;
 

@@ -13,8 +13,9 @@ use std::arch::x86_64::{
     _mm512_setzero_ps, _mm512_setzero_si512,
 };
 
-use crate::few_rows::LANES;
-
+/// Outputs computed together, here and in [`crate::few_rows`]: two AVX registers of f32 (one of
+/// 32-bit lanes in AVX-512); the weights of both kernels are laid out in blocks of this many.
+pub(crate) const LANES: usize = 16;
 /// Blocks computed together, so [`ROWS`] × `BLOCKS` sums are in flight at once.
 const BLOCKS: usize = 2;
 /// Rows computed together.

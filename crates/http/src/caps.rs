@@ -13,7 +13,7 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::guard::refuse;
+use crate::guard::{openai_error, refuse};
 use crate::AppState;
 
 /// Event streams (`GET /api/v1/events`) open at once.
@@ -116,7 +116,7 @@ pub(crate) async fn cap_key_completions(
     }
     match state.caps.completions.clone().try_acquire_owned() {
         Ok(permit) => holding(permit, next.run(request).await),
-        Err(_) => crate::openai_routes::error(
+        Err(_) => openai_error(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limit_error",
             "too_many_requests",

@@ -1,11 +1,12 @@
 //! Request guards: the per-run bearer token (compared in constant time) and the DNS-rebinding and
-//! cross-site checks on `Host` and `Origin`.
+//! cross-site checks on `Host` and `Origin`, and the refusals the guards and routes answer with.
 
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use cairn_protocol::openai::OpenAiError;
 use cairn_protocol::ApiError;
 use subtle::ConstantTimeEq;
 
@@ -147,6 +148,16 @@ pub(crate) fn api_error(e: &cairn_api::Error) -> Response {
 /// A request body that is not the JSON the route takes.
 pub(crate) fn bad_body(e: &axum::extract::rejection::JsonRejection) -> Response {
     refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
+}
+
+/// A refusal in OpenAI's error shape, for the `/v1` routes, whose clients read only that shape.
+pub(crate) fn openai_error(
+    status: StatusCode,
+    kind: &str,
+    code: &str,
+    message: impl Into<String>,
+) -> Response {
+    (status, Json(OpenAiError::new(kind, code, message))).into_response()
 }
 
 fn header_str<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {

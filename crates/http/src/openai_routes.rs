@@ -24,7 +24,7 @@ use cairn_protocol::openai::{
 };
 
 use crate::caps::Caller;
-use crate::guard::{bearer, same_secret};
+use crate::guard::{bearer, openai_error, same_secret};
 use crate::AppState;
 
 pub fn routes(state: AppState) -> Router<AppState> {
@@ -40,19 +40,10 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .layer(from_fn_with_state(state, require_key))
 }
 
-pub(crate) fn error(
-    status: StatusCode,
-    kind: &str,
-    code: &str,
-    message: impl Into<String>,
-) -> Response {
-    (status, Json(OpenAiError::new(kind, code, message))).into_response()
-}
-
 /// `Authorization: Bearer <token or configured key>`, else a 401 in OpenAI's shape.
 async fn require_key(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let Some(presented) = bearer(request.headers()) else {
-        return error(
+        return openai_error(
             StatusCode::UNAUTHORIZED,
             "invalid_request_error",
             "missing_api_key",
@@ -73,7 +64,7 @@ async fn require_key(State(state): State<AppState>, mut request: Request, next: 
             .then_some(Caller::Key)
     };
     let Some(caller) = caller else {
-        return error(
+        return openai_error(
             StatusCode::UNAUTHORIZED,
             "invalid_request_error",
             "invalid_api_key",
@@ -110,7 +101,7 @@ async fn completions(
     let request = match body {
         Ok(Json(request)) => request,
         Err(e) => {
-            return error(
+            return openai_error(
                 StatusCode::BAD_REQUEST,
                 "invalid_request_error",
                 "invalid_request",
@@ -137,7 +128,7 @@ async fn completions(
             } else {
                 "invalid_request_error"
             };
-            return error(status, kind, code, e.to_string());
+            return openai_error(status, kind, code, e.to_string());
         }
     };
     let answer = Answer::new(model);
@@ -210,7 +201,7 @@ async fn whole(answer: Answer, mut events: CompatStream) -> Response {
                 }
             }
             Err(message) => {
-                return error(
+                return openai_error(
                     StatusCode::BAD_GATEWAY,
                     "server_error",
                     "model_failed",
@@ -220,7 +211,7 @@ async fn whole(answer: Answer, mut events: CompatStream) -> Response {
         }
     }
     if !finished {
-        return error(
+        return openai_error(
             StatusCode::BAD_GATEWAY,
             "server_error",
             "model_failed",

@@ -444,7 +444,7 @@ impl Reader {
         };
         let seq = *self.published.borrow() + 1;
         // By path: servers spell URIs differently (which characters they escape).
-        let key = crate::server::path_of(params.uri.as_str()).map_or_else(
+        let key = crate::text::path_of(params.uri.as_str()).map_or_else(
             || params.uri.as_str().to_owned(),
             |p| p.display().to_string(),
         );

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::rpc::Connection;
+use crate::text::uri_of;
 use crate::LspError;
 
 /// How long diagnostics are waited for after a file changed.
@@ -280,18 +281,6 @@ impl Server {
         // Asked for now: always about the current content.
         Ok(Diagnostics::Fresh(items))
     }
-}
-
-/// `file://` URI of a path.
-pub(crate) fn uri_of(path: &Path) -> Result<String, LspError> {
-    url::Url::from_file_path(path)
-        .map(String::from)
-        .map_err(|()| LspError::BadAnswer(format!("{} is not an absolute path", path.display())))
-}
-
-/// The path of a `file://` URI.
-pub(crate) fn path_of(uri: &str) -> Option<PathBuf> {
-    url::Url::parse(uri).ok()?.to_file_path().ok()
 }
 
 /// The LSP language id of a file, by extension.

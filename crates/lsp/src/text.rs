@@ -1,5 +1,22 @@
 //! Positions and names: 1-based character columns at the tool's boundary, 0-based UTF-16 on the
-//! wire; symbols cleaned of what a model writes around them, and found in the file's text.
+//! wire; files as `file://` URIs; symbols cleaned of what a model writes around them, and found in
+//! the file's text.
+
+use std::path::{Path, PathBuf};
+
+use crate::LspError;
+
+/// `file://` URI of a path.
+pub(crate) fn uri_of(path: &Path) -> Result<String, LspError> {
+    url::Url::from_file_path(path)
+        .map(String::from)
+        .map_err(|()| LspError::BadAnswer(format!("{} is not an absolute path", path.display())))
+}
+
+/// The path of a `file://` URI.
+pub(crate) fn path_of(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri).ok()?.to_file_path().ok()
+}
 
 /// A document's lines, for converting positions.
 pub(crate) struct Lines<'a> {

@@ -10,8 +10,8 @@ use cairn_tools::{field, Counter, Declaration, Tool, ToolContext, ToolFuture, To
 use serde_json::{json, Value};
 
 use crate::hub::LspHub;
-use crate::server::{path_of, uri_of, Diagnostics, Server, DIAGNOSTICS_WAIT};
-use crate::text::{clean_symbol, occurrences, symbol_and_new_name, Lines};
+use crate::server::{Diagnostics, Server, DIAGNOSTICS_WAIT};
+use crate::text::{clean_symbol, occurrences, path_of, symbol_and_new_name, uri_of, Lines};
 use crate::LspError;
 
 /// Occurrences of a symbol tried before giving up on it.

@@ -9,6 +9,7 @@ mod connection;
 mod error;
 mod hub;
 mod names;
+mod remote;
 mod render;
 mod rmcp_client;
 mod server;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cairn_tools::{Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 use serde_json::Value;
 
-use crate::hub::Server;
+use crate::remote::Server;
 use crate::{render_result, Error, RemoteTool};
 
 /// One tool of one server, under the name the model sees; shares its server (connection and
