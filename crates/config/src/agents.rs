@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::file::{Locator, ProviderConfig};
+use crate::locate::Locator;
+use crate::provider::ProviderConfig;
 use crate::ConfigError;
 
 /// One agent as configured.

@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::file::Locator;
+use crate::locate::Locator;
 use crate::ConfigError;
 
 /// How long one request to a language server may take by default (an initial index of a large

@@ -8,8 +8,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::file::Locator;
-use crate::{ConfigError, Secret};
+use crate::locate::Locator;
+use crate::secret::Secret;
+use crate::ConfigError;
 
 /// How long a server may take to start by default: long enough for a first `npx -y` or `uvx`
 /// run, which downloads the server.
