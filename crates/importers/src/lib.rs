@@ -15,7 +15,7 @@ pub use cairn_protocol::{ScanProgress as Progress, SourceReport};
 pub use error::ImportError;
 pub use source::{
     files_under, has_extension, json_lines, parse_json_lines, read_transcript, HistorySource,
-    SourceEnv, Transcript,
+    SourceEnv, SourceId, Transcript,
 };
 pub use sync::{
     import_conversation, import_of, scan, session_key, turn_key, ConversationCheckpoint,

@@ -44,12 +44,34 @@ impl SourceEnv {
     }
 }
 
+/// Who a source is: the short name used in memory, on the command line and for the folder the
+/// person set for it (`claude-code`), and the name people know (`Claude Code`). Each source
+/// declares its own once, as its `ID` constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SourceId {
+    pub name: &'static str,
+    pub label: &'static str,
+}
+
+impl SourceId {
+    /// The source's folder in `env`: the one the person set for it, else `default`.
+    pub fn folder(self, env: &SourceEnv, default: impl FnOnce() -> PathBuf) -> PathBuf {
+        env.overridden(self.name).unwrap_or_else(default)
+    }
+}
+
 /// One agent's history on disk.
 pub trait HistorySource: Send + Sync {
+    /// Who it is.
+    fn id(&self) -> SourceId;
     /// The short name used in memory and on the command line (`claude-code`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.id().name
+    }
     /// The name people know (`Claude Code`).
-    fn label(&self) -> &'static str;
+    fn label(&self) -> &'static str {
+        self.id().label
+    }
     /// The folders (or database files) it reads; the first is shown as "where".
     fn roots(&self) -> Vec<PathBuf>;
     /// Whether the agent's history is on this machine.

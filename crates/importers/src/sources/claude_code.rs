@@ -11,41 +11,49 @@ use serde_json::Value;
 
 use crate::source::read_transcript;
 use crate::turn::{content_text, git_root, parse_time, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 pub struct ClaudeCode {
     root: PathBuf,
     /// qwenwork writes the same format but marks the person's records with `origin.kind`, and
     /// its side chains are not the conversation.
     strict_origin: bool,
-    name: &'static str,
-    label: &'static str,
+    /// [`Self::ID`], or [`Self::QWENWORK`].
+    id: SourceId,
 }
 
 impl ClaudeCode {
+    pub const ID: SourceId = SourceId {
+        name: "claude-code",
+        label: "Claude Code",
+    };
+    /// qwenwork, which keeps its history in Claude Code's format.
+    pub const QWENWORK: SourceId = SourceId {
+        name: "qwenwork",
+        label: "qwenwork",
+    };
+
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env
-            .overridden("claude-code")
-            .unwrap_or_else(|| env.dir("CLAUDE_CONFIG_DIR", ".claude").join("projects"));
+        let root = Self::ID.folder(env, || {
+            env.dir("CLAUDE_CONFIG_DIR", ".claude").join("projects")
+        });
         Self {
             root,
             strict_origin: false,
-            name: "claude-code",
-            label: "Claude Code",
+            id: Self::ID,
         }
     }
 
     /// qwenwork's Claude-Code-like history.
     pub fn qwenwork(env: &SourceEnv) -> Self {
-        let root = env.overridden("qwenwork").unwrap_or_else(|| {
+        let root = Self::QWENWORK.folder(env, || {
             env.dir("QWENWORK_CONFIG_DIR", ".qwenworkcn")
                 .join("projects")
         });
         Self {
             root,
             strict_origin: true,
-            name: "qwenwork",
-            label: "qwenwork",
+            id: Self::QWENWORK,
         }
     }
 
@@ -323,12 +331,8 @@ fn dead_branches(records: &[Value]) -> HashSet<String> {
 }
 
 impl HistorySource for ClaudeCode {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn label(&self) -> &'static str {
-        self.label
+    fn id(&self) -> SourceId {
+        self.id
     }
 
     fn roots(&self) -> Vec<PathBuf> {

@@ -17,7 +17,7 @@ use crate::source::{files_under, has_extension, json_lines, parse_json_lines};
 use crate::turn::{
     content_text, git_root, parse_time, stable_id, strip_tag_blocks, Piece, TurnBuilder,
 };
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// Codex CLI rollouts.
 pub struct Codex {
@@ -57,8 +57,13 @@ const INJECTED_TAGS: &[&str] = &[
 ];
 
 impl Codex {
+    pub const ID: SourceId = SourceId {
+        name: "codex",
+        label: "Codex",
+    };
+
     pub fn new(env: &SourceEnv) -> Self {
-        let roots = match env.overridden("codex") {
+        let roots = match env.overridden(Self::ID.name) {
             Some(root) => vec![root],
             None => {
                 let home = env.dir("CODEX_HOME", ".codex");
@@ -482,12 +487,8 @@ fn render_output(output: &Value) -> (String, bool) {
 }
 
 impl HistorySource for Codex {
-    fn name(&self) -> &'static str {
-        "codex"
-    }
-
-    fn label(&self) -> &'static str {
-        "Codex"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

@@ -26,7 +26,7 @@ use serde_json::Value;
 use super::sqlite::{columns, open_read_only, value_json, value_text};
 use crate::source::{files_under, has_extension, read_transcript};
 use crate::turn::{content_text, git_root, json_time, stable_id, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// The Cursor IDE's chats (composers), from its global `state.vscdb`.
 pub struct CursorIde {
@@ -35,9 +35,14 @@ pub struct CursorIde {
 }
 
 impl CursorIde {
+    pub const ID: SourceId = SourceId {
+        name: "cursor",
+        label: "Cursor",
+    };
+
     /// The source in `env`: the `cursor` override, else Cursor's `User` folder for this OS.
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env.overridden("cursor").unwrap_or_else(|| {
+        let root = Self::ID.folder(env, || {
             if cfg!(target_os = "macos") {
                 env.home.join("Library/Application Support/Cursor/User")
             } else if cfg!(windows) {
@@ -314,12 +319,8 @@ fn read_composers(
 }
 
 impl HistorySource for CursorIde {
-    fn name(&self) -> &'static str {
-        "cursor"
-    }
-
-    fn label(&self) -> &'static str {
-        "Cursor"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {
@@ -358,11 +359,14 @@ pub struct CursorAgent {
 }
 
 impl CursorAgent {
+    pub const ID: SourceId = SourceId {
+        name: "cursor-agent",
+        label: "Cursor agent CLI",
+    };
+
     /// The source in `env`: the `cursor-agent` override, else `~/.cursor/projects`.
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env
-            .overridden("cursor-agent")
-            .unwrap_or_else(|| env.home.join(".cursor/projects"));
+        let root = Self::ID.folder(env, || env.home.join(".cursor/projects"));
         Self { root }
     }
 
@@ -505,12 +509,8 @@ fn strip_wrapper_blocks(text: &str) -> String {
 }
 
 impl HistorySource for CursorAgent {
-    fn name(&self) -> &'static str {
-        "cursor-agent"
-    }
-
-    fn label(&self) -> &'static str {
-        "Cursor agent CLI"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::source::{files_under, has_extension, parse_json_lines};
 use crate::turn::{git_root, strip_tag_blocks, unix_ms, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// Gemini CLI chat recordings.
 pub struct Gemini {
@@ -20,8 +20,13 @@ pub struct Gemini {
 }
 
 impl Gemini {
+    pub const ID: SourceId = SourceId {
+        name: "gemini",
+        label: "Gemini CLI",
+    };
+
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env.overridden("gemini").unwrap_or_else(|| {
+        let root = Self::ID.folder(env, || {
             // Gemini CLI resolves its home from GEMINI_CLI_HOME when set.
             let home = env
                 .vars
@@ -307,12 +312,8 @@ fn tool_output(call: &Value) -> Option<(String, bool)> {
 }
 
 impl HistorySource for Gemini {
-    fn name(&self) -> &'static str {
-        "gemini"
-    }
-
-    fn label(&self) -> &'static str {
-        "Gemini CLI"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::sqlite::{columns, open_read_only, value_json, value_text, value_time};
 use crate::source::{files_under, has_extension, json_lines};
 use crate::turn::{content_text, git_root, json_time, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// Hermes Agent's history: `state.db` and the gateway's JSONL transcripts.
 pub struct Hermes {
@@ -39,11 +39,14 @@ const SKILL_INSTRUCTION: &str =
     "The user has provided the following instruction alongside the skill invocation:";
 
 impl Hermes {
+    pub const ID: SourceId = SourceId {
+        name: "hermes",
+        label: "Hermes",
+    };
+
     /// The source in `env`: the `hermes` override, else `${HERMES_HOME:-~/.hermes}`.
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env
-            .overridden("hermes")
-            .unwrap_or_else(|| env.dir("HERMES_HOME", ".hermes"));
+        let root = Self::ID.folder(env, || env.dir("HERMES_HOME", ".hermes"));
         Self { root }
     }
 
@@ -386,12 +389,8 @@ fn person_words(text: &str) -> Option<String> {
 }
 
 impl HistorySource for Hermes {
-    fn name(&self) -> &'static str {
-        "hermes"
-    }
-
-    fn label(&self) -> &'static str {
-        "Hermes"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

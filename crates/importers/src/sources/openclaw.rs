@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::sqlite::{columns, open_read_only, value_text, value_time};
 use crate::source::has_extension;
 use crate::turn::{content_text, git_root, json_time, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// OpenClaw's SQLite conversation and memory stores.
 pub struct OpenClaw {
@@ -43,11 +43,14 @@ struct StoredMessage {
 }
 
 impl OpenClaw {
+    pub const ID: SourceId = SourceId {
+        name: "openclaw",
+        label: "OpenClaw",
+    };
+
     /// The source in `env`: the `openclaw` override, else `${OPENCLAW_STATE_DIR:-~/.openclaw}`.
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env
-            .overridden("openclaw")
-            .unwrap_or_else(|| env.dir("OPENCLAW_STATE_DIR", ".openclaw"));
+        let root = Self::ID.folder(env, || env.dir("OPENCLAW_STATE_DIR", ".openclaw"));
         Self { root }
     }
 
@@ -490,12 +493,8 @@ fn database_files(root: &Path) -> Vec<PathBuf> {
 }
 
 impl HistorySource for OpenClaw {
-    fn name(&self) -> &'static str {
-        "openclaw"
-    }
-
-    fn label(&self) -> &'static str {
-        "OpenClaw"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

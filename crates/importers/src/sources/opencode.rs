@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::sqlite::{columns, open_read_only, value_json, value_text, value_time};
 use crate::source::has_extension;
 use crate::turn::{git_root, json_time, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// OpenCode's history: its database and, for older versions, its `storage/` folder.
 pub struct OpenCode {
@@ -27,11 +27,16 @@ pub struct OpenCode {
 pub type MessageWithParts = (Value, Vec<Value>);
 
 impl OpenCode {
+    pub const ID: SourceId = SourceId {
+        name: "opencode",
+        label: "OpenCode",
+    };
+
     /// The source in `env`: the `opencode` override, else `${XDG_DATA_HOME:-~/.local/share}/opencode`.
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env
-            .overridden("opencode")
-            .unwrap_or_else(|| env.dir("XDG_DATA_HOME", ".local/share").join("opencode"));
+        let root = Self::ID.folder(env, || {
+            env.dir("XDG_DATA_HOME", ".local/share").join("opencode")
+        });
         Self { root }
     }
 
@@ -381,12 +386,8 @@ fn db_has_session(db: &Path, id: &str) -> bool {
 }
 
 impl HistorySource for OpenCode {
-    fn name(&self) -> &'static str {
-        "opencode"
-    }
-
-    fn label(&self) -> &'static str {
-        "OpenCode"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::source::read_transcript;
 use crate::turn::{content_text, git_root, strip_tag_blocks, unix_ms, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// Pi coding agent sessions.
 pub struct Pi {
@@ -21,10 +21,15 @@ pub struct Pi {
 }
 
 impl Pi {
+    pub const ID: SourceId = SourceId {
+        name: "pi",
+        label: "Pi",
+    };
+
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env
-            .overridden("pi")
-            .unwrap_or_else(|| env.dir("PI_CODING_AGENT_DIR", ".pi/agent").join("sessions"));
+        let root = Self::ID.folder(env, || {
+            env.dir("PI_CODING_AGENT_DIR", ".pi/agent").join("sessions")
+        });
         Self { root }
     }
 
@@ -173,12 +178,8 @@ fn person_words(text: &str) -> String {
 }
 
 impl HistorySource for Pi {
-    fn name(&self) -> &'static str {
-        "pi"
-    }
-
-    fn label(&self) -> &'static str {
-        "Pi"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::source::read_transcript;
 use crate::turn::{git_root, strip_tag_blocks, unix_ms, Piece, TurnBuilder};
-use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv};
+use crate::{HistorySource, ImportError, ImportedConversation, SourceEnv, SourceId};
 
 /// WorkBuddy projects' transcripts.
 pub struct WorkBuddy {
@@ -46,8 +46,13 @@ enum Role {
 }
 
 impl WorkBuddy {
+    pub const ID: SourceId = SourceId {
+        name: "workbuddy",
+        label: "WorkBuddy",
+    };
+
     pub fn new(env: &SourceEnv) -> Self {
-        let root = env.overridden("workbuddy").unwrap_or_else(|| {
+        let root = Self::ID.folder(env, || {
             env.dir("WORKBUDDY_CONFIG_DIR", ".workbuddy")
                 .join("projects")
         });
@@ -487,12 +492,8 @@ fn person_words(text: &str) -> String {
 }
 
 impl HistorySource for WorkBuddy {
-    fn name(&self) -> &'static str {
-        "workbuddy"
-    }
-
-    fn label(&self) -> &'static str {
-        "WorkBuddy"
+    fn id(&self) -> SourceId {
+        Self::ID
     }
 
     fn roots(&self) -> Vec<PathBuf> {
