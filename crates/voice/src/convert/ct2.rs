@@ -119,7 +119,8 @@ impl Cursor {
         }
     }
 
-    fn bytes(&mut self, n: u64, what: &dyn Fn() -> String) -> Result<Vec<u8>, ConvertError> {
+    /// Refuses to read or skip `n` bytes that run past the end of the file.
+    fn ensure_room(&self, n: u64, what: &dyn Fn() -> String) -> Result<(), ConvertError> {
         if self.pos.saturating_add(n) > self.len {
             return Err(ConvertError::Truncated {
                 path: self.path.clone(),
@@ -131,6 +132,11 @@ impl Cursor {
                 ),
             });
         }
+        Ok(())
+    }
+
+    fn bytes(&mut self, n: u64, what: &dyn Fn() -> String) -> Result<Vec<u8>, ConvertError> {
+        self.ensure_room(n, what)?;
         let n_usize = usize::try_from(n).map_err(|_| ConvertError::Corrupt {
             path: self.path.clone(),
             detail: format!("{}: {n} bytes does not fit in memory", what()),
@@ -182,17 +188,7 @@ impl Cursor {
     }
 
     fn skip(&mut self, n: u64, what: &dyn Fn() -> String) -> Result<(), ConvertError> {
-        if self.pos.saturating_add(n) > self.len {
-            return Err(ConvertError::Truncated {
-                path: self.path.clone(),
-                detail: format!(
-                    "{} needs {n} bytes at offset {} but the file has {} bytes",
-                    what(),
-                    self.pos,
-                    self.len
-                ),
-            });
-        }
+        self.ensure_room(n, what)?;
         let delta = i64::try_from(n).map_err(|_| ConvertError::Corrupt {
             path: self.path.clone(),
             detail: format!("{}: size {n} out of range", what()),
