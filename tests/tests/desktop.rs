@@ -186,6 +186,12 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
     tools(client).await?;
     slash_commands(client).await?;
 
+    the_app_and_its_api_answer(client, home, version).await?;
+    the_pet_talks_and_hides(client, &model).await
+}
+
+/// A typed Tauri command, called the way the UI calls it, and the local API behind its guards.
+async fn the_app_and_its_api_answer(client: &Client, home: &Path, version: &str) -> TestResult {
     // A typed Tauri command, called the way the UI calls it.
     let answer = client
         .execute_async(
@@ -230,7 +236,12 @@ async fn drive(client: &Client, home: &Path) -> TestResult {
         .bearer_auth(&info.token)
         .header("host", "evil.example");
     assert_eq!(rebinding.send().await?.status(), 403);
+    Ok(())
+}
 
+/// The pet: created when first asked for, its badge and bubble (which continues the last task
+/// with `model`), its size, and the global shortcut that hides and shows it.
+async fn the_pet_talks_and_hides(client: &Client, model: &MockServer) -> TestResult {
     // The pet is created when first asked for (here from the sidebar), not at start.
     assert!(
         pet_window()?.is_none(),
