@@ -172,7 +172,7 @@ pub const ZH: &[(&str, &str)] = &[
     ("{day} {month}", "{month}{day}日"),
     ("{day} {month} {year}", "{year}年{month}{day}日"),
     ("{day} {month} {year}, {time}", "{year}年{month}{day}日 {time}"),
-    // sources_page.rs
+    // sources_page/
     ("Deep scan", "深度扫描"),
     ("Scan", "扫描"),
     ("{kind}: reading {name}…", "{kind}：正在读取 {name}…"),

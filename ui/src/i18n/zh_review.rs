@@ -3,7 +3,7 @@
 
 #[rustfmt::skip]
 pub const ZH_REVIEW: &[(&str, &str)] = &[
-    // markdown.rs, workbench/messages.rs
+    // markdown.rs, dom.rs, workbench/messages.rs
     ("Copy", "复制"),
     ("Copied", "已复制"),
     ("Copy the reply", "复制这条回复"),

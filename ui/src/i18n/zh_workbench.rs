@@ -3,7 +3,7 @@
 
 #[rustfmt::skip]
 pub const ZH_WORKBENCH: &[(&str, &str)] = &[
-    // setup.rs
+    // setup/
     ("Address", "地址"),
     ("Cairn works with the model you choose: its own, on this device, or a model server. A key stays in your config file or in an environment variable.", "Cairn 使用你选择的模型：它自带的本机模型，或一个模型服务器。密钥只保存在你的配置文件或环境变量中。"),
     ("On this device", "在本机运行"),

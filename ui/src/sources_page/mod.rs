@@ -10,6 +10,7 @@ mod state;
 
 use leptos::prelude::*;
 
+use crate::dom::focus_soon;
 use crate::i18n::{t, tf};
 use cards::SourceCards;
 use hooks::HooksSection;
@@ -74,14 +75,9 @@ pub fn SourcesPage() -> impl IntoView {
 
 #[component]
 fn DeepScanConfirm(ctx: Ctx) -> impl IntoView {
-    let start = NodeRef::<leptos::html::Button>::new();
     Effect::new(move |_| {
         if ctx.confirm.get().is_some() {
-            request_animation_frame(move || {
-                if let Some(button) = start.get_untracked() {
-                    let _ = button.focus();
-                }
-            });
+            focus_soon("deep-scan-start");
         }
     });
     move || {
@@ -101,7 +97,6 @@ fn DeepScanConfirm(ctx: Ctx) -> impl IntoView {
                     <button
                         id="deep-scan-start"
                         class="primary"
-                        node_ref=start
                         on:click=move |_| ctx.start_scan(target.clone(), true)
                     >
                         {t("Start deep scan")}
