@@ -182,6 +182,7 @@ const LAYERS: &[&[&str]] = &[
         "cairn-tools",
         "cairn-embed",
         "cairn-e5",
+        "cairn-eval",
         "cairn-importers",
         "cairn-local",
     ],

@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use anyhow::Context;
 use cairn_api::Cairn;
-use cairn_memory::knowledge_update::KnowledgeUpdateReport;
-use cairn_memory::locomo::{evaluate, LocomoReport};
+use cairn_eval::knowledge_update::KnowledgeUpdateReport;
+use cairn_eval::locomo::{evaluate, LocomoReport};
 use cairn_memory::{Embedder, MemoryStore, NewMemory, SearchQuery};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -45,7 +45,7 @@ pub fn knowledge_update(
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let embedder = if lexical { None } else { cairn.load_embedder() };
-    let report = cairn_memory::knowledge_update::evaluate(&text, embedder)
+    let report = cairn_eval::knowledge_update::evaluate(&text, embedder)
         .with_context(|| format!("{} is not a knowledge-update file", file.display()))?;
     if let Some(path) = run {
         let ranking = report.runs.get("cairn").cloned().unwrap_or_default();

@@ -98,16 +98,21 @@ pub(crate) fn on_delete(
             map.insert("duplicates".into(), Value::from(ids));
         })?;
     }
-    Ok(metadata_ids(&memory.metadata, "duplicates")
+    Ok(merged_ids(memory)
         .into_iter()
         .filter(|d| get(tx, *d).ok().flatten().is_some())
         .collect())
 }
 
+/// The memories merged into `memory` as its duplicates (a memory found counts for them too).
+pub fn merged_ids(memory: &crate::MemoryRecord) -> Vec<i64> {
+    metadata_ids(&memory.metadata, "duplicates")
+}
+
 /// Says of each hit that absorbed duplicates how many times it was said.
 pub(crate) fn explain_duplicates(hits: &mut [SearchHit]) {
     for hit in hits.iter_mut() {
-        let merged = metadata_ids(&hit.memory.metadata, "duplicates");
+        let merged = merged_ids(&hit.memory);
         if !merged.is_empty() {
             hit.reason.push_str(&format!(
                 "; said {} times (merged: {})",

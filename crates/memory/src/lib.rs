@@ -40,15 +40,13 @@ mod vocabulary;
 mod world;
 mod write;
 
-pub mod knowledge_update;
-pub mod locomo;
-
 pub use capture::{
     CaptureOutcome, ImportOutcome, ImportTurn, PreparedTurn, ToolCall, TurnCompletion, TurnStart,
     CAPTURE_LIMITS,
 };
 pub use checkpoint::CheckpointBeside;
 pub use clock::{date, now_ms, today};
+pub use duplicates::merged_ids;
 pub use error::MemoryError;
 pub use feedback::{Rated, STOPPED};
 pub use inject::render_injection;
@@ -57,8 +55,7 @@ pub use model::{
     Analysis, FeedbackRequest, Layer, LoggedSearch, MemoryRecord, NewMemory, Overview, Rating,
     Reward, SearchHit, SearchQuery, SearchResult, Status, Trace,
 };
-pub use recall::Baseline;
 pub use redact::{redact, set_known_secrets};
 pub use store::MemoryStore;
-pub use text::snippet;
+pub use text::{fts_or_query, snippet};
 pub use vector_index::BINARY_FIRST_FROM;

@@ -9,8 +9,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::recall::Baseline;
-use crate::{Embedder, MemoryError, MemoryStore, NewMemory, SearchQuery};
+use cairn_memory::{Embedder, MemoryError, MemoryStore, NewMemory, SearchQuery};
+
+use crate::baseline::Baseline;
 
 /// The scored categories (5, adversarial, has no evidence to find).
 const CATEGORIES: [(u64, &str); 4] = [
@@ -102,10 +103,7 @@ impl Conversation {
             .hits
             .into_iter()
             // A memory found counts for those merged into it (none in the dev sets).
-            .flat_map(|h| {
-                std::iter::once(h.memory.id)
-                    .chain(crate::store::metadata_ids(&h.memory.metadata, "duplicates"))
-            })
+            .flat_map(|h| std::iter::once(h.memory.id).chain(cairn_memory::merged_ids(&h.memory)))
             .collect();
         Ok([
             ("cairn", cairn),

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use cairn_memory::{Embedder, MemoryError};
+
 use crate::locomo::{dia_ids, Conversation};
-use crate::{Embedder, MemoryError};
 
 /// Ranks that count.
 const DEPTH: usize = 10;
