@@ -8,7 +8,7 @@ use std::time::Duration;
 use cairn_tools::{field, Declaration, Tool, ToolContext, ToolFuture, ToolOutput};
 use serde_json::{json, Value};
 
-use crate::{Event, Op, Runtime};
+use crate::{AgentError, Event, Op, Runtime};
 
 /// How deep asked agents may nest (`MM_ASK_DEPTH`).
 pub const MAX_ASK_DEPTH: usize = 2;
@@ -18,8 +18,8 @@ pub const ASK_WATCHDOG: Duration = Duration::from_secs(300);
 const DESCRIPTION: &str = "Hand a task to another agent and get its answer back. Use it when a task fits one of the agents below better than you, or to get a second opinion. The prompt must be complete and self-contained: the agent does not see this conversation unless with_context is true.";
 
 /// Starts the runtime of agent `name` (one level deeper than the asking one), or says why it
-/// cannot start.
-pub type AgentStarter = Arc<dyn Fn(&str) -> Result<Runtime, String> + Send + Sync>;
+/// cannot start ([`AgentError::Start`]).
+pub type AgentStarter = Arc<dyn Fn(&str) -> Result<Runtime, AgentError> + Send + Sync>;
 
 /// One agent the tool offers.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

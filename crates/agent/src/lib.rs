@@ -23,7 +23,7 @@ mod turn;
 pub use ask_tool::{AgentStarter, AskAgent, AskableAgent, ASK_WATCHDOG, MAX_ASK_DEPTH};
 pub use capacity::{Capacity, Slot};
 pub use context::{cap, result_id, ContextState};
-pub use error::{FailureKind, TurnError};
+pub use error::{AgentError, FailureKind};
 pub use goal::{describe as describe_goal, Goal, GoalCommand, GOAL_HELP};
 pub use runtime::{AgentSettings, Budgets, Event, Op, RecalledMemory, Runtime};
 pub use search_tool::SearchMemory;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::context::ContextState;
-use crate::error::{FailureKind, TurnError};
+use crate::error::{AgentError, FailureKind};
 use crate::prompt::system_prompt;
 use crate::sessions::{title_of, Session, SessionError, SessionMark, SessionRecall, SessionStore};
 pub use cairn_protocol::RecalledMemory;
@@ -140,7 +140,7 @@ pub enum Event {
 
 impl Event {
     /// The event that ends a turn that failed with `error`.
-    pub fn failed(error: &TurnError) -> Self {
+    pub fn failed(error: &AgentError) -> Self {
         Self::Error {
             // A provider's error may quote what it was sent (a proxy echoing the key).
             message: cairn_memory::redact(&error.to_string()).into_owned(),
@@ -446,7 +446,7 @@ impl Runtime {
             Some((text, images)) => self.user_message(session, text, images, tx).await,
             None => {
                 let _ = tx
-                    .send(Event::failed(&TurnError::Request(
+                    .send(Event::failed(&AgentError::Request(
                         "Nothing to re-run: this task has no message yet.".into(),
                     )))
                     .await;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use cairn_llm::Message;
 
 use crate::context::ContextState;
+use crate::error::AgentError;
 use serde::{Deserialize, Serialize};
 
 /// A failure remembered with the session.
@@ -261,12 +262,14 @@ impl SessionStore {
     }
 
     /// Writes the session atomically (a crash leaves the old file or the new one, never half).
-    pub fn save(&self, session: &Session) -> Result<(), String> {
+    pub fn save(&self, session: &Session) -> Result<(), AgentError> {
         let path = self
             .path(&session.id)
-            .ok_or_else(|| format!("{:?} is not a valid session id", session.id))?;
-        let json = serde_json::to_vec_pretty(session).map_err(|e| e.to_string())?;
-        cairn_config::write_private_atomically(&path, &json).map_err(|e| e.to_string())
+            .ok_or_else(|| AgentError::SessionId(session.id.clone()))?;
+        let json = serde_json::to_vec_pretty(session)
+            .map_err(|e| AgentError::SessionFile(e.to_string()))?;
+        cairn_config::write_private_atomically(&path, &json)
+            .map_err(|e| AgentError::SessionFile(e.to_string()))
     }
 
     /// Every stored session, most recently updated first.
@@ -277,7 +280,7 @@ impl SessionStore {
     }
 
     /// Changes a stored session with `change`; false when there is no such session.
-    pub fn update(&self, id: &str, change: impl FnOnce(&mut Session)) -> Result<bool, String> {
+    pub fn update(&self, id: &str, change: impl FnOnce(&mut Session)) -> Result<bool, AgentError> {
         let Some(mut session) = self.load(id) else {
             return Ok(false);
         };
@@ -286,14 +289,14 @@ impl SessionStore {
     }
 
     /// Deletes a session's file; false when there was none.
-    pub fn delete(&self, id: &str) -> Result<bool, String> {
+    pub fn delete(&self, id: &str) -> Result<bool, AgentError> {
         let Some(path) = self.path(id) else {
             return Ok(false);
         };
         match std::fs::remove_file(&path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
-            Err(e) => Err(format!("{}: {e}", path.display())),
+            Err(e) => Err(AgentError::SessionFile(format!("{}: {e}", path.display()))),
         }
     }
 }

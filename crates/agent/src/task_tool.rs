@@ -13,14 +13,14 @@ use cairn_tools::{
 };
 use serde_json::{json, Value};
 
-use crate::{Capacity, Event, Op, Runtime, Slot, ASK_WATCHDOG};
+use crate::{AgentError, Capacity, Event, Op, Runtime, Slot, ASK_WATCHDOG};
 
 /// The step backstop of a subagent (`jobs.subagent_steps`).
 pub const SUBAGENT_STEPS: usize = 50;
 
 /// Starts a subagent's runtime (its calls refused when they would need someone to approve them:
-/// nobody can, inside it), or says why it cannot start.
-pub type SubagentStarter = Arc<dyn Fn() -> Result<Runtime, String> + Send + Sync>;
+/// nobody can, inside it), or says why it cannot start ([`AgentError::Start`]).
+pub type SubagentStarter = Arc<dyn Fn() -> Result<Runtime, AgentError> + Send + Sync>;
 
 pub struct Task {
     start: SubagentStarter,

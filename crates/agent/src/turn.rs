@@ -10,7 +10,7 @@ use cairn_tools::{CancellationToken, Counters};
 use tokio::sync::mpsc;
 
 use crate::context::{recall_declaration, ContextState};
-use crate::error::TurnError;
+use crate::error::AgentError;
 use crate::execute::{Outcome, StepCalls};
 use crate::prompt::{folder_name, user_message};
 use crate::runtime::{RecalledMemory, Runtime, SessionState};
@@ -26,11 +26,11 @@ use crate::texts::{
 /// Why a model step failed.
 enum StepError {
     /// The conversation no longer fits the model's context.
-    Overflow(TurnError),
-    Other(TurnError),
+    Overflow(AgentError),
+    Other(AgentError),
 }
 
-impl From<StepError> for TurnError {
+impl From<StepError> for AgentError {
     fn from(e: StepError) -> Self {
         match e {
             StepError::Overflow(e) | StepError::Other(e) => e,
@@ -98,7 +98,7 @@ impl Runtime {
         state: &mut SessionState,
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<(), TurnError> {
+    ) -> Result<(), AgentError> {
         let mut run = self.prepare(session, text, images, state, cancel, tx).await;
         let end = self.step_loop(&mut run, state).await?;
         self.finish(run, state, end).await
@@ -250,7 +250,7 @@ impl Runtime {
         &self,
         run: &mut TurnRun<'_>,
         state: &mut SessionState,
-    ) -> Result<TurnEnd, TurnError> {
+    ) -> Result<TurnEnd, AgentError> {
         loop {
             if let Some(limit) = self.limit_reached(&run.spent, run.started) {
                 return self.wrap_up(run, state, limit).await;
@@ -292,7 +292,7 @@ impl Runtime {
         run: &mut TurnRun<'_>,
         state: &mut SessionState,
         limit: &str,
-    ) -> Result<TurnEnd, TurnError> {
+    ) -> Result<TurnEnd, AgentError> {
         let _ = run
             .tx
             .send(Event::WrappedUp {
@@ -432,7 +432,7 @@ impl Runtime {
         run: TurnRun<'_>,
         state: &mut SessionState,
         end: TurnEnd,
-    ) -> Result<(), TurnError> {
+    ) -> Result<(), AgentError> {
         let (session, text, tx) = (run.session, run.text, run.tx);
         match end {
             TurnEnd::Stopped(partial) => {
@@ -444,7 +444,7 @@ impl Runtime {
                 self.save(session, text, state, Some(("generation", &message)), None);
                 self.capture_failed(run.turn_id);
                 let _ = tx
-                    .send(Event::failed(&TurnError::Generation(message)))
+                    .send(Event::failed(&AgentError::Generation(message)))
                     .await;
                 Ok(())
             }
@@ -505,7 +505,7 @@ impl Runtime {
         partial: Completion,
         counters: Counters,
         tx: &mpsc::Sender<Event>,
-    ) -> Result<(), TurnError> {
+    ) -> Result<(), AgentError> {
         if !partial.text.is_empty() {
             state
                 .messages
@@ -587,7 +587,7 @@ impl Runtime {
                 _ = cancel.cancelled() => return Ok(StepEnd::Cancelled(completion)),
             };
             let Some(event) = event else {
-                return Err(StepError::Other(TurnError::Generation(
+                return Err(StepError::Other(AgentError::Generation(
                     "the model stream ended without finishing".into(),
                 )));
             };
@@ -636,7 +636,7 @@ impl Runtime {
             let done = completion.apply(event);
             if let Some(call) = index.and_then(|i| completion.tool_calls.get(i)) {
                 if let Some(error) = cairn_tools::runaway(&call.arguments) {
-                    return Err(StepError::Other(TurnError::Generation(error)));
+                    return Err(StepError::Other(AgentError::Generation(error)));
                 }
             }
             if done {
@@ -652,7 +652,7 @@ impl Runtime {
         session: &str,
         state: &mut SessionState,
         upto: usize,
-    ) -> Result<String, TurnError> {
+    ) -> Result<String, AgentError> {
         let upto = upto.min(state.messages.len());
         let kept = state.messages.split_off(upto);
         let mut messages = state.messages.clone();

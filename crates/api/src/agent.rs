@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_agent::{
-    AgentSettings, AgentStarter, AskAgent, AskableAgent, Budgets, Runtime, SearchMemory,
+    AgentError, AgentSettings, AgentStarter, AskAgent, AskableAgent, Budgets, Runtime, SearchMemory,
 };
 use cairn_config::{Config, ProviderKind, BUILTIN_LOCAL_PROVIDER};
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
@@ -294,7 +294,7 @@ impl Cairn {
             let profile = profiles
                 .get(name)
                 .cloned()
-                .ok_or_else(|| format!("no agent named {name:?}"))?;
+                .ok_or_else(|| AgentError::Start(format!("no agent named {name:?}")))?;
             let choice = ModelChoice {
                 model: profile.model.as_ref().map(|(p, m)| format!("{p}/{m}")),
                 ..ModelChoice::default()
@@ -308,7 +308,7 @@ impl Cairn {
             };
             let runtime = cairn
                 .build_runtime(choice, root.clone(), false, asked)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| AgentError::Start(e.to_string()))?;
             Ok(runtime.one_shot())
         });
         AskAgent::new(agents, depth, start)
@@ -333,7 +333,7 @@ impl Cairn {
             };
             let runtime = cairn
                 .build_runtime(choice.clone(), project_root.clone(), false, asked)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| AgentError::Start(e.to_string()))?;
             Ok(runtime.one_shot())
         });
         cairn_agent::Task::new(start, capacity)
@@ -378,7 +378,7 @@ impl Cairn {
             };
             let runtime = cairn
                 .build_runtime(choice.clone(), project_root.clone(), false, asked)
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| AgentError::Start(e.to_string()))?;
             Ok(runtime.one_shot())
         })
     }

@@ -112,7 +112,7 @@ impl Chat {
                 self.cairn
                     .session_store()
                     .update(session, |s| s.folder = Some(folder.clone()))
-                    .map_err(Error::Sessions)?;
+                    .map_err(Error::Agent)?;
             }
         }
         Ok(folder)

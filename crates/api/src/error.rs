@@ -31,6 +31,9 @@ pub enum Error {
     /// The session files could not be written.
     #[error("{0}")]
     Sessions(String),
+    /// The agent failed: a session file not written or removed, a sub-agent not started.
+    #[error(transparent)]
+    Agent(#[from] cairn_agent::AgentError),
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),

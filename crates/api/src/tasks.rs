@@ -247,12 +247,12 @@ impl Cairn {
         if matches!(command, cairn_agent::GoalCommand::Create(_)) && store.load(session).is_none() {
             let config = self.load_config().unwrap_or_default();
             let empty = Session::empty(session, config.agent.yolo, cairn_memory::now_ms());
-            store.save(&empty).map_err(Error::Sessions)?;
+            store.save(&empty).map_err(Error::Agent)?;
         }
         let mut outcome = None;
         let found = store
             .update(session, |s| outcome = Some(command.apply(&mut s.goal)))
-            .map_err(Error::Sessions)?;
+            .map_err(Error::Agent)?;
         match outcome {
             Some(said) if found => said.map_err(Error::Invalid),
             _ => Err(Error::Invalid(
@@ -283,7 +283,7 @@ impl Cairn {
                 }
                 updated = Some(summary(s.header()));
             })
-            .map_err(Error::Sessions)?;
+            .map_err(Error::Agent)?;
         match (found, updated) {
             (true, Some(summary)) => Ok(summary),
             _ => Err(Error::NotFound(format!("no task {session:?}"))),
@@ -292,9 +292,7 @@ impl Cairn {
 
     /// Deletes a task for good.
     pub fn task_delete(&self, session: &str) -> Result<bool, Error> {
-        self.session_store()
-            .delete(session)
-            .map_err(Error::Sessions)
+        self.session_store().delete(session).map_err(Error::Agent)
     }
 }
 

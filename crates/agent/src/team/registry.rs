@@ -11,7 +11,7 @@ use cairn_tools::{field, CancellationToken, Jobs, Tool, ToolContext};
 use serde_json::Value;
 
 use super::texts;
-use crate::{Capacity, Runtime};
+use crate::{AgentError, Capacity, Runtime};
 
 /// The agents a team may have, the lead included (`team.agents.max`).
 pub const TEAM_MAX: usize = 4;
@@ -20,8 +20,8 @@ pub(super) const LEAD: &str = "lead";
 const OUTPUT_KEPT: usize = 8 * 1024;
 
 /// Starts a member's runtime (its calls refused when they would need approval: nobody can
-/// approve inside a team), or says why it cannot start.
-pub type MemberStarter = Arc<dyn Fn(MemberSeat) -> Result<Runtime, String> + Send + Sync>;
+/// approve inside a team), or says why it cannot start ([`AgentError::Start`]).
+pub type MemberStarter = Arc<dyn Fn(MemberSeat) -> Result<Runtime, AgentError> + Send + Sync>;
 
 /// A member's place in its team, for the team tools of its own runtime.
 #[derive(Clone)]
