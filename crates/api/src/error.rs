@@ -43,6 +43,9 @@ pub enum Error {
     /// An agent's hook file could not be read or written: the message names it and why.
     #[error("{0}")]
     Hooks(String),
+    /// A live hook could not recall for a prompt or capture a turn: the message says why.
+    #[error("{0}")]
+    LiveHook(String),
     /// An attachment cannot go with a message: the message names the file and why.
     #[error("{0}")]
     Attachment(String),

@@ -11,6 +11,7 @@ mod folders;
 mod hooks;
 mod language_servers;
 mod learned_skills;
+mod live_hooks;
 mod mcp_memory;
 mod mcp_register;
 mod mcp_settings;
@@ -38,6 +39,7 @@ pub use attachments::{
 };
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, CairnCommand, HookStatus, HOOK_AGENTS};
+pub use live_hooks::RESUME_HINT;
 pub use mcp_memory::McpMemory;
 pub use mcp_register::{register_mcp, unregister_mcp};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};

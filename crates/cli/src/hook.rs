@@ -6,21 +6,10 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::{bail, Context};
-use cairn_api::Cairn;
-use cairn_importers::sources::ClaudeCode;
-use cairn_importers::{import_conversation, session_key, HistorySource, SourceEnv, SourceReport};
-use cairn_memory::{render_injection, MemoryStore, SearchHit, SearchQuery};
+use cairn_api::{Cairn, RESUME_HINT};
 use serde_json::{json, Value};
-
-/// How long recall may take on the prompt path (Claude Code allows about 30 s in all).
-const RECALL_BUDGET: Duration = Duration::from_secs(8);
-/// Memories injected into a prompt.
-const RECALL_LIMIT: usize = 6;
-/// How the CLI and the hooks pick an episode `resume` listed.
-const RESUME_HINT: &str = "cairn resume N, or /cairn-resume N";
 
 #[derive(Debug, clap::Subcommand)]
 pub enum HookSetup {
@@ -69,23 +58,9 @@ pub async fn run(cairn: &Cairn, args: HookArgs) -> std::process::ExitCode {
 /// UserPromptSubmit: the memories relevant to the prompt, as additional context (or, for
 /// `/cairn-resume`, the episodes to resume).
 async fn prompt(cairn: &Cairn, agent: &str, payload: &Value) -> anyhow::Result<Option<String>> {
-    let text = payload["prompt"].as_str().unwrap_or("").trim();
-    if text.is_empty() || agent == "cursor" {
-        // Cursor's prompt hook can only allow or block.
-        return Ok(None);
-    }
+    let text = payload["prompt"].as_str().unwrap_or("");
     let session = payload["session_id"].as_str().unwrap_or("");
-    let context = match text.strip_prefix("/cairn-resume") {
-        Some(words) => cairn.resume_text(words.trim(), RESUME_HINT)?,
-        None => {
-            let mut query = SearchQuery::new(text).limit(RECALL_LIMIT);
-            query.exclude_session = Some(session_key(agent, session));
-            let hits = tokio::time::timeout(RECALL_BUDGET, recall(cairn, query))
-                .await
-                .context("recall ran out of time")??;
-            render_injection(&hits)
-        }
-    };
+    let context = cairn.hook_prompt_context(agent, session, text).await?;
     if context.is_empty() {
         return Ok(None);
     }
@@ -95,68 +70,10 @@ async fn prompt(cairn: &Cairn, agent: &str, payload: &Value) -> anyhow::Result<O
     ))
 }
 
-/// Recall through the running app when there is one (its embeddings are loaded), else straight
-/// on the database with the lexical channels (no model to load on the prompt path).
-async fn recall(cairn: &Cairn, query: SearchQuery) -> anyhow::Result<Vec<SearchHit>> {
-    if let Some(info) = cairn.running_api().await {
-        let http = reqwest::Client::builder().no_proxy().build()?;
-        let answer: cairn_api::SearchAnswer = http
-            .post(format!("{}/api/v1/memory/search", info.api_url))
-            .bearer_auth(&info.token)
-            .json(&query)
-            .send()
-            .await?
-            .error_for_status()?
-            .json()
-            .await?;
-        return Ok(answer.result.hits);
-    }
-    let store = lexical_store(cairn)?;
-    Ok(store.search(&query)?.hits)
-}
-
-fn lexical_store(cairn: &Cairn) -> anyhow::Result<MemoryStore> {
-    Ok(MemoryStore::open(&cairn.memory_path())?)
-}
-
-/// Stop: the conversation's transcript imported with the same keys a scan uses, so the turn is
-/// in memory now and a later scan adds nothing.
+/// Stop: the conversation's transcript (Claude Code, Codex) captured into memory.
 fn capture(cairn: &Cairn, agent: &str, payload: &Value) -> anyhow::Result<()> {
-    let store = lexical_store(cairn)?;
-    let env = SourceEnv::from_process(Default::default());
-    let mut report = SourceReport::default();
-    match agent {
-        "claude-code" | "codex" => {
-            let Some(path) = payload["transcript_path"].as_str() else {
-                bail!("the hook input has no transcript_path");
-            };
-            let source: Box<dyn HistorySource> = match agent {
-                "codex" => source_named(&env, "codex")?,
-                _ => Box::new(ClaudeCode::new(&env)),
-            };
-            for conversation in source.read(Path::new(path))? {
-                import_conversation(&store, source.name(), &conversation, &mut report)?;
-            }
-        }
-        _ => {
-            // Cursor's hooks carry no transcript: bring its history up to date instead.
-            let control = cairn_importers::ScanControl::default();
-            cairn.scan_sources(
-                Some(agent),
-                cairn_importers::ScanMode::Incremental,
-                &control,
-                &mut |_| {},
-            )?;
-        }
-    }
-    Ok(())
-}
-
-fn source_named(env: &SourceEnv, name: &str) -> anyhow::Result<Box<dyn HistorySource>> {
-    cairn_importers::sources::all(env)
-        .into_iter()
-        .find(|s| s.name() == name)
-        .with_context(|| format!("no source called {name}"))
+    let transcript = payload["transcript_path"].as_str().map(Path::new);
+    Ok(cairn.hook_capture(agent, transcript)?)
 }
 
 /// `cairn resume <words>`: the best episodes for the words; `cairn resume <n>`: the context of
