@@ -189,7 +189,7 @@ impl PetCtx {
                 request, display, ..
             } => asking.set(Some((request, display))),
             ChatEvent::Question { .. } => question.set(Some(session.to_owned())),
-            ChatEvent::Stopped => {
+            ChatEvent::Stopped { .. } => {
                 asking.set(None);
                 question.set(None);
             }

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_protocol::{AskQuestion, ChatEvent, ScanProgress, TaskEvent, TaskJob};
+use cairn_protocol::{AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskEvent, TaskJob};
 use cairn_tools::{Answer, JobState, Jobs, QuestionKind};
 use tokio::sync::{broadcast, mpsc};
 
@@ -22,12 +22,14 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The runtime in `slot`, built from the config (keeping its jobs in `jobs`) when there is none.
+/// The runtime in `slot`, built from the config (keeping its jobs in `jobs`) when there is none;
+/// a terminal's with its model and, for one turn, with nobody to ask.
 fn current_runtime(
     slot: &Mutex<Option<Runtime>>,
     cairn: &Cairn,
     project_root: &std::path::Path,
     jobs: &Arc<Jobs>,
+    terminal: Option<&TerminalChat>,
 ) -> Result<Runtime, Error> {
     let mut slot = slot
         .lock()
@@ -35,9 +37,13 @@ fn current_runtime(
     if let Some(runtime) = slot.as_ref() {
         return Ok(runtime.clone());
     }
-    let runtime = cairn
-        .agent_runtime(ModelChoice::default(), project_root.to_path_buf())?
+    let choice = terminal.map(|t| t.model.clone()).unwrap_or_default();
+    let mut runtime = cairn
+        .agent_runtime(choice, project_root.to_path_buf())?
         .with_jobs(jobs.clone());
+    if terminal.is_some_and(|t| t.one_shot) {
+        runtime = runtime.one_shot();
+    }
     *slot = Some(runtime.clone());
     Ok(runtime)
 }
@@ -52,6 +58,17 @@ pub enum Published {
         attended: bool,
     },
     Scan(ScanProgress),
+}
+
+/// How a chat run from a terminal (`cairn agent`) differs from the app's: its model comes from
+/// the command line, its new tasks work in the folder it was started in, and it runs the turns
+/// that jobs' ends wake itself (printing them), so the chat does not follow the wake-ups.
+#[derive(Debug, Clone, Default)]
+pub struct TerminalChat {
+    /// The model given on the command line; what it leaves out comes from the config.
+    pub model: ModelChoice,
+    /// One turn with nobody to ask: calls that would ask are refused, ask_user answers itself.
+    pub one_shot: bool,
 }
 
 /// The conversations of one app (or one server): its runtime and its running turns.
@@ -71,6 +88,8 @@ pub struct Chat {
     hub: broadcast::Sender<Published>,
     /// Folders chosen for tasks that have no file yet (kept across runtimes).
     folders: Mutex<std::collections::HashMap<String, PathBuf>>,
+    /// Set when a terminal drives the chat.
+    terminal: Option<TerminalChat>,
 }
 
 impl Chat {
@@ -84,17 +103,29 @@ impl Chat {
             running: Arc::default(),
             hub: broadcast::channel(1024).0,
             folders: Mutex::default(),
+            terminal: None,
+        }
+    }
+
+    /// The chat of a terminal started in `folder` (see [`TerminalChat`]).
+    pub fn in_terminal(cairn: Cairn, folder: PathBuf, terminal: TerminalChat) -> Self {
+        Self {
+            terminal: Some(terminal),
+            ..Self::new(cairn, folder)
         }
     }
 
     /// Where task `session` works: the folder chosen for it, else the one kept with it, else the
-    /// folder a new task works in ([`Cairn::default_folder`]).
+    /// folder a new task works in ([`Cairn::default_folder`]; a terminal's: where it started).
     pub fn task_folder(&self, session: &str) -> PathBuf {
         lock(&self.folders)
             .get(session)
             .cloned()
             .or_else(|| self.cairn.session_store().folder(session))
-            .unwrap_or_else(|| self.cairn.default_folder())
+            .unwrap_or_else(|| match self.terminal {
+                Some(_) => self.project_root.clone(),
+                None => self.cairn.default_folder(),
+            })
     }
 
     /// Moves task `session` to `folder` (checked: an existing folder), from its next turn on;
@@ -152,7 +183,13 @@ impl Chat {
     /// The agent runtime, built from the config file on first use. Until a model is configured
     /// every call explains how to configure one, and the next call reads the config again.
     pub fn runtime(&self) -> Result<Runtime, Error> {
-        let runtime = current_runtime(&self.runtime, &self.cairn, &self.project_root, &self.jobs)?;
+        let runtime = current_runtime(
+            &self.runtime,
+            &self.cairn,
+            &self.project_root,
+            &self.jobs,
+            self.terminal.as_ref(),
+        )?;
         self.follow_wakeups();
         Ok(runtime)
     }
@@ -196,6 +233,9 @@ impl Chat {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
         };
+        if self.terminal.is_some() {
+            return;
+        }
         if self
             .following
             .swap(true, std::sync::atomic::Ordering::SeqCst)
@@ -218,7 +258,7 @@ impl Chat {
                 if !lock(&waking).insert(session.clone()) {
                     continue;
                 }
-                let Ok(runtime) = current_runtime(&slot, &cairn, &root, &jobs) else {
+                let Ok(runtime) = current_runtime(&slot, &cairn, &root, &jobs, None) else {
                     lock(&waking).remove(&session);
                     continue;
                 };
@@ -293,6 +333,36 @@ impl Chat {
         })
     }
 
+    /// Sends the person's message (its attachments checked and stored) to task `session`, made
+    /// on first use; its events come from the turn. Blocking while the attachments are read.
+    pub fn send(
+        &self,
+        session: &str,
+        text: &str,
+        attachments: &[crate::AttachmentInput],
+    ) -> Result<ChatTurn, Error> {
+        let prepared = self.cairn.prepare_message(text, attachments)?;
+        self.submit(
+            session,
+            Op::UserMessage {
+                session: session.to_owned(),
+                text: prepared.text,
+                images: prepared.images,
+            },
+        )
+    }
+
+    /// Delivers the notes of task `session`'s background jobs that ended, in a turn of its own
+    /// (for a chat that does not follow the wake-ups itself: a terminal's).
+    pub fn wake(&self, session: &str) -> Result<ChatTurn, Error> {
+        self.submit(
+            session,
+            Op::Wake {
+                session: session.to_owned(),
+            },
+        )
+    }
+
     /// `/compact`: the task's history summarised for the model; the summary.
     pub async fn compact(&self, session: &str) -> Result<String, Error> {
         compact(&self.runtime()?, session).await
@@ -319,6 +389,15 @@ impl Chat {
             None => Answer::Declined,
         };
         self.runtime()?.submit(Op::Answer { request, answer });
+        Ok(())
+    }
+
+    /// Withdraws an `ask_user` question nobody will answer (the input ended, or `/abort`).
+    pub fn cancel_question(&self, request: u64) -> Result<(), Error> {
+        self.runtime()?.submit(Op::Answer {
+            request,
+            answer: Answer::Cancelled,
+        });
         Ok(())
     }
 
@@ -408,9 +487,11 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
         Event::Status(status) => ChatEvent::Status { status },
         Event::Nudged { reason } => ChatEvent::Notice {
             text: format!("The reply was {reason}; Cairn asked the model again."),
+            about: Some(NoticeAbout::Nudged { reason }),
         },
         Event::WrappedUp { limit } => ChatEvent::Notice {
             text: format!("The {limit} was reached; the model was asked for a final answer."),
+            about: Some(NoticeAbout::WrappedUp { limit }),
         },
         Event::ToolCall {
             call_id,
@@ -464,18 +545,23 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
         },
         Event::Compacted { .. } => ChatEvent::Notice {
             text: "The earlier conversation was summarised to fit the model's context.".into(),
+            about: Some(NoticeAbout::Compacted),
         },
-        Event::Stopped { .. } => ChatEvent::Stopped,
+        Event::Stopped { counters } => ChatEvent::Stopped {
+            tools: counters.recap(),
+        },
         Event::TurnComplete {
             usage,
             steps,
             turn_id,
+            counters,
             ..
         } => ChatEvent::Done {
             steps,
             input_tokens: usage.input_tokens,
             output_tokens: usage.output_tokens,
             turn_id,
+            tools: counters.recap(),
         },
         Event::Error { message, kind } => ChatEvent::Failed {
             message,

@@ -11,6 +11,7 @@ mod folders;
 mod hooks;
 mod language_servers;
 mod learned_skills;
+pub mod line_answers;
 mod live_hooks;
 mod mcp_memory;
 mod mcp_register;
@@ -37,6 +38,8 @@ pub use agent::ModelChoice;
 pub use attachments::{
     split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
+/// Whether an id can name a task or session (it becomes a file name): what is wrong with it.
+pub use cairn_agent::session_id_problem;
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, CairnCommand, HookStatus, HOOK_AGENTS};
 pub use live_hooks::RESUME_HINT;

@@ -4,10 +4,10 @@
 use std::io::{BufRead, IsTerminal, Read, Write};
 
 use anyhow::{bail, Context};
-use cairn_agent::{Event, Op, Runtime};
+use cairn_api::chat::{Chat, ChatTurn, TerminalChat};
+use cairn_api::line_answers::{hint, read_line_answer, yes_no, LineAnswer};
 use cairn_api::{Cairn, ModelChoice};
-use cairn_tools::ask::{hint, read_line_answer, LineAnswer};
-use cairn_tools::{Answer, Question};
+use cairn_protocol::{AskQuestion, ChatEvent, NoticeAbout};
 
 #[derive(Debug, Default, clap::Args)]
 pub struct AgentArgs {
@@ -59,23 +59,26 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     };
     // Checked before anything is built: an id that is no file name is the first thing said.
     let mut session = args.session.unwrap_or_else(new_session);
-    if let Some(problem) = cairn_agent::session_id_problem(&session, "session") {
+    if let Some(problem) = cairn_api::session_id_problem(&session, "session") {
         bail!("{problem}");
     }
     let root = std::env::current_dir().context("cannot read the current directory")?;
-    let runtime = cairn.agent_runtime(
-        ModelChoice {
+    let setup = TerminalChat {
+        model: ModelChoice {
             base_url: args.base_url,
             model: args.model,
             api_key,
         },
-        root,
-    )?;
+        one_shot: message.is_some(),
+    };
+    let chat = Chat::in_terminal(cairn.clone(), root, setup);
+    // Built now: a model that cannot be used is said before anything is read.
+    chat.runtime()?;
     for warning in cairn.lsp_warnings() {
         eprintln!("{warning}");
     }
     let Some(message) = message else {
-        let exit = converse(&runtime, &mut session, terminal).await;
+        let exit = converse(&chat, &mut session, terminal).await;
         cairn.shutdown_language_servers().await;
         return exit;
     };
@@ -83,16 +86,15 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
         bail!("the message is empty");
     }
     wait_for_mcp_servers(cairn).await;
-    let runtime = runtime.one_shot();
-    let wakeups = runtime.jobs().wakeups();
+    let wakeups = chat.jobs().wakeups();
     turn(
-        &runtime,
+        &chat,
         &session,
-        message_op(&session, message.trim()),
+        chat.send(&session, message.trim(), &[])?,
         None,
     )
     .await?;
-    finish_jobs(&runtime, &session, wakeups).await?;
+    finish_jobs(&chat, &session, wakeups).await?;
     cairn.shutdown_language_servers().await;
     Ok(std::process::ExitCode::SUCCESS)
 }
@@ -139,18 +141,10 @@ async fn wait_for_mcp_servers(cairn: &Cairn) {
     }
 }
 
-fn message_op(session: &str, text: &str) -> Op {
-    Op::UserMessage {
-        session: session.to_owned(),
-        text: text.to_owned(),
-        images: Vec::new(),
-    }
-}
-
 /// With nobody to ask, the jobs the prompt started are waited for (each end told to the model in
 /// a turn of its own); Ctrl-C stops them instead.
 async fn finish_jobs(
-    runtime: &Runtime,
+    chat: &Chat,
     session: &str,
     wakeups: Option<tokio::sync::mpsc::UnboundedReceiver<String>>,
 ) -> anyhow::Result<()> {
@@ -158,14 +152,11 @@ async fn finish_jobs(
         return Ok(());
     };
     loop {
-        if runtime.jobs().has_notes(session) {
-            let wake = Op::Wake {
-                session: session.to_owned(),
-            };
-            turn(runtime, session, wake, None).await?;
+        if chat.jobs().has_notes(session) {
+            turn(chat, session, chat.wake(session)?, None).await?;
             continue;
         }
-        let running = runtime.jobs().running_in(session);
+        let running = chat.jobs().running_in(session);
         if running == 0 {
             return Ok(());
         }
@@ -173,7 +164,7 @@ async fn finish_jobs(
         tokio::select! {
             _ = wakeups.recv() => {}
             _ = tokio::signal::ctrl_c() => {
-                runtime.jobs().end_session(session);
+                chat.jobs().end_session(session);
                 eprintln!("[the background jobs were stopped]");
                 return Ok(());
             }
@@ -191,7 +182,7 @@ fn new_session() -> String {
 
 /// The line mode: each line is a turn of one conversation, until /exit or the end of input.
 async fn converse(
-    runtime: &Runtime,
+    chat: &Chat,
     session: &mut String,
     terminal: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
@@ -206,11 +197,12 @@ async fn converse(
             let _ = std::io::stderr().flush();
         }
         // Jobs that ended while the person typed are told first, in a turn of their own.
-        if runtime.jobs().has_notes(session) {
-            let wake = Op::Wake {
-                session: session.clone(),
+        if chat.jobs().has_notes(session) {
+            let woken = match chat.wake(session) {
+                Ok(events) => turn(chat, session, events, None).await,
+                Err(e) => Err(e.into()),
             };
-            if let Err(e) = turn(runtime, session, wake, None).await {
+            if let Err(e) = woken {
                 eprintln!("cairn: {e:#}");
             }
             continue;
@@ -221,7 +213,7 @@ async fn converse(
         match text {
             "" => continue,
             "/exit" | "/quit" => {
-                let running = runtime.jobs().running_in(session);
+                let running = chat.jobs().running_in(session);
                 if running > 0 && terminal {
                     eprint!(
                         "{running} background job(s) still running: stop them and leave? [y/N] "
@@ -230,12 +222,12 @@ async fn converse(
                     let sure = lines
                         .next()
                         .and_then(Result::ok)
-                        .is_some_and(|l| cairn_tools::ask::yes_no(&l) == Some(true));
+                        .is_some_and(|l| yes_no(&l) == Some(true));
                     if !sure {
                         continue;
                     }
                 }
-                runtime.jobs().end_session(session);
+                chat.jobs().end_session(session);
                 break;
             }
             "/new" => {
@@ -243,17 +235,21 @@ async fn converse(
                 eprintln!("(a new conversation)");
             }
             "/help" => eprintln!("{HELP}"),
-            "/compact" => match compact(runtime, session).await {
-                Ok(chars) => {
-                    eprintln!("(compacted: the history is now a summary of {chars} characters)")
-                }
+            "/compact" => match chat.compact(session).await {
+                Ok(summary) => eprintln!(
+                    "(compacted: the history is now a summary of {} characters)",
+                    summary.chars().count()
+                ),
                 Err(e) => eprintln!("cairn: {e:#}"),
             },
             command if command.starts_with('/') => eprintln!("unknown command {command}: {HELP}"),
             _ => {
                 let mut read = || lines.next().and_then(Result::ok);
-                let op = message_op(session, text);
-                if let Err(e) = turn(runtime, session, op, Some(&mut read)).await {
+                let sent = match chat.send(session, text, &[]) {
+                    Ok(events) => turn(chat, session, events, Some(&mut read)).await,
+                    Err(e) => Err(e.into()),
+                };
+                if let Err(e) = sent {
                     eprintln!("cairn: {e:#}");
                 }
             }
@@ -262,49 +258,42 @@ async fn converse(
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// `/compact`: the session's history summarised for the model; the summary's length.
-async fn compact(runtime: &Runtime, session: &str) -> anyhow::Result<usize> {
-    let summary = cairn_api::chat::compact(runtime, session).await?;
-    Ok(summary.chars().count())
-}
-
 /// Lines of a tool's output shown under its display line (`previewLines`).
 const PREVIEW_LINES: usize = 5;
 
 /// Reads one line from the person (approvals, questions); `None` when input has ended.
 type ReadLine<'a> = &'a mut dyn FnMut() -> Option<String>;
 
-/// One turn (a message, or a wake-up by jobs that ended), its answer streamed to standard output; tool lines, questions and the recap go to
-/// standard error. Ctrl-C stops the turn (its commands are killed), not the program.
+/// One turn (a message, or a wake-up by jobs that ended), its answer streamed to standard
+/// output; tool lines, questions and the recap go to standard error. Ctrl-C stops the turn (its
+/// commands are killed), not the program.
 async fn turn(
-    runtime: &Runtime,
+    chat: &Chat,
     session: &str,
-    op: Op,
+    mut events: ChatTurn,
     mut read_line: Option<ReadLine<'_>>,
 ) -> anyhow::Result<()> {
-    let mut events = runtime.submit(op);
     let mut stdout = std::io::stdout();
     let mut recalled = 0;
     let mut at_line_start = true;
     loop {
         let event = tokio::select! {
-            event = events.recv() => event,
+            event = events.next() => event,
             _ = tokio::signal::ctrl_c() => {
-                runtime.submit(Op::Stop { session: session.to_owned() });
+                chat.stop(session)?;
                 continue;
             }
         };
         let Some(event) = event else { break };
         match event {
-            Event::Recalled { hits, .. } => recalled = hits,
-            Event::Text(text) => {
+            ChatEvent::Recalled { hits, .. } => recalled = hits,
+            ChatEvent::Text { text } => {
                 print!("{text}");
                 at_line_start = text.ends_with('\n');
                 let _ = stdout.flush();
             }
-            Event::Reasoning(_) => {}
             // The note's first two lines: the mark, and which job ended how.
-            Event::JobNote { text } => {
+            ChatEvent::JobNote { text } => {
                 if !at_line_start {
                     println!();
                     at_line_start = true;
@@ -312,94 +301,98 @@ async fn turn(
                 let head: Vec<&str> = text.lines().take(2).collect();
                 eprintln!("⏺ {}", head.join(" "));
             }
-            Event::ToolCall { display, .. } => {
+            ChatEvent::Tool { display, .. } => {
                 if !at_line_start {
                     println!();
                     at_line_start = true;
                 }
                 eprintln!("{display}");
             }
-            Event::ApprovalRequest { request, .. } => {
+            ChatEvent::Approval { request, .. } => {
                 let allow = match read_line.as_mut() {
                     Some(read) => {
                         eprint!("🔐 run it? [y/N] ");
                         let _ = std::io::stderr().flush();
-                        read().is_some_and(|l| cairn_tools::ask::yes_no(&l) == Some(true))
+                        read().is_some_and(|l| yes_no(&l) == Some(true))
                     }
                     None => false,
                 };
-                runtime.submit(Op::Approve { request, allow });
+                chat.approve(request, allow)?;
             }
-            Event::Question {
-                request, questions, ..
-            } => {
+            ChatEvent::Question { request, questions } => {
                 let answer = match read_line.as_mut() {
                     Some(read) => ask(&questions, *read),
-                    None => Answer::Cancelled,
+                    None => LineAsk::Cancelled,
                 };
-                runtime.submit(Op::Answer { request, answer });
+                match answer {
+                    LineAsk::Answered(answers) => chat.answer(request, Some(answers))?,
+                    LineAsk::Declined => chat.answer(request, None)?,
+                    LineAsk::Cancelled => chat.cancel_question(request)?,
+                }
             }
-            Event::ToolResult { output, .. } => eprint!("{}", preview(&output)),
+            ChatEvent::ToolDone { output, .. } => eprint!("{}", preview(&output)),
             // An asked agent's words and calls, as they come.
-            Event::ToolProgress { text, .. } => {
+            ChatEvent::ToolProgress { text, .. } => {
                 eprint!("{text}");
                 let _ = std::io::stderr().flush();
             }
-            Event::Nudged { reason } => eprintln!("\n[asked again: the reply was {reason}]"),
+            ChatEvent::Notice { text, about } => eprintln!("{}", notice_words(&text, about)),
             // Only a person at a terminal reads what the turn waits for.
-            Event::Status(status) if std::io::stderr().is_terminal() => {
+            ChatEvent::Status { status } if std::io::stderr().is_terminal() => {
                 eprintln!("[{}]", crate::agent::status_words(&status));
             }
-            Event::Status(_) => {}
-            Event::Retrying { reason, after_ms } => {
+            ChatEvent::Status { .. } => {}
+            ChatEvent::Retrying { reason, after_ms } => {
                 eprintln!(
                     "[{reason}: trying again in {:.1} s]",
                     after_ms as f64 / 1000.0
                 )
             }
-            Event::WrappedUp { limit } => {
-                eprintln!(
-                    "\n[the {limit} was reached: the tools were withdrawn for a final answer]"
-                )
-            }
-            Event::Compacted { .. } => {
-                eprintln!("[the earlier conversation was summarised to fit the model's context]")
-            }
-            Event::TurnComplete {
-                usage,
+            ChatEvent::Done {
                 steps,
-                counters,
+                input_tokens,
+                output_tokens,
+                tools,
                 ..
             } => {
                 println!();
                 let mut recap = format!(
-                    "{steps} step(s) · {} tokens in, {} out · {recalled} memor{} recalled",
-                    usage.input_tokens,
-                    usage.output_tokens,
+                    "{steps} step(s) · {input_tokens} tokens in, {output_tokens} out · {recalled} memor{} recalled",
                     if recalled == 1 { "y" } else { "ies" }
                 );
-                if let Some(tools) = counters.recap() {
+                if let Some(tools) = tools {
                     recap = format!("{tools} · {recap}");
                 }
                 eprintln!("({recap})");
                 return Ok(());
             }
-            Event::Stopped { counters } => {
+            ChatEvent::Stopped { tools } => {
                 println!();
-                let tools = counters
-                    .recap()
-                    .map(|r| format!(" ({r})"))
-                    .unwrap_or_default();
+                let tools = tools.map(|r| format!(" ({r})")).unwrap_or_default();
                 eprintln!("[stopped]{tools}");
                 return Ok(());
             }
-            Event::Error { message, .. } => {
+            ChatEvent::Failed { message, .. } => {
                 println!();
                 bail!("{message}");
             }
         }
     }
     bail!("the agent stopped without finishing the turn")
+}
+
+/// A notice as the terminal words it (on a line of its own, in brackets).
+fn notice_words(text: &str, about: Option<NoticeAbout>) -> String {
+    match about {
+        Some(NoticeAbout::Nudged { reason }) => format!("\n[asked again: the reply was {reason}]"),
+        Some(NoticeAbout::WrappedUp { limit }) => {
+            format!("\n[the {limit} was reached: the tools were withdrawn for a final answer]")
+        }
+        Some(NoticeAbout::Compacted) => {
+            "[the earlier conversation was summarised to fit the model's context]".to_owned()
+        }
+        None => format!("[{text}]"),
+    }
 }
 
 /// A tool's output as the terminal shows it: up to PREVIEW_LINES lines, dimmed and indented
@@ -431,8 +424,18 @@ fn preview(output: &str) -> String {
     out
 }
 
+/// What the person made of ask_user's questions in line mode.
+enum LineAsk {
+    /// One answer per question.
+    Answered(Vec<String>),
+    /// `/skip`.
+    Declined,
+    /// `/abort`, or the input ended.
+    Cancelled,
+}
+
 /// ask_user in line mode: each question in turn, one typed line answers it.
-fn ask(questions: &[Question], read: &mut dyn FnMut() -> Option<String>) -> Answer {
+fn ask(questions: &[AskQuestion], read: &mut dyn FnMut() -> Option<String>) -> LineAsk {
     let mut answers = Vec::new();
     for q in questions {
         eprintln!("❓ {}", q.question);
@@ -449,22 +452,22 @@ fn ask(questions: &[Question], read: &mut dyn FnMut() -> Option<String>) -> Answ
             eprint!("  ? ");
             let _ = std::io::stderr().flush();
             let Some(line) = read() else {
-                return Answer::Cancelled;
+                return LineAsk::Cancelled;
             };
             if matches!(line.trim(), "/abort" | "/quit" | "/stop") {
-                return Answer::Cancelled;
+                return LineAsk::Cancelled;
             }
             match read_line_answer(q, &line) {
                 LineAnswer::Answer(a) => {
                     answers.push(a);
                     break;
                 }
-                LineAnswer::Decline => return Answer::Declined,
+                LineAnswer::Decline => return LineAsk::Declined,
                 LineAnswer::Again => eprintln!("{}", hint(q)),
             }
         }
     }
-    Answer::Answered(answers)
+    LineAsk::Answered(answers)
 }
 
 /// What a turn waits for, in words, for the terminal.

@@ -16,8 +16,13 @@ pub enum ChatEvent {
     },
     /// A piece of the answer.
     Text { text: String },
-    /// Something the person should know that is not the answer (a wrap-up, a compaction).
-    Notice { text: String },
+    /// Something the person should know that is not the answer (a wrap-up, a compaction);
+    /// `about` says which, for a front end that words it itself (the CLI).
+    Notice {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        about: Option<NoticeAbout>,
+    },
     /// The harness told the model that a background job ended (`text`, its mark first): shown as
     /// the harness's, not the person's. A wake-up turn opens with it.
     JobNote { text: String },
@@ -41,8 +46,11 @@ pub enum ChatEvent {
         output: String,
         failed: bool,
     },
-    /// The turn was stopped by the person.
-    Stopped,
+    /// The turn was stopped by the person; `tools`: the calls it made, counted (as in `Done`).
+    Stopped {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<String>,
+    },
     /// A call waits for the person's approval (`approve`).
     Approval {
         request: u64,
@@ -62,6 +70,10 @@ pub enum ChatEvent {
         /// The turn as captured in memory, for rating the reply.
         #[serde(default)]
         turn_id: Option<i64>,
+        /// The tool calls the turn made, counted (`⚙ 2 command(s) · 📝 1 file op(s)`); `None`
+        /// when it made none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<String>,
     },
     /// The turn failed; `message` says why, `class` what the person can do about it.
     Failed {
@@ -69,6 +81,18 @@ pub enum ChatEvent {
         #[serde(default)]
         class: FailureKind,
     },
+}
+
+/// What a [`ChatEvent::Notice`] is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "what", rename_all = "snake_case")]
+pub enum NoticeAbout {
+    /// The model was asked again: its reply was `reason` (thinking only, cut off).
+    Nudged { reason: String },
+    /// `limit` (the step limit, a budget) was reached: the tools were withdrawn for a last answer.
+    WrappedUp { limit: String },
+    /// The earlier conversation was summarised to fit the model's context.
+    Compacted,
 }
 
 /// What a turn is doing while the person sees no words yet.
@@ -256,6 +280,49 @@ pub struct AttachmentInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notice_says_what_it_is_about_and_a_stop_counts_its_tools() -> Result<(), serde_json::Error>
+    {
+        let notice = ChatEvent::Notice {
+            text: "The step limit was reached; the model was asked for a final answer.".into(),
+            about: Some(NoticeAbout::WrappedUp {
+                limit: "step limit".into(),
+            }),
+        };
+        let json = serde_json::to_value(&notice)?;
+        assert_eq!(json["kind"], "notice");
+        assert_eq!(json["about"]["what"], "wrapped_up");
+        assert_eq!(serde_json::from_value::<ChatEvent>(json)?, notice);
+        let compacted = serde_json::to_value(NoticeAbout::Compacted)?;
+        assert_eq!(compacted, serde_json::json!({"what": "compacted"}));
+        let nudged = serde_json::to_value(NoticeAbout::Nudged {
+            reason: "empty".into(),
+        })?;
+        assert_eq!(nudged["what"], "nudged");
+        let stopped = ChatEvent::Stopped {
+            tools: Some("⚙ 1 command(s)".into()),
+        };
+        let json = serde_json::to_value(&stopped)?;
+        assert_eq!(json["kind"], "stopped");
+        assert_eq!(serde_json::from_value::<ChatEvent>(json)?, stopped);
+        // Without a count the events read and write as before.
+        let plain: ChatEvent = serde_json::from_str(r#"{"kind":"stopped"}"#)?;
+        assert_eq!(plain, ChatEvent::Stopped { tools: None });
+        assert_eq!(
+            serde_json::to_value(&plain)?,
+            serde_json::json!({"kind": "stopped"})
+        );
+        let notice: ChatEvent = serde_json::from_str(r#"{"kind":"notice","text":"hi"}"#)?;
+        assert_eq!(
+            notice,
+            ChatEvent::Notice {
+                text: "hi".into(),
+                about: None
+            }
+        );
+        Ok(())
+    }
 
     #[test]
     fn a_status_event_round_trips() -> Result<(), serde_json::Error> {

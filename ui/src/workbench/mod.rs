@@ -311,7 +311,7 @@ pub fn Workbench() -> impl IntoView {
             let now = js_sys::Date::now();
             let ends = matches!(
                 e.event,
-                ChatEvent::Done { .. } | ChatEvent::Failed { .. } | ChatEvent::Stopped
+                ChatEvent::Done { .. } | ChatEvent::Failed { .. } | ChatEvent::Stopped { .. }
             );
             let open = current.get_untracked();
             tasks.update(|all| {

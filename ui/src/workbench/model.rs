@@ -250,7 +250,7 @@ impl Message {
                 self.status = None;
                 self.pending = Some(Pending::Question { request, questions })
             }
-            ChatEvent::Stopped => {
+            ChatEvent::Stopped { .. } => {
                 self.status = None;
                 self.pending = None;
                 self.stopped = true;
@@ -492,6 +492,7 @@ mod tests {
                 input_tokens: 10,
                 output_tokens: 2,
                 turn_id: Some(42),
+                tools: None,
             },
             1.0,
         );
@@ -511,7 +512,7 @@ mod tests {
             0.0,
         );
         assert!(reply.pending.is_some());
-        reply.apply(ChatEvent::Stopped, 1.0);
+        reply.apply(ChatEvent::Stopped { tools: None }, 1.0);
         assert!(reply.stopped);
         assert_eq!(reply.pending, None);
         assert_eq!(reply.progress, Progress::Done);
