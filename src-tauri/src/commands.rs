@@ -1,6 +1,6 @@
 //! Typed Tauri commands: thin adapters from the webviews to `cairn-api` and the window helpers.
 
-use cairn_agent::Op;
+use cairn_api::chat::ChatTurn;
 use cairn_api::{AttachmentInput, TaskChange};
 use cairn_protocol::{
     ApiError, ChatEvent, PetState, StatusReport, TaskJob, TaskSummary, TaskTeam, TranscriptMessage,
@@ -8,7 +8,7 @@ use cairn_protocol::{
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};
 
-use crate::{blocking, windows, Desktop};
+use crate::{blocking, on_chat, windows, Desktop};
 
 /// The same report as `cairn status --json` and `GET /api/v1/status`.
 #[tauri::command]
@@ -55,16 +55,14 @@ pub async fn send_message(
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
     let attachments = attachments.unwrap_or_default();
-    let prepared = blocking(&desktop, move |cairn| {
-        cairn.prepare_message(&text, &attachments)
+    // The attachments are read and stored off the main thread.
+    let turn = tauri::async_runtime::spawn_blocking({
+        let chat = desktop.chat.clone();
+        move || chat.send(&session, &text, &attachments)
     })
-    .await?;
-    let op = Op::UserMessage {
-        session: session.clone(),
-        text: prepared.text,
-        images: prepared.images,
-    };
-    stream_turn(&desktop, session, op, on_event).await
+    .await
+    .map_err(crate::join_error)?;
+    stream_turn(turn, on_event).await
 }
 
 /// `/restart`: runs the task's last message again, streaming like a new one.
@@ -74,10 +72,7 @@ pub async fn restart_task(
     session: String,
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
-    let op = Op::Restart {
-        session: session.clone(),
-    };
-    stream_turn(&desktop, session, op, on_event).await
+    stream_turn(desktop.chat.restart(&session), on_event).await
 }
 
 /// `/goal …` on a task: what to tell the person.
@@ -87,7 +82,7 @@ pub async fn task_goal(
     session: String,
     words: String,
 ) -> Result<String, ApiError> {
-    blocking(&desktop, move |cairn| cairn.task_goal(&session, &words)).await
+    on_chat(&desktop, move |chat| chat.task_goal(&session, &words)).await
 }
 
 /// `/resume <words>`: matching episodes from memory; `/resume N`: that episode's context.
@@ -99,18 +94,12 @@ pub async fn resume_search(desktop: State<'_, Desktop>, words: String) -> Result
     .await
 }
 
-/// Submits `op` (a message or a restart) and streams the turn's events to the page; a page that
-/// stops listening stops the turn.
+/// Streams a turn's events to the page; a page that stops listening stops the turn.
 async fn stream_turn(
-    desktop: &Desktop,
-    session: String,
-    op: Op,
+    turn: Result<ChatTurn, cairn_api::Error>,
     on_event: Channel<ChatEvent>,
 ) -> Result<(), ApiError> {
-    let mut turn = desktop
-        .chat
-        .submit(&session, op)
-        .map_err(|e| e.to_api_error())?;
+    let mut turn = turn.map_err(|e| e.to_api_error())?;
     while let Some(event) = turn.next().await {
         if on_event.send(event).is_err() {
             break;
@@ -127,43 +116,20 @@ fn voice_error(e: cairn_api::Error) -> ApiError {
 /// names), and the model warms up meanwhile so the transcript is quick.
 #[tauri::command]
 pub async fn voice_start(desktop: State<'_, Desktop>) -> Result<(), ApiError> {
-    let capture = desktop.cairn.voice_begin().map_err(voice_error)?;
-    let mut slot = desktop
-        .voice
-        .lock()
-        .map_err(|_| ApiError::new("internal", "the voice lock was poisoned"))?;
-    *slot = Some(capture);
-    let cairn = desktop.cairn.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        if let Err(e) = cairn.transcriber(None) {
-            tracing::warn!("the voice model did not load: {e}");
-        }
-    });
-    Ok(())
+    desktop.voice.start(&desktop.cairn).map_err(voice_error)
 }
 
 /// The input level for the meter, 0–1 (0 when nothing is being captured).
 #[tauri::command]
 pub fn voice_level(desktop: State<'_, Desktop>) -> f32 {
-    desktop
-        .voice
-        .lock()
-        .ok()
-        .and_then(|v| v.as_ref().map(|c| c.level()))
-        .unwrap_or(0.0)
+    desktop.voice.level()
 }
 
 /// The mic button is released: the words said, for the person to edit and send.
 #[tauri::command]
 pub async fn voice_stop(desktop: State<'_, Desktop>) -> Result<String, ApiError> {
-    let capture = desktop
-        .voice
-        .lock()
-        .map_err(|_| ApiError::new("internal", "the voice lock was poisoned"))?
-        .take()
-        .ok_or_else(|| ApiError::new("voice", "nothing is being recorded"))?;
-    let cairn = desktop.cairn.clone();
-    tauri::async_runtime::spawn_blocking(move || cairn.voice_finish(capture))
+    let (voice, cairn) = (desktop.voice.clone(), desktop.cairn.clone());
+    tauri::async_runtime::spawn_blocking(move || voice.stop(&cairn))
         .await
         .map_err(|e| ApiError::new("internal", e.to_string()))?
         .map_err(voice_error)
@@ -233,18 +199,18 @@ pub fn task_update(
     change: TaskChange,
 ) -> Result<TaskSummary, ApiError> {
     desktop
-        .cairn
-        .task_update(&session, change)
+        .chat
+        .update_task(&session, change)
         .map_err(task_error)
 }
 
 /// Where a task works (a new task: where it will work).
 #[tauri::command]
 pub async fn task_folder(desktop: State<'_, Desktop>, session: String) -> Result<String, ApiError> {
-    let chat = desktop.chat.clone();
-    tauri::async_runtime::spawn_blocking(move || chat.task_folder(&session).display().to_string())
-        .await
-        .map_err(crate::join_error)
+    on_chat(&desktop, move |chat| {
+        Ok(chat.task_folder(&session).display().to_string())
+    })
+    .await
 }
 
 /// Moves a task to another folder from its next turn on; the folder as it will be used.
@@ -254,22 +220,17 @@ pub async fn task_folder_set(
     session: String,
     folder: String,
 ) -> Result<String, ApiError> {
-    let chat = desktop.chat.clone();
-    tauri::async_runtime::spawn_blocking(move || {
+    on_chat(&desktop, move |chat| {
         chat.set_task_folder(&session, &folder)
             .map(|f| f.display().to_string())
     })
     .await
-    .map_err(crate::join_error)?
-    .map_err(task_error)
 }
 
 /// Deletes a task for good (its background jobs stop).
 #[tauri::command]
 pub fn task_delete(desktop: State<'_, Desktop>, session: String) -> Result<bool, ApiError> {
-    desktop.chat.jobs().end_session(&session);
-    desktop.cairn.teams().end(&session);
-    desktop.cairn.task_delete(&session).map_err(task_error)
+    desktop.chat.delete_task(&session).map_err(task_error)
 }
 
 /// The task's background jobs, for its jobs strip.
@@ -320,9 +281,7 @@ pub fn job_stop(desktop: State<'_, Desktop>, session: String, id: String) -> boo
 /// `/model provider/model`: the chat continues with that model, which becomes the default.
 #[tauri::command]
 pub async fn set_model(desktop: State<'_, Desktop>, model: String) -> Result<String, ApiError> {
-    let chosen = blocking(&desktop, move |cairn| cairn.choose_model(&model)).await?;
-    desktop.chat.reset();
-    Ok(chosen)
+    on_chat(&desktop, move |chat| chat.choose_model(&model)).await
 }
 
 /// `/compact`: the task's history replaced by the model's summary of it; the summary's length.
@@ -339,15 +298,11 @@ pub async fn compact_task(
 }
 
 /// What the pet shows: the tasks running now and those finished in the last five minutes (the
-/// badge counts them), and which task a message typed into the pet continues. Asked every two
-/// seconds, so the stored tasks are read off the main thread.
+/// badge counts them), and which task a message typed into the pet continues. Asked when a task
+/// changes, so the stored tasks are read off the main thread.
 #[tauri::command]
 pub async fn pet_state(desktop: State<'_, Desktop>) -> Result<PetState, ApiError> {
-    let running = desktop.chat.running();
-    blocking(&desktop, move |cairn| {
-        Ok(cairn.pet_state(&running, cairn_memory::now_ms()))
-    })
-    .await
+    on_chat(&desktop, |chat| Ok(chat.pet_state())).await
 }
 
 /// The pet's window grows (up and to the left, the stones staying put) while its bubble or task
@@ -384,4 +339,79 @@ pub fn take_task_to_open(desktop: State<'_, Desktop>) -> Option<String> {
 #[tauri::command]
 pub fn reload_windows(app: tauri::AppHandle) {
     crate::windows::reload_all(&app);
+}
+
+/// Every command the windows may invoke.
+pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        crate::sources_commands::sources_list,
+        crate::sources_commands::sources_scan,
+        crate::sources_commands::sources_scan_control,
+        crate::sources_commands::hooks_status,
+        crate::sources_commands::hooks_cli,
+        crate::sources_commands::hook_install,
+        crate::sources_commands::hook_remove,
+        crate::settings_commands::settings_get,
+        crate::settings_commands::settings_save_provider,
+        crate::settings_commands::settings_remove_provider,
+        crate::settings_commands::settings_test_provider,
+        crate::settings_commands::settings_set_default_model,
+        crate::settings_commands::settings_save_voice,
+        crate::settings_commands::settings_save_appearance,
+        crate::settings_commands::settings_save_agent,
+        crate::settings_commands::folder_listing,
+        crate::settings_commands::settings_start_at_login,
+        crate::settings_commands::settings_export_diagnostics,
+        crate::settings_commands::settings_save_mcp,
+        crate::settings_commands::settings_remove_mcp,
+        crate::settings_commands::settings_enable_mcp,
+        crate::settings_commands::mcp_statuses,
+        crate::settings_commands::mcp_restart,
+        crate::models_commands::models_list,
+        crate::models_commands::models_install,
+        crate::models_commands::models_remove,
+        crate::memory_commands::memory_overview,
+        crate::memory_commands::memory_revision,
+        crate::memory_commands::memory_items,
+        crate::memory_commands::memory_search,
+        crate::memory_commands::memory_get,
+        crate::memory_commands::memory_versions,
+        crate::memory_commands::give_feedback,
+        crate::memory_commands::memory_edit,
+        crate::memory_commands::memory_delete,
+        crate::memory_commands::memory_analysis,
+        crate::commands::app_status,
+        crate::commands::show_workbench,
+        crate::commands::toggle_pet,
+        crate::commands::send_message,
+        crate::commands::quit_app,
+        crate::commands::quit_request,
+        crate::commands::task_jobs,
+        crate::commands::task_team,
+        crate::commands::job_output,
+        crate::commands::job_stop,
+        crate::commands::voice_start,
+        crate::commands::voice_level,
+        crate::commands::voice_stop,
+        crate::commands::approve,
+        crate::commands::answer_question,
+        crate::commands::stop_turn,
+        crate::commands::tasks_list,
+        crate::commands::tasks_search,
+        crate::commands::task_transcript,
+        crate::commands::task_update,
+        crate::commands::task_delete,
+        crate::commands::task_folder,
+        crate::commands::task_folder_set,
+        crate::commands::set_model,
+        crate::commands::compact_task,
+        crate::commands::pet_state,
+        crate::commands::pet_expand,
+        crate::commands::open_task,
+        crate::commands::take_task_to_open,
+        crate::commands::reload_windows,
+        crate::commands::restart_task,
+        crate::commands::task_goal,
+        crate::commands::resume_search,
+    ]
 }

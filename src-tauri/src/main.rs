@@ -32,7 +32,7 @@ pub struct Desktop {
     /// The conversations: the agent runtime and the turns running now.
     pub chat: Arc<cairn_api::chat::Chat>,
     /// The voice capture in progress (the mic button is on).
-    pub voice: Mutex<Option<cairn_api::VoiceCapture>>,
+    pub voice: Arc<cairn_api::VoiceSession>,
     /// A task the pet asked the workbench to show, until the workbench takes it.
     pub task_to_open: Mutex<Option<String>>,
 }
@@ -49,6 +49,18 @@ pub(crate) async fn blocking<T: Send + 'static>(
 ) -> Result<T, cairn_protocol::ApiError> {
     let cairn = desktop.cairn.clone();
     tauri::async_runtime::spawn_blocking(move || work(cairn))
+        .await
+        .map_err(join_error)?
+        .map_err(|e| e.to_api_error())
+}
+
+/// Runs a blocking chat operation (a task's files, the config) off the main thread.
+pub(crate) async fn on_chat<T: Send + 'static>(
+    desktop: &Desktop,
+    work: impl FnOnce(&cairn_api::chat::Chat) -> Result<T, cairn_api::Error> + Send + 'static,
+) -> Result<T, cairn_protocol::ApiError> {
+    let chat = desktop.chat.clone();
+    tauri::async_runtime::spawn_blocking(move || work(&chat))
         .await
         .map_err(join_error)?
         .map_err(|e| e.to_api_error())
@@ -100,42 +112,15 @@ fn main() -> std::process::ExitCode {
 fn run() -> anyhow::Result<()> {
     let home = Home::from_process_env()?;
     let cairn = Cairn::new(home);
-    let config = cairn.load_config();
-    let level = config
-        .as_ref()
-        .map(|c| c.log_level.as_str())
-        .unwrap_or("info");
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG").unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new(format!("warn,cairn={level}"))
-            }),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    let config = config.unwrap_or_else(|e| {
-        tracing::error!("the config file is invalid, using defaults: {e}");
-        cairn_config::Config::default()
-    });
+    let config = start_logging(&cairn);
     cairn.home().ensure_dirs()?;
-    let sync = tray::HistorySync::default();
-    if config.auto_sync {
-        // Other agents' history: scanned now, then followed as they write (`[sync] auto`); the
-        // tray pauses it.
-        let follower = cairn.clone();
-        let control = sync.0.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = follower.follow_sources(None, &control, &mut |_| {}) {
-                tracing::warn!("keeping other agents' history in sync stopped: {e}");
-            }
-        });
-    }
+    let sync = follow_history(&cairn, &config);
 
     // One chat for the workbench, the pet and the local API's tasks: the API's event stream
     // shows every task's events, whoever started it. Tasks work in their own folders (the
     // workspace until the person picks one), not where the app was started.
     let chat = Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
-    let unattended = chat.clone();
+    let published = chat.subscribe();
     let api = tauri::async_runtime::block_on(cairn_http::serve(
         cairn.clone(),
         config.api_port,
@@ -176,82 +161,11 @@ fn run() -> anyhow::Result<()> {
             cairn,
             serving,
             api: Mutex::new(api),
-            voice: Mutex::new(None),
+            voice: Arc::default(),
             task_to_open: Mutex::default(),
         })
-        .manage(sources_commands::Scanning::default())
         .manage(sync)
-        .invoke_handler(tauri::generate_handler![
-            sources_commands::sources_list,
-            sources_commands::sources_scan,
-            sources_commands::sources_scan_control,
-            sources_commands::hooks_status,
-            sources_commands::hooks_cli,
-            sources_commands::hook_install,
-            sources_commands::hook_remove,
-            settings_commands::settings_get,
-            settings_commands::settings_save_provider,
-            settings_commands::settings_remove_provider,
-            settings_commands::settings_test_provider,
-            settings_commands::settings_set_default_model,
-            settings_commands::settings_save_voice,
-            settings_commands::settings_save_appearance,
-            settings_commands::settings_save_agent,
-            settings_commands::folder_listing,
-            settings_commands::settings_start_at_login,
-            settings_commands::settings_export_diagnostics,
-            settings_commands::settings_save_mcp,
-            settings_commands::settings_remove_mcp,
-            settings_commands::settings_enable_mcp,
-            settings_commands::mcp_statuses,
-            settings_commands::mcp_restart,
-            models_commands::models_list,
-            models_commands::models_install,
-            models_commands::models_remove,
-            memory_commands::memory_overview,
-            memory_commands::memory_revision,
-            memory_commands::memory_items,
-            memory_commands::memory_search,
-            memory_commands::memory_get,
-            memory_commands::memory_versions,
-            memory_commands::give_feedback,
-            memory_commands::memory_edit,
-            memory_commands::memory_delete,
-            memory_commands::memory_analysis,
-            commands::app_status,
-            commands::show_workbench,
-            commands::toggle_pet,
-            commands::send_message,
-            commands::quit_app,
-            commands::quit_request,
-            commands::task_jobs,
-            commands::task_team,
-            commands::job_output,
-            commands::job_stop,
-            commands::voice_start,
-            commands::voice_level,
-            commands::voice_stop,
-            commands::approve,
-            commands::answer_question,
-            commands::stop_turn,
-            commands::tasks_list,
-            commands::tasks_search,
-            commands::task_transcript,
-            commands::task_update,
-            commands::task_delete,
-            commands::task_folder,
-            commands::task_folder_set,
-            commands::set_model,
-            commands::compact_task,
-            commands::pet_state,
-            commands::pet_expand,
-            commands::open_task,
-            commands::take_task_to_open,
-            commands::reload_windows,
-            commands::restart_task,
-            commands::task_goal,
-            commands::resume_search,
-        ])
+        .invoke_handler(commands::handler())
         .setup(move |app| {
             if let Err(e) = app.global_shortcut().register(shortcut.as_str()) {
                 tracing::warn!("cannot register the pet shortcut {shortcut}: {e}");
@@ -263,61 +177,105 @@ fn run() -> anyhow::Result<()> {
                 windows::show_pet(app.handle())?;
             }
             stop_on_signals(app.handle().clone());
-            show_unattended_turns(app.handle().clone(), unattended.subscribe());
+            forward_published(app.handle().clone(), published);
             if let Err(e) = tray::install(app.handle()) {
                 tracing::warn!("no tray icon: {e}");
             }
             Ok(())
         })
-        .on_window_event(move |window, event| {
-            // Wherever the person drags the pet, it comes back there next time.
-            if window.label() == windows::PET {
-                if let WindowEvent::Moved(position) = event {
-                    windows::pet_moved(window.app_handle(), *position);
-                }
-            }
-            // Closing the workbench quits Cairn, unless the pet is how the person uses it (launch
-            // mode pet or last, with the pet showing): then the workbench hides behind the pet.
-            if window.label() == windows::WORKBENCH {
-                if let WindowEvent::CloseRequested { api, .. } = event {
-                    let app = window.app_handle();
-                    if launch != cairn_config::LaunchMode::Full && windows::pet_showing(app) {
-                        api.prevent_close();
-                        let _ = window.hide();
-                        windows::remember_mode(app, "pet");
-                    } else {
-                        windows::remember_mode(app, "full");
-                        if jobs_running(app) {
-                            api.prevent_close();
-                        }
-                        quit_or_ask(app);
-                    }
-                }
-            }
-        })
+        .on_window_event(move |window, event| on_window_event(window, event, launch))
         .build(tauri::generate_context!("../tauri.conf.json"))
         .context("cannot start the desktop app")?;
 
     app.run(|handle, event| {
         if let RunEvent::Exit = event {
-            // Nothing the tasks left running outlives the app.
-            handle.state::<Desktop>().chat.jobs().stop_all();
-            let cairn = handle.state::<Desktop>().cairn.clone();
-            tauri::async_runtime::block_on(cairn.shutdown_language_servers());
-            let api = handle
-                .state::<Desktop>()
-                .api
-                .lock()
-                .ok()
-                .and_then(|mut api| api.take());
-            if let Some(api) = api {
-                if let Err(e) = tauri::async_runtime::block_on(api.shutdown()) {
-                    tracing::warn!("cannot remove runtime.json: {e}");
-                }
-            }
+            shut_down(handle);
         }
     });
     Ok(())
+}
+
+/// Logs to stderr at the config's level (or `CAIRN_LOG`); the config, or the defaults when the
+/// file is invalid (said in the log).
+fn start_logging(cairn: &Cairn) -> cairn_config::Config {
+    let config = cairn.load_config();
+    let level = config
+        .as_ref()
+        .map(|c| c.log_level.as_str())
+        .unwrap_or("info");
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG").unwrap_or_else(|_| {
+                tracing_subscriber::EnvFilter::new(format!("warn,cairn={level}"))
+            }),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    config.unwrap_or_else(|e| {
+        tracing::error!("the config file is invalid, using defaults: {e}");
+        cairn_config::Config::default()
+    })
+}
+
+/// Other agents' history: scanned now, then followed as they write (`[sync] auto`); the tray
+/// pauses it.
+fn follow_history(cairn: &Cairn, config: &cairn_config::Config) -> tray::HistorySync {
+    let sync = tray::HistorySync::default();
+    if config.auto_sync {
+        let follower = cairn.clone();
+        let control = sync.0.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = follower.follow_sources(None, &control, &mut |_| {}) {
+                tracing::warn!("keeping other agents' history in sync stopped: {e}");
+            }
+        });
+    }
+    sync
+}
+
+fn on_window_event<R: tauri::Runtime>(
+    window: &tauri::Window<R>,
+    event: &WindowEvent,
+    launch: cairn_config::LaunchMode,
+) {
+    // Wherever the person drags the pet, it comes back there next time.
+    if window.label() == windows::PET {
+        if let WindowEvent::Moved(position) = event {
+            windows::pet_moved(window.app_handle(), *position);
+        }
+    }
+    // Closing the workbench quits Cairn, unless the pet is how the person uses it (launch mode
+    // pet or last, with the pet showing): then the workbench hides behind the pet.
+    if window.label() == windows::WORKBENCH {
+        if let WindowEvent::CloseRequested { api, .. } = event {
+            let app = window.app_handle();
+            if launch != cairn_config::LaunchMode::Full && windows::pet_showing(app) {
+                api.prevent_close();
+                let _ = window.hide();
+                windows::remember_mode(app, "pet");
+            } else {
+                windows::remember_mode(app, "full");
+                if jobs_running(app) {
+                    api.prevent_close();
+                }
+                quit_or_ask(app);
+            }
+        }
+    }
+}
+
+/// Nothing the tasks left running outlives the app; `runtime.json` goes.
+fn shut_down<R: tauri::Runtime>(handle: &tauri::AppHandle<R>) {
+    let desktop = handle.state::<Desktop>();
+    desktop.chat.jobs().stop_all();
+    let cairn = desktop.cairn.clone();
+    tauri::async_runtime::block_on(cairn.shutdown_language_servers());
+    let api = desktop.api.lock().ok().and_then(|mut api| api.take());
+    if let Some(api) = api {
+        if let Err(e) = tauri::async_runtime::block_on(api.shutdown()) {
+            tracing::warn!("cannot remove runtime.json: {e}");
+        }
+    }
 }
 
 /// Whether a task has a background job running.
@@ -340,9 +298,10 @@ pub fn quit_or_ask<R: tauri::Runtime>(app: &tauri::AppHandle<R>) {
     let _ = tauri::Emitter::emit_to(app, windows::WORKBENCH, "confirm-quit", ());
 }
 
-/// The turns nobody in the workbench started (a job's wake-up, a task created over the API) reach
-/// it as they happen, as `task-event`s.
-fn show_unattended_turns(
+/// What the windows hear as it happens: the turns nobody in the workbench started (a job's
+/// wake-up, a task created over the API) as `task-event`s to the workbench, and every change to
+/// the task list as `task-changed` to both windows (the workbench's list, the pet's badge).
+fn forward_published(
     app: tauri::AppHandle,
     mut published: tokio::sync::broadcast::Receiver<cairn_api::chat::Published>,
 ) {
@@ -356,6 +315,11 @@ fn show_unattended_turns(
                     attended: false,
                 }) => {
                     let _ = tauri::Emitter::emit_to(&app, windows::WORKBENCH, "task-event", event);
+                }
+                Ok(Published::TaskChanged(change)) => {
+                    for window in [windows::WORKBENCH, windows::PET] {
+                        let _ = tauri::Emitter::emit_to(&app, window, "task-changed", &change);
+                    }
                 }
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return,

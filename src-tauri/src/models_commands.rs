@@ -39,11 +39,10 @@ pub async fn models_remove(
     desktop: State<'_, Desktop>,
     name: String,
 ) -> Result<Vec<LocalModelInfo>, ApiError> {
-    let cairn = desktop.cairn.clone();
-    cairn
+    desktop
+        .chat
         .remove_local_model(&name)
         .await
         .map_err(|e| e.to_api_error())?;
-    desktop.chat.reset();
     blocking(&desktop, |cairn| Ok(cairn.local_models())).await
 }

@@ -1,28 +1,18 @@
 //! The Settings page's commands: the config as the page edits it (never a key's value), changes
 //! written back into `config.toml`, a real connection test per provider, and the diagnostic report.
-//! A change that affects the chat drops its runtime, so the next message uses the new config.
+//! Which change resets the chat is `cairn_api::SettingsChange`'s rule.
 
-use cairn_api::{AgentInput, AppearanceInput, ProviderInput, Settings, VoiceInput};
+use cairn_api::{AgentInput, AppearanceInput, ProviderInput, Settings, SettingsChange, VoiceInput};
 use cairn_protocol::settings::{McpServerInput, McpStatus};
 use cairn_protocol::ApiError;
 use cairn_protocol::ConnectionTest;
 use tauri::State;
 
-use crate::{blocking, join_error, Desktop};
+use crate::{blocking, join_error, on_chat, Desktop};
 
-/// Applies a change the chat depends on (providers, the default model): the next message builds
-/// its runtime from the new config.
-async fn change_chat_config(
-    desktop: &Desktop,
-    change: impl FnOnce(&cairn_api::Cairn) -> Result<(), cairn_api::Error> + Send + 'static,
-) -> Result<Settings, ApiError> {
-    let settings = blocking(desktop, move |cairn| {
-        change(&cairn)?;
-        Ok(cairn.settings())
-    })
-    .await?;
-    desktop.chat.reset();
-    Ok(settings)
+/// Writes `change` into the config; the settings as they are afterwards.
+async fn change(desktop: &Desktop, change: SettingsChange) -> Result<Settings, ApiError> {
+    on_chat(desktop, move |chat| chat.change_settings(change)).await
 }
 
 /// Everything the page shows.
@@ -37,7 +27,7 @@ pub async fn settings_save_provider(
     desktop: State<'_, Desktop>,
     provider: ProviderInput,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| cairn.save_provider(provider)).await
+    change(&desktop, SettingsChange::SaveProvider(provider)).await
 }
 
 /// Removes a provider.
@@ -46,7 +36,7 @@ pub async fn settings_remove_provider(
     desktop: State<'_, Desktop>,
     name: String,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| cairn.remove_provider(&name)).await
+    change(&desktop, SettingsChange::RemoveProvider(name)).await
 }
 
 /// Makes `provider/model` the default: the chat switches to it.
@@ -56,10 +46,7 @@ pub async fn settings_set_default_model(
     provider: String,
     model: String,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| {
-        cairn.set_default_model(&provider, &model)
-    })
-    .await
+    change(&desktop, SettingsChange::DefaultModel { provider, model }).await
 }
 
 /// Calls the provider and says what it answered.
@@ -81,7 +68,7 @@ pub async fn settings_save_mcp(
     desktop: State<'_, Desktop>,
     server: McpServerInput,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| cairn.save_mcp_server(server)).await
+    change(&desktop, SettingsChange::SaveMcp(server)).await
 }
 
 /// Removes an MCP server.
@@ -90,7 +77,7 @@ pub async fn settings_remove_mcp(
     desktop: State<'_, Desktop>,
     name: String,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| cairn.remove_mcp_server(&name)).await
+    change(&desktop, SettingsChange::RemoveMcp(name)).await
 }
 
 /// Turns an MCP server on or off.
@@ -100,7 +87,7 @@ pub async fn settings_enable_mcp(
     name: String,
     on: bool,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| cairn.enable_mcp_server(&name, on)).await
+    change(&desktop, SettingsChange::EnableMcp { name, on }).await
 }
 
 /// Each MCP server's state, tools and last error (those not running are started).
@@ -124,11 +111,7 @@ pub async fn settings_save_voice(
     desktop: State<'_, Desktop>,
     voice: VoiceInput,
 ) -> Result<Settings, ApiError> {
-    blocking(&desktop, move |cairn| {
-        cairn.save_voice(voice)?;
-        Ok(cairn.settings())
-    })
-    .await
+    change(&desktop, SettingsChange::Voice(voice)).await
 }
 
 /// How far the agent goes without asking, and where new tasks work (from the next message on).
@@ -137,7 +120,7 @@ pub async fn settings_save_agent(
     desktop: State<'_, Desktop>,
     agent: AgentInput,
 ) -> Result<Settings, ApiError> {
-    change_chat_config(&desktop, move |cairn| cairn.save_agent(agent)).await
+    change(&desktop, SettingsChange::Agent(agent)).await
 }
 
 /// The subfolders of a folder, for choosing where a task works.
@@ -155,11 +138,7 @@ pub async fn settings_save_appearance(
     desktop: State<'_, Desktop>,
     appearance: AppearanceInput,
 ) -> Result<Settings, ApiError> {
-    blocking(&desktop, move |cairn| {
-        cairn.save_appearance(appearance)?;
-        Ok(cairn.settings())
-    })
-    .await
+    change(&desktop, SettingsChange::Appearance(appearance)).await
 }
 
 /// Starts Cairn at login (an XDG autostart entry running this program), or stops doing so.
@@ -174,11 +153,7 @@ pub async fn settings_start_at_login(
             format!("cannot tell where Cairn runs from: {e}"),
         )
     })?;
-    blocking(&desktop, move |cairn| {
-        cairn.set_start_at_login(on, &program)?;
-        Ok(cairn.settings())
-    })
-    .await
+    change(&desktop, SettingsChange::StartAtLogin { on, program }).await
 }
 
 /// Writes the redacted diagnostic report; its path.

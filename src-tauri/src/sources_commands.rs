@@ -2,29 +2,13 @@
 //! (with pause, resume and stop), and Cairn's live hooks in Claude Code, Codex and Cursor.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use cairn_api::{HookStatus, SourceInfo};
-use cairn_importers::{Progress, ScanControl, ScanMode, SourceReport};
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ScanAction, ScanProgress, SourceReport};
 use tauri::ipc::Channel;
 use tauri::State;
 
-use crate::{join_error, Desktop};
-
-/// The scan in progress, if any (one at a time).
-#[derive(Default)]
-pub struct Scanning {
-    control: Mutex<Option<Arc<ScanControl>>>,
-}
-
-impl Scanning {
-    fn slot(&self) -> Result<std::sync::MutexGuard<'_, Option<Arc<ScanControl>>>, ApiError> {
-        self.control
-            .lock()
-            .map_err(|_| ApiError::new("internal", "the scan lock was poisoned"))
-    }
-}
+use crate::{join_error, on_chat, Desktop};
 
 /// Every known source: detected or not, where, how much, last sync.
 #[tauri::command]
@@ -35,73 +19,38 @@ pub async fn sources_list(desktop: State<'_, Desktop>) -> Result<Vec<SourceInfo>
         .map_err(join_error)
 }
 
-/// Scans every detected, enabled source (or only `only`); `full` rereads every file. Progress
-/// streams over `on_progress` (ending with `stopped` when the person stopped it) and to the local
-/// API's event stream; the answer is
-/// one report per source scanned.
+/// Scans every detected, enabled source (or only `only`); `full` rereads every file. One at a
+/// time, whichever door started it. Progress streams over `on_progress` (ending with `stopped`
+/// when the person stopped it) and to the local API's event stream; the answer is one report
+/// per source scanned.
 #[tauri::command]
 pub async fn sources_scan(
     desktop: State<'_, Desktop>,
-    scanning: State<'_, Scanning>,
     only: Option<String>,
     full: bool,
-    on_progress: Channel<Progress>,
+    on_progress: Channel<ScanProgress>,
 ) -> Result<Vec<SourceReport>, ApiError> {
-    let control = Arc::new(ScanControl::default());
-    {
-        let mut slot = scanning.slot()?;
-        if slot.is_some() {
-            return Err(ApiError::new(
-                "busy",
-                "a scan is already running: wait for it or stop it",
-            ));
-        }
-        *slot = Some(control.clone());
-    }
-    let cairn = desktop.cairn.clone();
-    let chat = desktop.chat.clone();
-    let mode = if full {
-        ScanMode::Full
-    } else {
-        ScanMode::Incremental
-    };
-    let outcome = tauri::async_runtime::spawn_blocking(move || {
-        cairn.scan_sources(only.as_deref(), mode, &control, &mut |p| {
-            chat.publish_scan(p.clone());
+    on_chat(&desktop, move |chat| {
+        chat.scans().run(chat, only.as_deref(), full, &mut |p| {
             if let Err(e) = on_progress.send(p) {
                 tracing::debug!("the scan progress was not delivered: {e}");
             }
         })
     })
-    .await;
-    if let Ok(mut slot) = scanning.control.lock() {
-        *slot = None;
-    }
-    outcome.map_err(join_error)?.map_err(|e| e.to_api_error())
+    .await
 }
 
-/// Pauses (`pause`), resumes (`resume`) or stops (`stop`) the running scan; false when none runs.
+/// Pauses, resumes or stops the running scan; false when none runs.
 #[tauri::command]
 pub fn sources_scan_control(
-    scanning: State<'_, Scanning>,
-    action: String,
+    desktop: State<'_, Desktop>,
+    action: ScanAction,
 ) -> Result<bool, ApiError> {
-    let slot = scanning.slot()?;
-    let Some(control) = slot.as_ref() else {
-        return Ok(false);
-    };
-    match action.as_str() {
-        "pause" => control.pause(),
-        "resume" => control.resume(),
-        "stop" => control.stop(),
-        other => {
-            return Err(ApiError::new(
-                "bad_request",
-                format!("no scan action {other:?}: pause, resume or stop"),
-            ))
-        }
-    }
-    Ok(true)
+    desktop
+        .chat
+        .scans()
+        .control(action)
+        .map_err(|e| e.to_api_error())
 }
 
 /// The `cairn` command shipped beside the app: the hooks run it.

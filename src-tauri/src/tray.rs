@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use cairn_importers::ScanControl;
+use cairn_api::ScanControl;
 use tauri::menu::{CheckMenuItem, Menu, MenuEvent, MenuItem, PredefinedMenuItem};
 use tauri::tray::{MouseButton, MouseButtonState, TrayIconBuilder, TrayIconEvent};
 use tauri::{AppHandle, Manager, Runtime};

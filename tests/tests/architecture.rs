@@ -234,3 +234,54 @@ fn dependencies_between_cairn_crates_only_point_down() -> Result<(), Box<dyn std
     );
     Ok(())
 }
+
+/// The front ends are thin doors: each reaches Cairn's core through `cairn-api` (and the wire
+/// types), never around it, so an operation is written once whichever door calls it.
+const DOORS: &[(&str, &[&str])] = &[
+    (
+        "cairn-desktop",
+        &["cairn-api", "cairn-http", "cairn-protocol", "cairn-config"],
+    ),
+    // The local API also serves the MCP endpoint and the OpenAI-compatible stream.
+    (
+        "cairn-http",
+        &[
+            "cairn-api",
+            "cairn-protocol",
+            "cairn-config",
+            "cairn-llm",
+            "cairn-mcp",
+        ],
+    ),
+    ("cairn-ui", &["cairn-protocol"]),
+];
+
+#[test]
+fn each_front_end_reaches_the_core_only_through_its_allowed_crates(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let meta = metadata()?;
+    for (door, allowed) in DOORS {
+        let package = meta["packages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|p| p["name"] == *door)
+            .ok_or_else(|| format!("no package {door}"))?;
+        let cairn_deps: Vec<&str> = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d["kind"].is_null())
+            .filter_map(|d| d["name"].as_str())
+            .filter(|d| d.starts_with("cairn-"))
+            .collect();
+        for dep in &cairn_deps {
+            assert!(
+                allowed.contains(dep),
+                "{door} depends on {dep}: a front end goes through cairn-api (allowed: {allowed:?})"
+            );
+        }
+        assert!(!cairn_deps.is_empty(), "{door} lists no Cairn crate");
+    }
+    Ok(())
+}

@@ -1,18 +1,22 @@
-//! The chat, one home for a conversation turn whoever asks for it (the desktop's commands, the CLI,
-//! next the HTTP tasks API): the agent runtime built from the config on first use and rebuilt
-//! after a change of model, the tasks with a turn running now (which the pet's view counts), the
-//! agent's events as the UI's [`ChatEvent`]s, and compaction. A turn whose listener has gone is
-//! stopped. Every event of every turn is also published to subscribers ([`Chat::subscribe`]: the
-//! local API's event stream), and a turn may run with nobody but them listening
-//! ([`Chat::start_detached`]: a task created over the API). Scans of other agents' history
-//! publish their progress there too ([`Chat::publish_scan`]).
+//! The chat, one home for tasks and their turns whoever asks (the desktop's commands, the CLI, the
+//! HTTP tasks API): the agent runtime built from the config on first use and rebuilt after a
+//! change of model, the tasks with a turn running now (which the pet's view counts), the agent's
+//! events as the UI's [`ChatEvent`]s, and compaction. A turn whose listener has gone is stopped.
+//! Every event of every turn is also published to subscribers ([`Chat::subscribe`]: the windows
+//! and the local API's event stream), and a turn may run with nobody but them listening
+//! ([`Chat::start_detached`]: a task created over the API). So is every change to the task list
+//! ([`TaskChanged`]: a turn starts or ends, a task is renamed or deleted), so no front end polls
+//! for tasks; and the progress of scans of other agents' history ([`Chat::publish_scan`]).
+//! What a task is (made, renamed, deleted) is in `chat_tasks.rs`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_protocol::{AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskEvent, TaskJob};
+use cairn_protocol::{
+    AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskChanged, TaskEvent, TaskJob,
+};
 use cairn_tools::{Answer, JobState, Jobs, QuestionKind};
 use tokio::sync::{broadcast, mpsc};
 
@@ -58,6 +62,8 @@ pub enum Published {
         attended: bool,
     },
     Scan(ScanProgress),
+    /// A task was made, changed, or deleted, or a turn started or ended in it.
+    TaskChanged(TaskChanged),
 }
 
 /// How a chat run from a terminal (`cairn agent`) differs from the app's: its model comes from
@@ -90,6 +96,8 @@ pub struct Chat {
     folders: Mutex<std::collections::HashMap<String, PathBuf>>,
     /// Set when a terminal drives the chat.
     terminal: Option<TerminalChat>,
+    /// The scan of other agents' history in progress, whichever door started it.
+    scans: crate::scans::Scans,
 }
 
 impl Chat {
@@ -103,6 +111,7 @@ impl Chat {
             running: Arc::default(),
             hub: broadcast::channel(1024).0,
             folders: Mutex::default(),
+            scans: crate::scans::Scans::default(),
             terminal: None,
         }
     }
@@ -113,6 +122,28 @@ impl Chat {
             terminal: Some(terminal),
             ..Self::new(cairn, folder)
         }
+    }
+
+    /// The core the chat runs on.
+    pub fn cairn(&self) -> &Cairn {
+        &self.cairn
+    }
+
+    /// The scans of other agents' history (one at a time).
+    pub fn scans(&self) -> &crate::scans::Scans {
+        &self.scans
+    }
+
+    /// Tells the subscribers how task `session` is now.
+    pub(crate) fn publish_task(&self, session: &str) {
+        publish_task(&self.hub, &self.cairn, &self.running, session);
+    }
+
+    /// Tells the subscribers that task `session` is gone.
+    pub(crate) fn publish_removed(&self, session: &str) {
+        let _ = self.hub.send(Published::TaskChanged(TaskChanged::Removed {
+            session: session.to_owned(),
+        }));
     }
 
     /// Where task `session` works: the folder chosen for it, else the one kept with it, else the
@@ -146,6 +177,7 @@ impl Chat {
                     .map_err(Error::Agent)?;
             }
         }
+        self.publish_task(session);
         Ok(folder)
     }
 
@@ -263,6 +295,7 @@ impl Chat {
                     continue;
                 };
                 let (running, hub, waking) = (running.clone(), hub.clone(), waking.clone());
+                let cairn = cairn.clone();
                 tokio::spawn(async move {
                     loop {
                         // Its notes may have been read already, at a step boundary of a turn
@@ -274,6 +307,7 @@ impl Chat {
                         if let Ok(mut running) = running.lock() {
                             running.insert(session.clone());
                         }
+                        publish_task(&hub, &cairn, &running, &session);
                         let events = runtime.submit(Op::Wake {
                             session: session.clone(),
                         });
@@ -284,6 +318,7 @@ impl Chat {
                             runtime: runtime.clone(),
                             running: running.clone(),
                             hub: hub.clone(),
+                            cairn: cairn.clone(),
                             finished: false,
                         };
                         while turn.next().await.is_some() {}
@@ -321,6 +356,7 @@ impl Chat {
         if let Ok(mut running) = self.running.lock() {
             running.insert(session.to_owned());
         }
+        self.publish_task(session);
         let events = runtime.submit(op);
         Ok(ChatTurn {
             events,
@@ -329,27 +365,9 @@ impl Chat {
             runtime,
             running: self.running.clone(),
             hub: self.hub.clone(),
+            cairn: self.cairn.clone(),
             finished: false,
         })
-    }
-
-    /// Sends the person's message (its attachments checked and stored) to task `session`, made
-    /// on first use; its events come from the turn. Blocking while the attachments are read.
-    pub fn send(
-        &self,
-        session: &str,
-        text: &str,
-        attachments: &[crate::AttachmentInput],
-    ) -> Result<ChatTurn, Error> {
-        let prepared = self.cairn.prepare_message(text, attachments)?;
-        self.submit(
-            session,
-            Op::UserMessage {
-                session: session.to_owned(),
-                text: prepared.text,
-                images: prepared.images,
-            },
-        )
     }
 
     /// Delivers the notes of task `session`'s background jobs that ended, in a turn of its own
@@ -430,6 +448,8 @@ pub struct ChatTurn {
     runtime: Runtime,
     running: Arc<Mutex<HashSet<String>>>,
     hub: broadcast::Sender<Published>,
+    /// To read the task as it is once the turn ends.
+    cairn: Cairn,
     finished: bool,
 }
 
@@ -472,7 +492,27 @@ impl Drop for ChatTurn {
         if let Ok(mut running) = self.running.lock() {
             running.remove(&self.session);
         }
+        publish_task(&self.hub, &self.cairn, &self.running, &self.session);
     }
+}
+
+/// Tells `hub`'s subscribers how task `session` is now: as stored, or (a turn that has just
+/// started in a task not stored yet) a new task.
+fn publish_task(
+    hub: &broadcast::Sender<Published>,
+    cairn: &Cairn,
+    running: &Mutex<HashSet<String>>,
+    session: &str,
+) {
+    if hub.receiver_count() == 0 {
+        return;
+    }
+    let running = lock(running).contains(session);
+    let task = cairn
+        .task_summary(session)
+        .unwrap_or_else(|| crate::tasks::unstored(session, cairn_memory::now_ms()));
+    // Nobody subscribed is not an error.
+    let _ = hub.send(Published::TaskChanged(TaskChanged::Updated { task, running }));
 }
 
 /// An agent event as the UI shows it; `None` for what it does not show (the model's reasoning).

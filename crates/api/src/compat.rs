@@ -5,7 +5,6 @@
 //! tool calls go back to the caller. Either way the exchange is captured into memory.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
@@ -34,7 +33,6 @@ pub struct CompatChat {
     project_root: PathBuf,
     /// Most recently used last.
     runtimes: Mutex<Vec<(String, Runtime)>>,
-    next: AtomicU64,
 }
 
 impl CompatChat {
@@ -43,7 +41,6 @@ impl CompatChat {
             cairn,
             project_root,
             runtimes: Mutex::default(),
-            next: AtomicU64::new(1),
         }
     }
 
@@ -105,11 +102,7 @@ impl CompatChat {
         choice: ModelChoice,
     ) -> Result<CompatStream, Error> {
         let runtime = self.runtime(&request.model, choice)?;
-        let session = format!(
-            "api-{}-{}",
-            std::process::id(),
-            self.next.fetch_add(1, Ordering::Relaxed)
-        );
+        let session = crate::mint_task_id();
         let (instructions, mut history) = conversation(&request.messages);
         let prompt = history.pop().map(|m| m.content).unwrap_or_default();
         runtime.seed(&session, &instructions, history);

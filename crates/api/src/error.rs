@@ -56,6 +56,9 @@ pub enum Error {
     /// The model could not summarise the conversation: the history stays as it was.
     #[error("{0}")]
     Compact(String),
+    /// Another one is already running (a scan): the message says to wait or stop it.
+    #[error("{0}")]
+    Busy(String),
     /// Something inside the app broke (a poisoned lock): not the caller's fault.
     #[error("{0}")]
     Internal(String),
@@ -67,6 +70,8 @@ pub enum ErrorKind {
     /// The request is wrong: fix it and send again.
     BadRequest,
     NotFound,
+    /// Something of the kind already runs: wait for it, or stop it.
+    Busy,
     /// Something on this machine failed (disk, database): not the caller's fault.
     Internal,
 }
@@ -83,6 +88,7 @@ impl Error {
             | Self::Invalid(_) => ErrorKind::BadRequest,
             Self::Models(cairn_models::ModelsError::Unknown { .. }) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) | Self::NotFound(_) => ErrorKind::NotFound,
+            Self::Busy(_) => ErrorKind::Busy,
             _ => ErrorKind::Internal,
         }
     }
@@ -92,6 +98,7 @@ impl Error {
         let code = match self.kind() {
             ErrorKind::BadRequest => "bad_request",
             ErrorKind::NotFound => "not_found",
+            ErrorKind::Busy => "busy",
             ErrorKind::Internal => "internal",
         };
         ApiError::new(code, self.to_string())

@@ -5,6 +5,7 @@
 mod agent;
 mod attachments;
 pub mod chat;
+mod chat_tasks;
 pub mod compat;
 mod error;
 mod folders;
@@ -20,8 +21,10 @@ mod memory;
 mod models;
 mod pet;
 mod resume;
+mod scans;
 pub mod secrets;
 mod settings;
+mod settings_change;
 mod sources;
 mod status;
 mod tasks;
@@ -35,6 +38,11 @@ use cairn_config::{Config, ConfigError, Home};
 use cairn_memory::MemoryStore;
 
 pub use agent::ModelChoice;
+pub use cairn_importers::{ScanControl, ScanMode};
+pub use cairn_memory::{TurnCompletion, TurnStart};
+pub use chat_tasks::mint_task_id;
+pub use scans::Scans;
+pub use settings_change::SettingsChange;
 pub use attachments::{
     split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
@@ -54,7 +62,7 @@ pub use settings::{
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;
 pub use tasks::TaskChange;
-pub use voice::VoiceCapture;
+pub use voice::{VoiceCapture, VoiceSession};
 
 /// How to look up an environment variable (injected so tests control `${ENV}` expansion).
 pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;

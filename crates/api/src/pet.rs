@@ -23,6 +23,14 @@ impl Cairn {
 /// Running tasks first (a turn that has just started has no stored task yet: "New task"), then
 /// those finished in the last five minutes, most recent first; archived tasks never.
 fn pet_state(stored: Vec<TaskSummary>, running: &HashSet<String>, now_ms: i64) -> PetState {
+    // The finished task that leaves the badge first: when, from now.
+    let settles_in_ms = stored
+        .iter()
+        .filter(|t| !t.archived && !running.contains(&t.session))
+        .map(|t| PET_RECENT_MS - (now_ms - t.updated_at))
+        .filter(|left| *left >= 0)
+        .min()
+        .and_then(|left| u64::try_from(left).ok());
     let mut tasks: Vec<PetTask> = stored
         .into_iter()
         .filter(|t| {
@@ -55,6 +63,7 @@ fn pet_state(stored: Vec<TaskSummary>, running: &HashSet<String>, now_ms: i64) -
         badge: tasks.len(),
         continues: tasks.first().cloned(),
         tasks: tasks.into_iter().take(PET_LIST).collect(),
+        settles_in_ms,
     }
 }
 
@@ -83,6 +92,7 @@ mod tests {
         assert_eq!(state.badge, 0);
         assert!(state.tasks.is_empty());
         assert_eq!(state.continues, None);
+        assert_eq!(state.settles_in_ms, None, "nothing to wait for");
     }
 
     #[test]
@@ -100,6 +110,8 @@ mod tests {
             })
         );
         assert_eq!(state.tasks[1].session, "recent");
+        // The recent one leaves the badge four minutes from now; the running one stays.
+        assert_eq!(state.settles_in_ms, Some(4 * 60_000));
     }
 
     #[test]

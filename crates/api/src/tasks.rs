@@ -200,7 +200,26 @@ fn current_reply<'a>(
     out.last_mut()
 }
 
+/// A task a turn has just started in, before its first step stores it.
+pub(crate) fn unstored(session: &str, now_ms: i64) -> TaskSummary {
+    TaskSummary {
+        session: session.to_owned(),
+        title: UNTITLED.to_owned(),
+        created_at: now_ms,
+        updated_at: now_ms,
+        archived: false,
+        pinned: false,
+        goal: None,
+        folder: String::new(),
+    }
+}
+
 impl Cairn {
+    /// Task `session` as the task list shows it, if it is stored.
+    pub fn task_summary(&self, session: &str) -> Option<TaskSummary> {
+        self.session_store().load(session).map(|s| summary(s.header()))
+    }
+
     /// Every stored task, most recently updated first (archived ones included, marked).
     pub fn tasks_list(&self) -> Vec<TaskSummary> {
         self.session_store()

@@ -199,3 +199,49 @@ impl Cairn {
         }
     }
 }
+
+/// The mic button's session: at most one capture at a time, started when the button is pressed
+/// and transcribed when it is released.
+#[derive(Default)]
+pub struct VoiceSession {
+    capture: Mutex<Option<VoiceCapture>>,
+}
+
+impl VoiceSession {
+    fn slot(&self) -> Result<std::sync::MutexGuard<'_, Option<VoiceCapture>>, Error> {
+        self.capture
+            .lock()
+            .map_err(|_| Error::Internal("the voice lock was poisoned".into()))
+    }
+
+    /// Starts capturing (from the microphone, or the WAV file the config names); the model
+    /// warms up meanwhile, on a thread of its own, so the transcript is quick.
+    pub fn start(&self, cairn: &Cairn) -> Result<(), Error> {
+        let capture = cairn.voice_begin()?;
+        *self.slot()? = Some(capture);
+        let cairn = cairn.clone();
+        std::thread::spawn(move || {
+            if let Err(e) = cairn.transcriber(None) {
+                tracing::warn!("the voice model did not load: {e}");
+            }
+        });
+        Ok(())
+    }
+
+    /// The input level for the meter, 0–1 (0 when nothing is being captured).
+    pub fn level(&self) -> f32 {
+        self.slot()
+            .ok()
+            .and_then(|slot| slot.as_ref().map(VoiceCapture::level))
+            .unwrap_or(0.0)
+    }
+
+    /// Stops the capture and transcribes it: the words said. Blocking.
+    pub fn stop(&self, cairn: &Cairn) -> Result<String, Error> {
+        let capture = self
+            .slot()?
+            .take()
+            .ok_or_else(|| Error::Invalid("nothing is being recorded".into()))?;
+        cairn.voice_finish(capture)
+    }
+}

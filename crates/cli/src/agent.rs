@@ -58,7 +58,7 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
         None => None,
     };
     // Checked before anything is built: an id that is no file name is the first thing said.
-    let mut session = args.session.unwrap_or_else(new_session);
+    let mut session = args.session.unwrap_or_else(cairn_api::mint_task_id);
     if let Some(problem) = cairn_api::session_id_problem(&session, "session") {
         bail!("{problem}");
     }
@@ -172,14 +172,6 @@ async fn finish_jobs(
     }
 }
 
-fn new_session() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    format!("cli-{}-{nanos}", std::process::id())
-}
-
 /// The line mode: each line is a turn of one conversation, until /exit or the end of input.
 async fn converse(
     chat: &Chat,
@@ -231,7 +223,7 @@ async fn converse(
                 break;
             }
             "/new" => {
-                *session = new_session();
+                *session = cairn_api::mint_task_id();
                 eprintln!("(a new conversation)");
             }
             "/help" => eprintln!("{HELP}"),

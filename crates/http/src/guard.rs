@@ -137,6 +137,7 @@ pub(crate) fn api_error(e: &cairn_api::Error) -> Response {
     let status = match e.kind() {
         cairn_api::ErrorKind::BadRequest => StatusCode::BAD_REQUEST,
         cairn_api::ErrorKind::NotFound => StatusCode::NOT_FOUND,
+        cairn_api::ErrorKind::Busy => StatusCode::CONFLICT,
         cairn_api::ErrorKind::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     };
     if status == StatusCode::INTERNAL_SERVER_ERROR {

@@ -8,7 +8,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use cairn_api::Cairn;
-use cairn_memory::{FeedbackRequest, Layer, NewMemory, SearchQuery, TurnCompletion, TurnStart};
+use cairn_api::{TurnCompletion, TurnStart};
+use cairn_protocol::memory::{FeedbackRequest, Layer, NewMemory, SearchQuery};
 use serde::{Deserialize, Serialize};
 
 use crate::guard::{api_error, bad_body, refuse};
@@ -55,16 +56,10 @@ async fn scan_sources(
         Err(e) => return bad_body(&e),
     };
     let chat = state.chat.clone();
-    run(state, move |c| {
-        let mode = if request.full {
-            cairn_importers::ScanMode::Full
-        } else {
-            cairn_importers::ScanMode::Incremental
-        };
-        let control = cairn_importers::ScanControl::default();
-        c.scan_sources(request.source.as_deref(), mode, &control, &mut |p| {
-            chat.publish_scan(p)
-        })
+    // One scan at a time, whichever door started it: a second is refused (409).
+    run(state, move |_| {
+        chat.scans()
+            .run(&chat, request.source.as_deref(), request.full, &mut |_| {})
     })
     .await
 }

@@ -4,7 +4,6 @@
 //! history, as server-sent events.
 
 use std::convert::Infallible;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
@@ -94,17 +93,11 @@ async fn create(
     if let Some(full) = crate::caps::tasks_full(&state) {
         return full;
     }
-    let mut random = [0u8; 4];
-    let _ = getrandom::fill(&mut random);
-    let millis = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    let task = format!("api-{millis}-{}", hex::encode(random));
-    if let Some(refused) = move_to_folder(&state, &task, &body) {
-        return refused;
-    }
-    match state.chat.start_detached(&task, &body.message) {
-        Ok(()) => (StatusCode::CREATED, Json(Created { task })).into_response(),
+    match state
+        .chat
+        .new_task(&body.message, body.folder.as_deref())
+    {
+        Ok(task) => (StatusCode::CREATED, Json(Created { task })).into_response(),
         Err(e) => api_error(&e),
     }
 }
@@ -114,7 +107,7 @@ async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Response
     let cairn = state.cairn.clone();
     let task = id.clone();
     let read = tokio::task::spawn_blocking(move || {
-        let summary = cairn.tasks_list().into_iter().find(|t| t.session == task);
+        let summary = cairn.task_summary(&task);
         let transcript = cairn.task_transcript(&task);
         (summary, transcript)
     })
@@ -218,8 +211,10 @@ async fn answer(
     }
 }
 
-/// Every task's events, as `event: <kind>` and `data: {"task": …, "kind": …, …}`; a scan's
-/// progress as `event: scan` and `data: {"event": "source_started" | "file" | …, …}`.
+/// Every task's events, as `event: <kind>` and `data: {"task": …, "kind": …, …}`; a change to
+/// the task list as `event: task_changed` and `data: {"change": "updated", "task": {…},
+/// "running": …}` or `{"change": "removed", "session": …}`; a scan's progress as `event: scan`
+/// and `data: {"event": "source_started" | "file" | …, …}`.
 async fn events(
     State(state): State<AppState>,
 ) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, Infallible>>> {
@@ -241,6 +236,9 @@ async fn events(
                 Ok(Published::Scan(progress)) => SseEvent::default()
                     .event("scan")
                     .data(serde_json::to_string(&progress).unwrap_or_default()),
+                Ok(Published::TaskChanged(change)) => SseEvent::default()
+                    .event("task_changed")
+                    .data(serde_json::to_string(&change).unwrap_or_default()),
                 Err(RecvError::Lagged(missed)) => SseEvent::default()
                     .event("lagged")
                     .data(serde_json::json!({"missed": missed}).to_string()),

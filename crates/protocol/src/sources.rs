@@ -35,6 +35,15 @@ impl SourceReport {
     }
 }
 
+/// What the person does to a running scan of other agents' history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScanAction {
+    Pause,
+    Resume,
+    Stop,
+}
+
 /// What a scan of other agents' history reports as it goes (streamed to the Sources page).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]

@@ -77,6 +77,36 @@ pub struct TaskSummary {
     pub folder: String,
 }
 
+/// A change to the task list, pushed to every window and to the local API's event stream as it
+/// happens (a turn starts or ends, a task is renamed, pinned, archived, given a goal, moved to
+/// another folder, or deleted), so no front end polls for tasks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+pub enum TaskChanged {
+    /// The task as it is now; `running`: a turn runs in it.
+    Updated { task: TaskSummary, running: bool },
+    /// The task was deleted.
+    Removed { session: String },
+}
+
+impl TaskChanged {
+    /// The task it is about.
+    pub fn session(&self) -> &str {
+        match self {
+            Self::Updated { task, .. } => &task.session,
+            Self::Removed { session } => session,
+        }
+    }
+}
+
+/// A new task's id, the one format every door mints (the workbench, the pet, the CLI, the local
+/// API): `task-`, the time in unix milliseconds, and a random tail, so two tasks made in the
+/// same millisecond stay apart. The caller brings the clock and the randomness (the wasm UI and
+/// the native doors have different ones).
+pub fn task_id(unix_ms: u64, random: u32) -> String {
+    format!("task-{unix_ms}-{random:08x}")
+}
+
 /// What the pet shows: a badge (tasks running, or finished in the last five minutes), up to six
 /// of them, and the task a message typed into the pet continues (`None`: a new one), named so
 /// the bubble can say which.
@@ -85,6 +115,10 @@ pub struct PetState {
     pub badge: usize,
     pub tasks: Vec<PetTask>,
     pub continues: Option<PetTask>,
+    /// In how many milliseconds the oldest finished task leaves the badge (then the pet reads
+    /// its state again); `None` when no finished task is on it.
+    #[serde(default)]
+    pub settles_in_ms: Option<u64>,
 }
 
 /// A task in the pet's list.
