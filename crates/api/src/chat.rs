@@ -512,7 +512,10 @@ fn publish_task(
         .task_summary(session)
         .unwrap_or_else(|| crate::tasks::unstored(session, cairn_memory::now_ms()));
     // Nobody subscribed is not an error.
-    let _ = hub.send(Published::TaskChanged(TaskChanged::Updated { task, running }));
+    let _ = hub.send(Published::TaskChanged(TaskChanged::Updated {
+        task,
+        running,
+    }));
 }
 
 /// An agent event as the UI shows it; `None` for what it does not show (the model's reasoning).

@@ -38,16 +38,14 @@ use cairn_config::{Config, ConfigError, Home};
 use cairn_memory::MemoryStore;
 
 pub use agent::ModelChoice;
-pub use cairn_importers::{ScanControl, ScanMode};
-pub use cairn_memory::{TurnCompletion, TurnStart};
-pub use chat_tasks::mint_task_id;
-pub use scans::Scans;
-pub use settings_change::SettingsChange;
 pub use attachments::{
     split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
 /// Whether an id can name a task or session (it becomes a file name): what is wrong with it.
 pub use cairn_agent::session_id_problem;
+pub use cairn_importers::{ScanControl, ScanMode};
+pub use cairn_memory::{TurnCompletion, TurnStart};
+pub use chat_tasks::mint_task_id;
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, CairnCommand, HookStatus, HOOK_AGENTS};
 pub use live_hooks::RESUME_HINT;
@@ -55,10 +53,12 @@ pub use mcp_memory::McpMemory;
 pub use mcp_register::{register_mcp, unregister_mcp};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
 pub use models::MODEL_INDEX_ENV;
+pub use scans::Scans;
 pub use settings::{
     AgentInput, AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput,
     VoiceModelInfo,
 };
+pub use settings_change::SettingsChange;
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;
 pub use tasks::TaskChange;

@@ -106,7 +106,10 @@ mod tests {
         *scans.slot()? = None;
         // A scan that fails frees the slot as one that ends does.
         let unknown = scans.run(&chat, Some("no-such-agent"), false, &mut |_| {});
-        assert!(matches!(unknown, Err(Error::UnknownSource(_))), "{unknown:?}");
+        assert!(
+            matches!(unknown, Err(Error::UnknownSource(_))),
+            "{unknown:?}"
+        );
         assert!(!scans.running());
         Ok(())
     }

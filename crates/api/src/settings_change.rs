@@ -15,15 +15,24 @@ use crate::{AgentInput, AppearanceInput, Error, ProviderInput, Settings, VoiceIn
 pub enum SettingsChange {
     SaveProvider(ProviderInput),
     RemoveProvider(String),
-    DefaultModel { provider: String, model: String },
+    DefaultModel {
+        provider: String,
+        model: String,
+    },
     SaveMcp(McpServerInput),
     RemoveMcp(String),
-    EnableMcp { name: String, on: bool },
+    EnableMcp {
+        name: String,
+        on: bool,
+    },
     Agent(AgentInput),
     Voice(VoiceInput),
     Appearance(AppearanceInput),
     /// `program`: what the login entry runs (this program).
-    StartAtLogin { on: bool, program: PathBuf },
+    StartAtLogin {
+        on: bool,
+        program: PathBuf,
+    },
 }
 
 impl SettingsChange {

@@ -93,10 +93,7 @@ async fn create(
     if let Some(full) = crate::caps::tasks_full(&state) {
         return full;
     }
-    match state
-        .chat
-        .new_task(&body.message, body.folder.as_deref())
-    {
+    match state.chat.new_task(&body.message, body.folder.as_deref()) {
         Ok(task) => (StatusCode::CREATED, Json(Created { task })).into_response(),
         Err(e) => api_error(&e),
     }

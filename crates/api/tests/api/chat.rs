@@ -105,3 +105,75 @@ async fn a_turn_says_what_it_waits_for_before_the_first_words(
     assert!(waiting < words, "{seen:?}");
     Ok(())
 }
+
+/// Issue 49: the task list is pushed, not polled. A turn started at any door publishes the task
+/// as running, then as stored and no longer running when it ends; a rename and a deletion are
+/// published too, so the workbench and the pet follow without asking.
+#[tokio::test]
+async fn a_tasks_turn_rename_and_deletion_are_published() -> Result<(), Box<dyn std::error::Error>>
+{
+    use cairn_api::chat::Published;
+    use cairn_protocol::TaskChanged;
+
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![text_reply("The basil goes south.")]).await?;
+    crate::write_config(dir.path(), &server.base_url, "")?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let chat = Chat::new(cairn.clone(), dir.path().to_path_buf());
+    let mut published = chat.subscribe();
+    let session = cairn_api::mint_task_id();
+    let mut turn = chat.send(&session, "Where does the basil go?", &[])?;
+    while turn.next().await.is_some() {}
+    drop(turn);
+
+    let mut changes = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while changes.len() < 2 {
+        match tokio::time::timeout_at(deadline.into(), published.recv()).await?? {
+            Published::TaskChanged(change) => changes.push(change),
+            Published::Task { .. } | Published::Scan(_) => {}
+        }
+    }
+    let [TaskChanged::Updated {
+        task: started,
+        running: true,
+    }, TaskChanged::Updated {
+        task: ended,
+        running: false,
+    }] = &changes[..]
+    else {
+        panic!("{changes:?}");
+    };
+    assert_eq!(started.session, session);
+    assert_eq!(ended.session, session);
+    assert_eq!(ended.title, "Where does the basil go?", "the stored task");
+
+    chat.update_task(
+        &session,
+        cairn_api::TaskChange {
+            title: Some("Basil".into()),
+            ..Default::default()
+        },
+    )?;
+    assert!(chat.delete_task(&session)?);
+    let mut rest = Vec::new();
+    while rest.len() < 2 {
+        if let Published::TaskChanged(change) =
+            tokio::time::timeout_at(deadline.into(), published.recv()).await??
+        {
+            rest.push(change);
+        }
+    }
+    assert!(
+        matches!(&rest[0], TaskChanged::Updated { task, .. } if task.title == "Basil"),
+        "{rest:?}"
+    );
+    assert_eq!(
+        rest[1],
+        TaskChanged::Removed {
+            session: session.clone()
+        }
+    );
+    assert!(cairn.task_summary(&session).is_none(), "deleted");
+    Ok(())
+}
