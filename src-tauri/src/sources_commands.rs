@@ -31,7 +31,7 @@ pub async fn sources_scan(
     on_progress: Channel<ScanProgress>,
 ) -> Result<Vec<SourceReport>, ApiError> {
     on_chat(&desktop, move |chat| {
-        chat.scans().run(chat, only.as_deref(), full, &mut |p| {
+        chat.scan_sources(only.as_deref(), full, &mut |p| {
             if let Err(e) = on_progress.send(p) {
                 tracing::debug!("the scan progress was not delivered: {e}");
             }

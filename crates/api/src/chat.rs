@@ -129,9 +129,24 @@ impl Chat {
         &self.cairn
     }
 
-    /// The scans of other agents' history (one at a time).
+    /// The scans of other agents' history (one at a time): pause, resume, stop.
     pub fn scans(&self) -> &crate::scans::Scans {
         &self.scans
+    }
+
+    /// Scans every detected, enabled source (or only `only`; `full` rereads every file), one
+    /// scan at a time whichever door starts it; its progress goes to `on_progress` and to the
+    /// subscribers. One report per source scanned. Blocking.
+    pub fn scan_sources(
+        &self,
+        only: Option<&str>,
+        full: bool,
+        on_progress: &mut dyn FnMut(ScanProgress),
+    ) -> Result<Vec<cairn_protocol::SourceReport>, Error> {
+        self.scans.run(&self.cairn, only, full, &mut |progress| {
+            self.publish_scan(progress.clone());
+            on_progress(progress);
+        })
     }
 
     /// Tells the subscribers how task `session` is now.

@@ -1,14 +1,14 @@
 //! Scans of other agents' history started by a person (the Sources page, `POST
 //! /api/v1/sources/scan`): one at a time whichever door starts it, paused, resumed or stopped by
-//! [`ScanAction`], their progress published to the chat's subscribers as it happens.
+//! [`ScanAction`]. The chat holds the one [`Scans`] and publishes their progress
+//! (`Chat::scan_sources`).
 
 use std::sync::{Arc, Mutex};
 
 use cairn_importers::{Progress, ScanControl, ScanMode, SourceReport};
 use cairn_protocol::ScanAction;
 
-use crate::chat::Chat;
-use crate::Error;
+use crate::{Cairn, Error};
 
 /// The scan in progress, if any.
 #[derive(Default)]
@@ -40,11 +40,11 @@ impl Scans {
     }
 
     /// Scans every detected, enabled source (or only `only`; `full` rereads every file), telling
-    /// `on_progress` and the chat's subscribers how it goes; one report per source scanned.
-    /// Refused while another scan runs. Blocking: call it off the async runtime's threads.
+    /// `on_progress` how it goes; one report per source scanned. Refused while another scan
+    /// runs. Blocking: call it off the async runtime's threads.
     pub fn run(
         &self,
-        chat: &Chat,
+        cairn: &Cairn,
         only: Option<&str>,
         full: bool,
         on_progress: &mut dyn FnMut(Progress),
@@ -65,11 +65,7 @@ impl Scans {
         } else {
             ScanMode::Incremental
         };
-        chat.cairn()
-            .scan_sources(only, mode, &control, &mut |progress| {
-                chat.publish_scan(progress.clone());
-                on_progress(progress);
-            })
+        cairn.scan_sources(only, mode, &control, on_progress)
     }
 
     /// Pauses, resumes or stops the running scan; false when none runs.
@@ -94,18 +90,17 @@ mod tests {
     #[test]
     fn a_second_scan_is_refused_while_one_runs_and_allowed_after() -> Result<(), Error> {
         let dir = tempfile::tempdir().map_err(|e| Error::Internal(e.to_string()))?;
-        let cairn = crate::Cairn::new(cairn_config::Home::at(dir.path()));
-        let chat = Chat::new(cairn, dir.path().to_path_buf());
+        let cairn = Cairn::new(cairn_config::Home::at(dir.path()));
         let scans = Scans::default();
         assert!(!scans.control(ScanAction::Pause)?, "nothing runs");
         // A scan holds the slot: the other door is refused, and the control reaches it.
         *scans.slot()? = Some(Arc::new(ScanControl::default()));
-        let refused = scans.run(&chat, None, false, &mut |_| {});
+        let refused = scans.run(&cairn, None, false, &mut |_| {});
         assert!(matches!(refused, Err(Error::Busy(_))), "{refused:?}");
         assert!(scans.control(ScanAction::Stop)?);
         *scans.slot()? = None;
         // A scan that fails frees the slot as one that ends does.
-        let unknown = scans.run(&chat, Some("no-such-agent"), false, &mut |_| {});
+        let unknown = scans.run(&cairn, Some("no-such-agent"), false, &mut |_| {});
         assert!(
             matches!(unknown, Err(Error::UnknownSource(_))),
             "{unknown:?}"

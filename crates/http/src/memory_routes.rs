@@ -58,8 +58,7 @@ async fn scan_sources(
     let chat = state.chat.clone();
     // One scan at a time, whichever door started it: a second is refused (409).
     run(state, move |_| {
-        chat.scans()
-            .run(&chat, request.source.as_deref(), request.full, &mut |_| {})
+        chat.scan_sources(request.source.as_deref(), request.full, &mut |_| {})
     })
     .await
 }
