@@ -47,11 +47,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
     desktop: &Desktop,
     work: impl FnOnce(cairn_api::Cairn) -> Result<T, cairn_api::Error> + Send + 'static,
 ) -> Result<T, cairn_protocol::ApiError> {
-    let cairn = desktop.cairn.clone();
-    tauri::async_runtime::spawn_blocking(move || work(cairn))
-        .await
-        .map_err(join_error)?
-        .map_err(|e| e.to_api_error())
+    on_chat(desktop, move |chat| work(chat.cairn().clone())).await
 }
 
 /// Runs a blocking chat operation (a task's files, the config) off the main thread.

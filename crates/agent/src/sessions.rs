@@ -255,6 +255,11 @@ impl SessionStore {
 
     /// Every stored session's header (no messages, no stored results), most recently updated
     /// first: what a task list needs, without building every conversation in memory.
+    /// One session's header, read without building its conversation.
+    pub fn header(&self, id: &str) -> Option<SessionHeader> {
+        self.read(id)
+    }
+
     pub fn headers(&self) -> Vec<SessionHeader> {
         let mut headers: Vec<SessionHeader> = self.read_all();
         headers.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));

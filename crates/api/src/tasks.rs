@@ -217,9 +217,7 @@ pub(crate) fn unstored(session: &str, now_ms: i64) -> TaskSummary {
 impl Cairn {
     /// Task `session` as the task list shows it, if it is stored.
     pub fn task_summary(&self, session: &str) -> Option<TaskSummary> {
-        self.session_store()
-            .load(session)
-            .map(|s| summary(s.header()))
+        self.session_store().header(session).map(summary)
     }
 
     /// Every stored task, most recently updated first (archived ones included, marked).
