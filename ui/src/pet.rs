@@ -50,6 +50,8 @@ struct PetCtx {
     listening: RwSignal<bool>,
     /// The person chose "New task": the next message starts one instead of continuing.
     fresh: RwSignal<bool>,
+    /// How many times the state was read: a timer set for an older state does nothing.
+    reads: StoredValue<u64>,
 }
 
 impl PetCtx {
@@ -68,15 +70,29 @@ impl PetCtx {
             rated: RwSignal::new(None),
             listening: RwSignal::new(false),
             fresh: RwSignal::new(false),
+            reads: StoredValue::new(0),
         }
     }
 
-    /// Reads the badge, the list and the task the bubble continues.
-    fn poll(self) {
+    /// Reads the badge, the list and the task the bubble continues; and reads them once more
+    /// when the oldest finished task is due to leave the badge (`settles_in_ms`).
+    fn read_state(self) {
         spawn_local(async move {
-            if let Ok(s) = ipc::pet_state().await {
-                self.state.set(Some(s));
+            let Ok(now) = ipc::pet_state().await else {
+                return;
+            };
+            self.reads.update_value(|n| *n += 1);
+            let this = self.reads.get_value();
+            if let Some(wait) = now.settles_in_ms {
+                spawn_local(async move {
+                    // A moment after it is due, so the task is past the five minutes.
+                    crate::dom::sleep(i32::try_from(wait + 500).unwrap_or(i32::MAX)).await;
+                    if self.reads.get_value() == this {
+                        self.read_state();
+                    }
+                });
             }
+            self.state.set(Some(now));
         })
     }
 
@@ -146,7 +162,7 @@ impl PetCtx {
             if let Err(e) = outcome {
                 reply.set(Reply::Failed(e.message));
             }
-            self.poll();
+            self.read_state();
         });
     }
 
@@ -245,9 +261,12 @@ pub fn Pet() -> impl IntoView {
         std::time::Duration::from_secs(1),
     );
 
-    // The badge follows the tasks (the workbench's and the pet's own).
-    ctx.poll();
-    let _ = set_interval_with_handle(move || ctx.poll(), std::time::Duration::from_secs(2));
+    // The badge follows the tasks (the workbench's and the pet's own): read at start, then again
+    // whenever the backend says a task changed — no polling.
+    ctx.read_state();
+    spawn_local(async move {
+        let _ = ipc::on_task_changed(move |_| ctx.read_state()).await;
+    });
     // A list with nothing left in it (the tasks grew old) closes.
     Effect::new(move |_| {
         // Read first, so that the effect follows the state whether the list is open or not.

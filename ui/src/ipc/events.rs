@@ -1,5 +1,5 @@
-//! Events the backend emits to this window, outside any command: app-wide signals and the
-//! events of turns nobody here started.
+//! Events the backend emits to this window, outside any command: app-wide signals, the events
+//! of turns nobody here started, and the changes to the task list.
 
 use super::bridge::to_api_error;
 use cairn_protocol::ApiError;
@@ -29,17 +29,35 @@ pub async fn on_app_event(event: &str, handler: impl FnMut() + 'static) -> Resul
 pub async fn on_unattended_turn(
     handler: impl FnMut(cairn_protocol::TaskEvent) + 'static,
 ) -> Result<(), ApiError> {
+    on_payload("task-event", handler).await
+}
+
+/// Calls `handler` with each change to the task list the backend pushes (a turn started or
+/// ended, a task renamed, given a goal, deleted …), in either window.
+pub async fn on_task_changed(
+    handler: impl FnMut(cairn_protocol::TaskChanged) + 'static,
+) -> Result<(), ApiError> {
+    on_payload("task-changed", handler).await
+}
+
+/// Calls `handler` with the payload of each backend event `event`, read as `T` (one that cannot
+/// be read is logged and skipped).
+async fn on_payload<T: serde::de::DeserializeOwned>(
+    event: &str,
+    handler: impl FnMut(T) + 'static,
+) -> Result<(), ApiError> {
     let mut handler = handler;
+    let name = event.to_owned();
     let closure = Closure::<dyn FnMut(JsValue)>::new(move |event: JsValue| {
         let payload = js_sys::Reflect::get(&event, &JsValue::from_str("payload"));
-        if let Ok(event) = payload.map(serde_wasm_bindgen::from_value) {
-            match event {
-                Ok(event) => handler(event),
-                Err(e) => leptos::logging::warn!("a task event was not read: {e}"),
+        if let Ok(payload) = payload.map(serde_wasm_bindgen::from_value) {
+            match payload {
+                Ok(payload) => handler(payload),
+                Err(e) => leptos::logging::warn!("a {name} event was not read: {e}"),
             }
         }
     });
-    tauri_listen("task-event", closure.as_ref().unchecked_ref())
+    tauri_listen(event, closure.as_ref().unchecked_ref())
         .await
         .map_err(to_api_error)?;
     closure.forget();

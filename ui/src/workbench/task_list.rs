@@ -71,7 +71,7 @@ pub(super) fn TaskList(
             present::TASK_GROUPS
                 .iter()
                 .map(|group| {
-                    let rows: Vec<(usize, String, bool, bool, bool, bool)> = matching
+                    let rows: Vec<Row> = matching
                         .iter()
                         .filter(|t| {
                             present::task_group(t.updated_at, now, offset, t.pinned, t.archived)
@@ -94,38 +94,12 @@ pub(super) fn TaskList(
                 .collect::<Vec<_>>()
         })
     };
-    let change = move |id: usize, change: serde_json::Value| {
-        let Some(session) =
-            tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
-        else {
-            return;
-        };
-        spawn_local(async move {
-            if let Ok(summary) = ipc::task_update(&session, &change).await {
-                tasks.update(|all| {
-                    if let Some(task) = all.iter_mut().find(|t| t.id == id) {
-                        task.title = summary.title;
-                        task.pinned = summary.pinned;
-                        task.archived = summary.archived;
-                    }
-                });
-            }
-        });
-    };
-    let delete = move |id: usize| {
-        let Some(session) =
-            tasks.with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
-        else {
-            return;
-        };
-        spawn_local(async move {
-            if ipc::task_delete(&session).await.is_ok() {
-                tasks.update(|all| all.retain(|t| t.id != id));
-                if current.get_untracked() == Some(id) {
-                    current.set(None);
-                }
-            }
-        });
+    let rows = RowCtx {
+        tasks,
+        current,
+        page,
+        renaming,
+        confirming,
     };
     view! {
         <nav
@@ -168,95 +142,161 @@ pub(super) fn TaskList(
                 <For each=groups key=|(group, rows)| (*group, rows.clone()) let:item>
                     <p class="group-label">{present::group_label(item.0)}</p>
                     <For each=move || item.1.clone() key=|row| row.clone() let:row>
-                        {
-                            let (id, title, pinned, archived, running, unread) = row;
-                            let row_title = title.clone();
-                            let input_title = StoredValue::new(title.clone());
-                            view! {
-                                <div
-                                    class=move || match (current.get() == Some(id), renaming.get() == Some(id)) {
-                                        (_, true) => "task-row renaming",
-                                        (true, false) => "task-row active",
-                                        (false, false) => "task-row",
-                                    }
-                                    data-title=row_title
-                                >
-                                    <Show
-                                        when=move || renaming.get() == Some(id)
-                                        fallback={
-                                            let title = title.clone();
-                                            move || view! {
-                                                <button
-                                                    class="task"
-                                                    on:click=move |_| {
-                                                        current.set(Some(id));
-                                                        page.set(Page::Tasks);
-                                                    }
-                                                    on:dblclick=move |_| renaming.set(Some(id))
-                                                >
-                                                    {running.then(|| view! { <span class="spinner" aria-label=t("running")></span> })}
-                                                    <span class="task-title">{title.clone()}</span>
-                                                    {unread.then(|| view! { <span class="unread-dot" aria-label=t("unread")></span> })}
-                                                </button>
-                                            }
-                                        }
-                                    >
-                                        <input
-                                            class="task-rename"
-                                            node_ref=rename_input(id, renaming)
-                                            aria-label=t("Task title")
-                                            prop:value=move || input_title.get_value()
-                                            on:keydown=move |ev: web_sys::KeyboardEvent| {
-                                                if ev.key() == "Enter" {
-                                                    let value = event_target_value(&ev);
-                                                    renaming.set(None);
-                                                    change(id, serde_json::json!({"title": value}));
-                                                } else if ev.key() == "Escape" {
-                                                    ev.prevent_default();
-                                                    renaming.set(None);
-                                                }
-                                            }
-                                            on:blur=move |_| renaming.set(None)
-                                        />
-                                    </Show>
-                                    <span class="task-actions">
-                                        <button
-                                            class="icon"
-                                            title=if pinned { t("Unpin") } else { t("Pin") }
-                                            aria-label=if pinned { t("Unpin") } else { t("Pin") }
-                                            on:click=move |_| change(id, serde_json::json!({"pinned": !pinned}))
-                                        >
-                                            {if pinned { "★" } else { "☆" }}
-                                        </button>
-                                        <button class="icon" title=t("Rename") aria-label=t("Rename") on:click=move |_| renaming.set(Some(id))>"✎"</button>
-                                        <button
-                                            class="icon"
-                                            title=if archived { t("Restore") } else { t("Archive") }
-                                            aria-label=if archived { t("Restore") } else { t("Archive") }
-                                            on:click=move |_| change(id, serde_json::json!({"archived": !archived}))
-                                        >
-                                            {if archived { "↺" } else { "⤓" }}
-                                        </button>
-                                        <Show
-                                            when=move || confirming.get() == Some(id)
-                                            fallback=move || view! {
-                                                <button class="icon" title=t("Delete") aria-label=t("Delete") on:click=move |_| confirming.set(Some(id))>"✕"</button>
-                                            }
-                                        >
-                                            <button class="icon danger" title=t("Delete for good") on:click=move |_| {
-                                                confirming.set(None);
-                                                delete(id);
-                                            }>{t("Delete?")}</button>
-                                        </Show>
-                                    </span>
-                                </div>
-                            }
-                        }
+                        {task_row(rows, row)}
                     </For>
                 </For>
             </Show>
         </nav>
     }
+}
+
+/// One row as the list shows it: id, title, pinned, archived, running, unread.
+type Row = (usize, String, bool, bool, bool, bool);
+
+/// What a row reaches: the tasks, the open one, the page, and which row is being renamed or
+/// asked to confirm its deletion.
+#[derive(Clone, Copy)]
+struct RowCtx {
+    tasks: RwSignal<Vec<Task>>,
+    current: RwSignal<Option<usize>>,
+    page: RwSignal<Page>,
+    renaming: RwSignal<Option<usize>>,
+    confirming: RwSignal<Option<usize>>,
+}
+
+impl RowCtx {
+    fn session_of(self, id: usize) -> Option<String> {
+        self.tasks
+            .with_untracked(|all| all.iter().find(|t| t.id == id).map(|t| t.session.clone()))
+    }
+
+    /// Renames, pins or archives task `id` (`change`: the fields that change).
+    fn change(self, id: usize, change: serde_json::Value) {
+        let Some(session) = self.session_of(id) else {
+            return;
+        };
+        let tasks = self.tasks;
+        spawn_local(async move {
+            if let Ok(summary) = ipc::task_update(&session, &change).await {
+                tasks.update(|all| {
+                    if let Some(task) = all.iter_mut().find(|t| t.id == id) {
+                        task.title = summary.title;
+                        task.pinned = summary.pinned;
+                        task.archived = summary.archived;
+                    }
+                });
+            }
+        });
+    }
+
+    /// Deletes task `id` for good.
+    fn delete(self, id: usize) {
+        let Some(session) = self.session_of(id) else {
+            return;
+        };
+        let (tasks, current) = (self.tasks, self.current);
+        spawn_local(async move {
+            if ipc::task_delete(&session).await.is_ok() {
+                tasks.update(|all| all.retain(|t| t.id != id));
+                if current.get_untracked() == Some(id) {
+                    current.set(None);
+                }
+            }
+        });
+    }
+}
+
+/// A task's row: its title (a rename box while renamed) and its actions.
+fn task_row(ctx: RowCtx, row: Row) -> impl IntoView {
+    let RowCtx {
+        current,
+        page,
+        renaming,
+        confirming,
+        ..
+    } = ctx;
+    let (id, title, pinned, archived, running, unread) = row;
+    let row_title = title.clone();
+    let input_title = StoredValue::new(title.clone());
+    view! {
+                <div
+                    class=move || match (current.get() == Some(id), renaming.get() == Some(id)) {
+                        (_, true) => "task-row renaming",
+                        (true, false) => "task-row active",
+                        (false, false) => "task-row",
+                    }
+                    data-title=row_title
+                >
+                    <Show
+                        when=move || renaming.get() == Some(id)
+                        fallback={
+                            let title = title.clone();
+                            move || view! {
+                                <button
+                                    class="task"
+                                    on:click=move |_| {
+                                        current.set(Some(id));
+                                        page.set(Page::Tasks);
+                                    }
+                                    on:dblclick=move |_| renaming.set(Some(id))
+                                >
+                                    {running.then(|| view! { <span class="spinner" aria-label=t("running")></span> })}
+                                    <span class="task-title">{title.clone()}</span>
+                                    {unread.then(|| view! { <span class="unread-dot" aria-label=t("unread")></span> })}
+                                </button>
+                            }
+                        }
+                    >
+                        <input
+                            class="task-rename"
+                            node_ref=rename_input(id, renaming)
+                            aria-label=t("Task title")
+                            prop:value=move || input_title.get_value()
+                            on:keydown=move |ev: web_sys::KeyboardEvent| {
+                                if ev.key() == "Enter" {
+                                    let value = event_target_value(&ev);
+                                    renaming.set(None);
+                                    ctx.change(id, serde_json::json!({"title": value}));
+                                } else if ev.key() == "Escape" {
+                                    ev.prevent_default();
+                                    renaming.set(None);
+                                }
+                            }
+                            on:blur=move |_| renaming.set(None)
+                        />
+                    </Show>
+                    <span class="task-actions">
+                        <button
+                            class="icon"
+                            title=if pinned { t("Unpin") } else { t("Pin") }
+                            aria-label=if pinned { t("Unpin") } else { t("Pin") }
+                            on:click=move |_| ctx.change(id, serde_json::json!({"pinned": !pinned}))
+                        >
+                            {if pinned { "★" } else { "☆" }}
+                        </button>
+                        <button class="icon" title=t("Rename") aria-label=t("Rename") on:click=move |_| renaming.set(Some(id))>"✎"</button>
+                        <button
+                            class="icon"
+                            title=if archived { t("Restore") } else { t("Archive") }
+                            aria-label=if archived { t("Restore") } else { t("Archive") }
+                            on:click=move |_| ctx.change(id, serde_json::json!({"archived": !archived}))
+                        >
+                            {if archived { "↺" } else { "⤓" }}
+                        </button>
+                        <Show
+                            when=move || confirming.get() == Some(id)
+                            fallback=move || view! {
+                                <button class="icon" title=t("Delete") aria-label=t("Delete") on:click=move |_| confirming.set(Some(id))>"✕"</button>
+                            }
+                        >
+                            <button class="icon danger" title=t("Delete for good") on:click=move |_| {
+                                confirming.set(None);
+                                ctx.delete(id);
+                            }>{t("Delete?")}</button>
+                        </Show>
+                    </span>
+                </div>
+            }
 }
 
 /// Moves the keyboard focus `step` tasks down (or up) the task list from the focused one (from
