@@ -3,7 +3,8 @@
 use cairn_api::chat::ChatTurn;
 use cairn_api::{AttachmentInput, TaskChange};
 use cairn_protocol::{
-    ApiError, ChatEvent, PetState, StatusReport, TaskJob, TaskSummary, TaskTeam, TranscriptMessage,
+    ApiError, ChatEvent, ErrorCode, PetState, StatusReport, TaskJob, TaskSummary, TaskTeam,
+    TranscriptMessage,
 };
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, State};
@@ -41,7 +42,7 @@ pub fn toggle_pet(app: AppHandle) -> Result<bool, ApiError> {
 }
 
 fn window_error(e: tauri::Error) -> ApiError {
-    ApiError::new("window", e.to_string())
+    ApiError::new(ErrorCode::Window, e.to_string())
 }
 
 /// Runs one turn of `session` (the message with its attachments) and streams its events to the
@@ -109,7 +110,7 @@ async fn stream_turn(
 }
 
 fn voice_error(e: cairn_api::Error) -> ApiError {
-    ApiError::new("voice", e.to_string())
+    ApiError::new(ErrorCode::Voice, e.to_string())
 }
 
 /// The mic button is pressed: capture starts (from the microphone, or the WAV file the config
@@ -131,7 +132,7 @@ pub async fn voice_stop(desktop: State<'_, Desktop>) -> Result<String, ApiError>
     let (voice, cairn) = (desktop.voice.clone(), desktop.cairn.clone());
     tauri::async_runtime::spawn_blocking(move || voice.stop(&cairn))
         .await
-        .map_err(|e| ApiError::new("internal", e.to_string()))?
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(voice_error)
 }
 
@@ -256,7 +257,7 @@ pub fn job_output(
         .chat
         .jobs()
         .peek(&session, &id, 64 * 1024)
-        .ok_or_else(|| ApiError::new("not_found", format!("no job {id} in this task")))
+        .ok_or_else(|| ApiError::new(ErrorCode::NotFound, format!("no job {id} in this task")))
 }
 
 /// Quits as the tray's Quit does: asking first when background jobs run.

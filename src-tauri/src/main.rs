@@ -39,7 +39,10 @@ pub struct Desktop {
 
 /// A background task that died, as the page sees it.
 pub(crate) fn join_error(e: impl std::fmt::Display) -> cairn_protocol::ApiError {
-    cairn_protocol::ApiError::new("internal", format!("the task failed: {e}"))
+    cairn_protocol::ApiError::new(
+        cairn_protocol::ErrorCode::Internal,
+        format!("the task failed: {e}"),
+    )
 }
 
 /// Runs a blocking core operation (files, the config, the database) off the main thread.

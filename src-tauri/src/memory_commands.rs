@@ -5,7 +5,7 @@
 //! page sees exactly what the HTTP panel routes return.
 
 use cairn_api::Cairn;
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ErrorCode};
 use tauri::ipc::{IpcResponse, Response};
 use tauri::State;
 
@@ -25,12 +25,14 @@ where
     let cairn = desktop.cairn.clone();
     let value = tauri::async_runtime::spawn_blocking(move || op(&cairn))
         .await
-        .map_err(|e| ApiError::new("internal", e.to_string()))?
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(|e| e.to_api_error())?;
-    value
-        .body()
-        .map(Response::new)
-        .map_err(|e| ApiError::new("internal", format!("cannot encode the answer: {e}")))
+    value.body().map(Response::new).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("cannot encode the answer: {e}"),
+        )
+    })
 }
 
 /// A number that moves whenever the memory changes, wherever the change came from.

@@ -4,8 +4,8 @@
 
 use cairn_api::{AgentInput, AppearanceInput, ProviderInput, Settings, SettingsChange, VoiceInput};
 use cairn_protocol::settings::{McpServerInput, McpStatus};
-use cairn_protocol::ApiError;
 use cairn_protocol::ConnectionTest;
+use cairn_protocol::{ApiError, ErrorCode};
 use tauri::State;
 
 use crate::{blocking, join_error, on_chat, Desktop};
@@ -149,7 +149,7 @@ pub async fn settings_start_at_login(
 ) -> Result<Settings, ApiError> {
     let program = std::env::current_exe().map_err(|e| {
         ApiError::new(
-            "internal",
+            ErrorCode::Internal,
             format!("cannot tell where Cairn runs from: {e}"),
         )
     })?;

@@ -55,8 +55,12 @@ pub fn sources_scan_control(
 
 /// The `cairn` command shipped beside the app: the hooks run it.
 fn cli_path() -> Result<PathBuf, ApiError> {
-    let exe = std::env::current_exe()
-        .map_err(|e| ApiError::new("internal", format!("cannot find the app's folder: {e}")))?;
+    let exe = std::env::current_exe().map_err(|e| {
+        ApiError::new(
+            ErrorCode::Internal,
+            format!("cannot find the app's folder: {e}"),
+        )
+    })?;
     Ok(exe.with_file_name(format!("cairn{}", std::env::consts::EXE_SUFFIX)))
 }
 
@@ -86,7 +90,7 @@ pub async fn hook_install(
     let cli = cli_path()?;
     if !cli.is_file() {
         return Err(ApiError::new(
-            "no_cli",
+            ErrorCode::NoCli,
             format!(
                 "The cairn command is not at {}, so there is nothing for the hooks to run. Install Cairn's command-line tool beside the app, then try again.",
                 cli.display()

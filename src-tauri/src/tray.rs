@@ -74,7 +74,7 @@ pub fn install<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
         .load_config()
         .map(|c| c.language)
         .unwrap_or_default();
-    let [show_label, pet_label, pause_label, quit_label] = labels(&language);
+    let [show_label, pet_label, pause_label, quit_label] = labels(language.as_str());
     let show = MenuItem::with_id(
         app,
         Action::ShowWorkbench.id(),

@@ -1,7 +1,7 @@
 //! What a turn asks of the person while it waits: permission for a call (Allow or Deny), and
 //! ask_user's questions (choices, yes or no, text), every one answered before they are sent.
 
-use cairn_protocol::AskQuestion;
+use cairn_protocol::{AskQuestion, QuestionKind};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -78,9 +78,9 @@ pub(crate) fn QuestionForm(
         .enumerate()
         .map(|(i, q)| {
             let name = format!("q{request}-{i}");
-            let control = match q.kind.as_str() {
-                "choice" | "multi" => {
-                    let multi = q.kind == "multi";
+            let control = match q.kind {
+                QuestionKind::Choice | QuestionKind::Multi => {
+                    let multi = q.kind == QuestionKind::Multi;
                     q.options
                         .iter()
                         .cloned()
@@ -120,7 +120,7 @@ pub(crate) fn QuestionForm(
                         .collect_view()
                         .into_any()
                 }
-                "confirm" => view! {
+                QuestionKind::Confirm => view! {
                     <label class="option">
                         <input type="radio" name=name.clone() on:change=move |_| set(i, vec!["yes".into()]) />
                         {t("Yes")}
@@ -131,7 +131,7 @@ pub(crate) fn QuestionForm(
                     </label>
                 }
                 .into_any(),
-                _ => view! {
+                QuestionKind::Text => view! {
                     <input
                         class="answer-text"
                         type="text"

@@ -28,8 +28,8 @@ fn main() {
     // The language and theme chosen in Settings apply from the first paint, in both windows.
     wasm_bindgen_futures::spawn_local(async {
         if let Ok(settings) = ipc::settings_get().await {
-            i18n::set_language(&settings.language);
-            settings_page::apply_theme(&settings.theme);
+            i18n::set_language(settings.language.as_str());
+            settings_page::apply_theme(settings.theme);
         }
         if let Some(root) = dom::root_element() {
             let _ = root.set_attribute("lang", i18n::language());

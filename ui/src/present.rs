@@ -406,7 +406,7 @@ mod tests {
         r.default_model = Some("local/qwen2.5-coder-1.5b".into());
         r.providers.push(cairn_protocol::ProviderStatus {
             name: "lab".into(),
-            kind: "openai".into(),
+            kind: cairn_protocol::settings::ProviderKind::Openai,
             base_url: "http://127.0.0.1:8080/v1".into(),
             models: vec!["small".into()],
             api_key_set: false,

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
 use cairn_protocol::{
-    AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskChanged, TaskEvent, TaskJob,
+    self as wire, AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskChanged, TaskEvent, TaskJob,
 };
 use cairn_tools::{Answer, JobState, Jobs, QuestionKind};
 use tokio::sync::{broadcast, mpsc};
@@ -253,17 +253,17 @@ impl Chat {
             .into_iter()
             .map(|job| {
                 let (state, exit_code) = match job.state {
-                    JobState::Running => ("running", None),
-                    JobState::Exited(code) => ("exited", Some(code)),
-                    JobState::Killed => ("killed", None),
-                    JobState::Stopped => ("stopped", None),
-                    JobState::Finished => ("finished", None),
-                    JobState::Failed => ("failed", None),
+                    JobState::Running => (wire::JobState::Running, None),
+                    JobState::Exited(code) => (wire::JobState::Exited, Some(code)),
+                    JobState::Killed => (wire::JobState::Killed, None),
+                    JobState::Stopped => (wire::JobState::Stopped, None),
+                    JobState::Finished => (wire::JobState::Finished, None),
+                    JobState::Failed => (wire::JobState::Failed, None),
                 };
                 TaskJob {
                     id: job.id,
                     command: job.command,
-                    state: state.to_owned(),
+                    state,
                     exit_code,
                     elapsed_ms: u64::try_from(job.elapsed.as_millis()).unwrap_or(u64::MAX),
                 }
@@ -590,12 +590,11 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
                 .map(|q| AskQuestion {
                     question: q.question,
                     kind: match q.kind {
-                        QuestionKind::Choice => "choice",
-                        QuestionKind::Multi => "multi",
-                        QuestionKind::Text => "text",
-                        QuestionKind::Confirm => "confirm",
-                    }
-                    .to_owned(),
+                        QuestionKind::Choice => wire::QuestionKind::Choice,
+                        QuestionKind::Multi => wire::QuestionKind::Multi,
+                        QuestionKind::Text => wire::QuestionKind::Text,
+                        QuestionKind::Confirm => wire::QuestionKind::Confirm,
+                    },
                     options: q.options,
                     default: q.default,
                 })

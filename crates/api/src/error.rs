@@ -2,7 +2,7 @@
 
 use cairn_config::ConfigError;
 use cairn_memory::MemoryError;
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ErrorCode};
 
 /// What an operation failed with.
 #[derive(Debug, thiserror::Error)]
@@ -96,10 +96,10 @@ impl Error {
     /// The wire form: a stable code and a sentence.
     pub fn to_api_error(&self) -> ApiError {
         let code = match self.kind() {
-            ErrorKind::BadRequest => "bad_request",
-            ErrorKind::NotFound => "not_found",
-            ErrorKind::Busy => "busy",
-            ErrorKind::Internal => "internal",
+            ErrorKind::BadRequest => ErrorCode::BadRequest,
+            ErrorKind::NotFound => ErrorCode::NotFound,
+            ErrorKind::Busy => ErrorCode::Busy,
+            ErrorKind::Internal => ErrorCode::Internal,
         };
         ApiError::new(code, self.to_string())
     }

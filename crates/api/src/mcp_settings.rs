@@ -8,14 +8,14 @@ use std::sync::{Arc, Mutex};
 
 use cairn_config::{Config, ConfigEdit, EditValue, McpServerConfig};
 use cairn_mcp::{McpHub, ServerState};
-use cairn_protocol::settings::{McpServerInput, McpServerSettings, McpStatus};
+use cairn_protocol::settings::{
+    McpServerInput, McpServerSettings, McpServerState, McpStatus, McpTransportKind,
+};
 
 use crate::{Cairn, Error};
 
 /// The hub, and the servers' config it was built from.
 pub(crate) type HubSlot = Arc<Mutex<Option<(BTreeMap<String, McpServerConfig>, Arc<McpHub>)>>>;
-
-const KINDS: [&str; 3] = ["stdio", "streamable_http", "sse"];
 
 fn invalid(message: impl Into<String>) -> Error {
     Error::Invalid(message.into())
@@ -55,13 +55,12 @@ impl Cairn {
             .map(|s| McpStatus {
                 name: s.name,
                 state: match s.state {
-                    ServerState::Disabled => "disabled",
-                    ServerState::Idle => "idle",
-                    ServerState::Starting => "starting",
-                    ServerState::Ready => "ready",
-                    ServerState::Failed => "failed",
-                }
-                .to_owned(),
+                    ServerState::Disabled => McpServerState::Disabled,
+                    ServerState::Idle => McpServerState::Idle,
+                    ServerState::Starting => McpServerState::Starting,
+                    ServerState::Ready => McpServerState::Ready,
+                    ServerState::Failed => McpServerState::Failed,
+                },
                 tools: s.tools,
                 error: s.error,
             })
@@ -127,8 +126,8 @@ impl Cairn {
                 let kind = raw
                     .get("type")
                     .and_then(|v| v.as_str())
-                    .unwrap_or("stdio")
-                    .to_owned();
+                    .and_then(|kind| kind.parse().ok())
+                    .unwrap_or(McpTransportKind::Stdio);
                 let enabled_tools = list("enabled_tools");
                 McpServerSettings {
                     name: name.to_owned(),
@@ -204,13 +203,6 @@ fn mcp_server_edits(
             "a server's name is letters, digits, - and _ (e.g. github, my-docs)",
         ));
     }
-    if !KINDS.contains(&input.kind.as_str()) {
-        return Err(invalid(format!(
-            "the transport must be one of {}, got {:?}",
-            KINDS.join(", "),
-            input.kind
-        )));
-    }
     let key = |k: &str| ConfigEdit {
         path: ["mcp", "servers", name, k].map(str::to_owned).to_vec(),
         value: None,
@@ -240,10 +232,10 @@ fn mcp_server_edits(
         }
     };
     let mut edits = vec![
-        if input.kind == "stdio" {
+        if input.kind == McpTransportKind::Stdio {
             key("type")
         } else {
-            set("type", EditValue::String(input.kind.clone()))
+            set("type", EditValue::String(input.kind.as_str().to_owned()))
         },
         set("enabled", EditValue::Bool(input.enabled)),
         list("enabled_tools", &input.enabled_tools),
@@ -261,7 +253,7 @@ fn mcp_server_edits(
             None => key(k),
         });
     }
-    let (table, pairs, kept_names, unused) = if input.kind == "stdio" {
+    let (table, pairs, kept_names, unused) = if input.kind == McpTransportKind::Stdio {
         if input.command.trim().is_empty() {
             return Err(invalid("a stdio server needs the command that starts it"));
         }
@@ -345,7 +337,7 @@ mod tests {
     fn stdio(env: &[&str]) -> McpServerInput {
         McpServerInput {
             name: "docs".into(),
-            kind: "stdio".into(),
+            kind: McpTransportKind::Stdio,
             command: "npx".into(),
             args: vec!["-y".into(), "docs-mcp".into()],
             cwd: String::new(),
@@ -388,7 +380,7 @@ mod tests {
         let before = "[mcp.servers.docs]\ncommand = \"npx\"\n\n[mcp.servers.docs.env]\nTOKEN = \"s3cret\"\nOLD = \"x\"\n";
         let current = McpServerSettings {
             name: "docs".into(),
-            kind: "stdio".into(),
+            kind: McpTransportKind::Stdio,
             command: "npx".into(),
             args: Vec::new(),
             cwd: String::new(),
@@ -418,7 +410,7 @@ mod tests {
     fn switching_to_http_drops_the_command_and_checks_the_address() -> TestResult {
         let before = "[mcp.servers.docs]\ncommand = \"npx\"\nargs = [\"x\"]\n\n[mcp.servers.docs.env]\nA = \"1\"\n";
         let mut input = stdio(&[]);
-        input.kind = "streamable_http".into();
+        input.kind = McpTransportKind::StreamableHttp;
         input.url = "ftp://example".into();
         assert!(matches!(
             mcp_server_edits(&input, None),

@@ -189,9 +189,10 @@ impl Cairn {
 fn layer_named(name: Option<&str>) -> Result<Option<Layer>, Error> {
     match name.map(str::trim).filter(|n| !n.is_empty()) {
         None => Ok(None),
-        Some(name) => Layer::parse(name).map(Some).ok_or_else(|| {
-            MemoryError::Invalid(format!("unknown layer {name:?}: use L1, L2, L3 or skill")).into()
-        }),
+        Some(name) => name
+            .parse::<Layer>()
+            .map(Some)
+            .map_err(|e| MemoryError::Invalid(e.to_string()).into()),
     }
 }
 

@@ -77,7 +77,7 @@ fn providers(config: &Config) -> Vec<ProviderStatus> {
         .iter()
         .map(|(name, p)| ProviderStatus {
             name: name.clone(),
-            kind: p.kind.as_str().to_owned(),
+            kind: p.kind,
             base_url: p.base_url.clone(),
             models: p.models.clone(),
             api_key_set: p.api_key.is_some(),

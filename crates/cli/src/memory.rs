@@ -200,8 +200,7 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             external_id,
             json,
         } => {
-            let layer = Layer::parse(&layer)
-                .with_context(|| format!("unknown layer {layer:?}: use L1, L2, L3 or skill"))?;
+            let layer = layer.parse::<Layer>()?;
             let memory = NewMemory {
                 text,
                 layer: Some(layer),
@@ -263,12 +262,7 @@ struct Deleted {
 }
 
 fn parse_layers(names: &[String]) -> anyhow::Result<Vec<Layer>> {
-    names
-        .iter()
-        .map(|n| {
-            Layer::parse(n).with_context(|| format!("unknown layer {n:?}: use L1, L2, L3 or skill"))
-        })
-        .collect()
+    names.iter().map(|n| Ok(n.parse::<Layer>()?)).collect()
 }
 
 /// How long a command run without the app does the background queue's work itself, and on how

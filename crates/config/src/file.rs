@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use cairn_protocol::settings::{Language, LaunchMode, LogLevel, Theme};
 use serde::Deserialize;
 
 use crate::agents::AgentProfile;
@@ -58,33 +59,13 @@ pub struct Config {
     pub auto_sync: bool,
     /// `[ui] theme`: the desktop app's colours.
     pub theme: Theme,
-    /// `[ui] language`: the desktop app's language, `en` (the default) or `zh-CN`.
-    pub language: String,
+    /// `[ui] language`: the desktop app's language, English (the default) or Simplified Chinese.
+    pub language: Language,
     /// `[ui] launch`: which window the desktop app opens with.
     pub launch: LaunchMode,
     /// `[models] index`: the package index (PEP 691 simple API) Cairn's own models are installed
     /// from; PyPI when `None`.
     pub models_index: Option<String>,
-}
-
-/// `[ui] launch`: the pet alone, the workbench (the default), or whichever was in use last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LaunchMode {
-    Pet,
-    #[default]
-    Full,
-    Last,
-}
-
-impl LaunchMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Pet => "pet",
-            Self::Full => "full",
-            Self::Last => "last",
-        }
-    }
 }
 
 /// `[memory] embedder`: all-MiniLM-L6-v2 (English), multilingual-e5-small (Chinese and a hundred
@@ -106,7 +87,9 @@ impl Config {
     /// the app speaks Chinese or `written_in_cjk` says the memories are (asked only then).
     pub fn multilingual_memory(&self, written_in_cjk: impl FnOnce() -> bool) -> bool {
         match self.memory_embedder {
-            MemoryEmbedder::Auto => self.language == "zh-CN" || written_in_cjk(),
+            MemoryEmbedder::Auto => {
+                self.language == Language::SimplifiedChinese || written_in_cjk()
+            }
             MemoryEmbedder::English => false,
             MemoryEmbedder::Multilingual => true,
         }
@@ -117,29 +100,6 @@ impl Config {
         self.default_model
             .as_ref()
             .map(|(provider, model)| format!("{provider}/{model}"))
-    }
-}
-
-/// The languages the desktop app speaks.
-pub const UI_LANGUAGES: [&str; 2] = ["en", "zh-CN"];
-
-/// `[ui] theme`: light, dark, or whatever the system uses (the default).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Theme {
-    #[default]
-    System,
-    Light,
-    Dark,
-}
-
-impl Theme {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::System => "system",
-            Self::Light => "light",
-            Self::Dark => "dark",
-        }
     }
 }
 
@@ -269,33 +229,9 @@ impl Default for Config {
             voice: VoiceConfig::default(),
             auto_sync: true,
             theme: Theme::default(),
-            language: "en".to_owned(),
+            language: Language::default(),
             launch: LaunchMode::default(),
             models_index: None,
-        }
-    }
-}
-
-/// How much the binaries log.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LogLevel {
-    Error,
-    Warn,
-    #[default]
-    Info,
-    Debug,
-    Trace,
-}
-
-impl LogLevel {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Error => "error",
-            Self::Warn => "warn",
-            Self::Info => "info",
-            Self::Debug => "debug",
-            Self::Trace => "trace",
         }
     }
 }

@@ -7,10 +7,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::agents::RawProfile;
-use crate::file::{LaunchMode, LogLevel, MemoryEmbedder, Theme};
+use crate::file::MemoryEmbedder;
 use crate::lsp::RawLsp;
 use crate::mcp::RawMcp;
 use crate::provider::ProviderKind;
+use crate::{LaunchMode, LogLevel, Theme};
 
 /// The whole file.
 #[derive(Debug, Default, Deserialize)]

@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::file::{
-    AgentConfig, ApiAgent, Config, SourceConfig, VoiceConfig, DEFAULT_PET_SHORTCUT, UI_LANGUAGES,
-};
+use cairn_protocol::settings::Language;
+
+use crate::file::{AgentConfig, ApiAgent, Config, SourceConfig, VoiceConfig, DEFAULT_PET_SHORTCUT};
 use crate::locate::Locator;
 use crate::provider::{ProviderConfig, ProviderKind};
 use crate::raw::{
@@ -223,24 +223,27 @@ fn pet_shortcut(pet: Option<RawPet>, at: &Locator<'_>) -> Result<String, ConfigE
     }
 }
 
-/// `[ui] language`, spelled as in [`UI_LANGUAGES`]; English when unset.
-fn ui_language(ui: Option<&RawUi>, at: &Locator<'_>) -> Result<String, ConfigError> {
+/// `[ui] language`, one of [`Language`]'s names in any case; English when unset.
+fn ui_language(ui: Option<&RawUi>, at: &Locator<'_>) -> Result<Language, ConfigError> {
     let Some(code) = ui.and_then(|u| u.language.as_ref()) else {
-        return Ok("en".to_owned());
+        return Ok(Language::default());
     };
-    match UI_LANGUAGES
+    match Language::ALL
         .iter()
-        .find(|l| l.eq_ignore_ascii_case(code.get_ref()))
+        .find(|l| l.as_str().eq_ignore_ascii_case(code.get_ref()))
     {
-        Some(known) => Ok((*known).to_owned()),
-        None => Err(at.error(
-            code.span(),
-            format!(
-                "`ui.language` must be one of {}, got {:?}",
-                UI_LANGUAGES.join(", "),
-                code.get_ref()
-            ),
-        )),
+        Some(known) => Ok(*known),
+        None => {
+            let names: Vec<&str> = Language::ALL.iter().map(|l| l.as_str()).collect();
+            Err(at.error(
+                code.span(),
+                format!(
+                    "`ui.language` must be one of {}, got {:?}",
+                    names.join(", "),
+                    code.get_ref()
+                ),
+            ))
+        }
     }
 }
 
@@ -390,7 +393,7 @@ launch = "pet"
             "asked for English, though the app and its memories speak Chinese"
         );
         assert_eq!(config.theme, Theme::Dark);
-        assert_eq!(config.language, "zh-CN");
+        assert_eq!(config.language, Language::SimplifiedChinese);
         assert_eq!(config.launch, LaunchMode::Pet);
         Ok(())
     }

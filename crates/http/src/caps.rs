@@ -13,6 +13,8 @@ use axum::response::Response;
 use futures_util::StreamExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use cairn_protocol::ErrorCode;
+
 use crate::guard::{openai_error, refuse};
 use crate::AppState;
 
@@ -54,7 +56,7 @@ pub(crate) enum Caller {
 fn too_many(what: &str, cap: usize) -> Response {
     refuse(
         StatusCode::TOO_MANY_REQUESTS,
-        "too_many",
+        ErrorCode::TooMany,
         &format!(
             "{cap} {what} are open already, the most this server holds: close one and try again"
         ),

@@ -7,7 +7,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use cairn_protocol::openai::OpenAiError;
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ErrorCode};
 use subtle::ConstantTimeEq;
 
 use crate::server::HttpError;
@@ -50,7 +50,7 @@ impl std::fmt::Debug for Token {
     }
 }
 
-pub(crate) fn refuse(status: StatusCode, code: &str, message: &str) -> Response {
+pub(crate) fn refuse(status: StatusCode, code: ErrorCode, message: &str) -> Response {
     (status, Json(ApiError::new(code, message))).into_response()
 }
 
@@ -65,7 +65,7 @@ pub(crate) async fn same_machine_only(request: Request, next: Next) -> Response 
         if !one_host || !is_loopback_authority(host) {
             return refuse(
                 StatusCode::FORBIDDEN,
-                "forbidden_host",
+                ErrorCode::ForbiddenHost,
                 "this API answers only requests addressed to 127.0.0.1 or localhost",
             );
         }
@@ -74,7 +74,7 @@ pub(crate) async fn same_machine_only(request: Request, next: Next) -> Response 
         if !is_allowed_origin(origin) {
             return refuse(
                 StatusCode::FORBIDDEN,
-                "forbidden_origin",
+                ErrorCode::ForbiddenOrigin,
                 "requests from web pages on other origins are refused",
             );
         }
@@ -97,7 +97,7 @@ pub(crate) async fn no_credentials_in_url(request: Request, next: Next) -> Respo
     if in_url {
         return refuse(
             StatusCode::BAD_REQUEST,
-            "credentials_in_url",
+            ErrorCode::CredentialsInUrl,
             "never put the token in a URL: send it as Authorization: Bearer <token>",
         );
     }
@@ -114,12 +114,12 @@ pub(crate) async fn require_token(
         Some(candidate) if token.matches(candidate) => next.run(request).await,
         Some(_) => refuse(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "the token is wrong",
         ),
         None => refuse(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "send Authorization: Bearer <token>; the token is in runtime.json in Cairn's home",
         ),
     }
@@ -148,7 +148,11 @@ pub(crate) fn api_error(e: &cairn_api::Error) -> Response {
 
 /// A request body that is not the JSON the route takes.
 pub(crate) fn bad_body(e: &axum::extract::rejection::JsonRejection) -> Response {
-    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
+    refuse(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::BadRequest,
+        &e.body_text(),
+    )
 }
 
 /// A refusal in OpenAI's error shape, for the `/v1` routes, whose clients read only that shape.

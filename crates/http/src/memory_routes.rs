@@ -10,6 +10,7 @@ use axum::{Json, Router};
 use cairn_api::Cairn;
 use cairn_api::{TurnCompletion, TurnStart};
 use cairn_protocol::memory::{FeedbackRequest, Layer, NewMemory, SearchQuery};
+use cairn_protocol::ErrorCode;
 use serde::{Deserialize, Serialize};
 
 use crate::guard::{api_error, bad_body, refuse};
@@ -75,14 +76,18 @@ where
         Ok(Err(e)) => api_error(&e),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             &format!("the operation stopped: {e}"),
         ),
     }
 }
 
 fn bad_path(e: &PathRejection) -> Response {
-    refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text())
+    refuse(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::BadRequest,
+        &e.body_text(),
+    )
 }
 
 async fn open_session(
@@ -233,18 +238,23 @@ async fn items(
 ) -> Response {
     let Query(q) = match query {
         Ok(q) => q,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, "bad_request", &e.body_text()),
-    };
-    let layer = match q.layer.as_deref().map(|l| (l, Layer::parse(l))) {
-        Some((name, None)) => {
+        Err(e) => {
             return refuse(
                 StatusCode::BAD_REQUEST,
-                "bad_request",
-                &format!("unknown layer {name:?}: use L1, L2, L3 or skill"),
+                ErrorCode::BadRequest,
+                &e.body_text(),
             )
         }
-        Some((_, layer)) => layer,
-        None => None,
+    };
+    let layer = match q.layer.as_deref().map(str::parse::<Layer>).transpose() {
+        Ok(layer) => layer,
+        Err(e) => {
+            return refuse(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::BadRequest,
+                &e.to_string(),
+            )
+        }
     };
     run(state, move |c| c.panel_items(layer, q.offset, q.limit)).await
 }

@@ -12,7 +12,7 @@ use axum::{Json, Router};
 use cairn_api::chat::Chat;
 use cairn_api::compat::CompatChat;
 use cairn_api::{Cairn, VERSION};
-use cairn_protocol::{Health, RuntimeInfo, StatusReport};
+use cairn_protocol::{ErrorCode, Health, RuntimeInfo, StatusReport};
 
 use crate::guard::{no_credentials_in_url, refuse, require_token, same_machine_only, Token};
 
@@ -98,5 +98,9 @@ async fn status(State(state): State<AppState>) -> Json<StatusReport> {
 }
 
 async fn not_found() -> Response {
-    refuse(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+    refuse(
+        StatusCode::NOT_FOUND,
+        ErrorCode::NotFound,
+        "no such endpoint",
+    )
 }

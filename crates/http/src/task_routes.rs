@@ -14,7 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use cairn_api::chat::Published;
-use cairn_protocol::{TaskSummary, TranscriptMessage};
+use cairn_protocol::{ErrorCode, TaskSummary, TranscriptMessage};
 use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast::error::RecvError;
 
@@ -75,7 +75,7 @@ async fn list(State(state): State<AppState>) -> Response {
         Ok(tasks) => Json(tasks).into_response(),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             &e.to_string(),
         ),
     }
@@ -128,7 +128,7 @@ async fn read(State(state): State<AppState>, Path(id): Path<String>) -> Response
         Ok((_, Err(e))) => api_error(&e),
         Err(e) => refuse(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             &e.to_string(),
         ),
     }

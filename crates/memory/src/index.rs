@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, OptionalExtension, Row};
 
-use crate::model::{Layer, MemoryRecord, Status};
+use crate::model::{Layer, MemoryRecord, Status, SummarySource};
 use crate::MemoryError;
 
 /// How much a vector channel's normalised score counts against the lexical channels'.
@@ -26,7 +26,7 @@ pub(crate) fn record(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
     let metadata: String = row.get(11)?;
     Ok(MemoryRecord {
         id: row.get(0)?,
-        layer: Layer::parse(&layer).unwrap_or(Layer::Trace),
+        layer: layer.parse().unwrap_or(Layer::Trace),
         status: Status::parse(&status).unwrap_or(Status::Activated),
         text: row.get(3)?,
         source: row.get(4)?,
@@ -38,7 +38,10 @@ pub(crate) fn record(row: &Row<'_>) -> rusqlite::Result<MemoryRecord> {
         updated_at: row.get(10)?,
         metadata: serde_json::from_str(&metadata).unwrap_or_default(),
         summary: row.get(12)?,
-        summary_source: row.get(13)?,
+        summary_source: row
+            .get::<_, String>(13)?
+            .parse()
+            .unwrap_or(SummarySource::Heuristic),
     })
 }
 

@@ -152,12 +152,25 @@ impl FailureKind {
     }
 }
 
+wire_enum! {
+    /// How a question of ask_user is answered.
+    pub enum QuestionKind {
+        /// One of the options.
+        Choice = "choice",
+        /// Any of the options.
+        Multi = "multi",
+        /// Free text.
+        Text = "text",
+        /// Yes or no.
+        Confirm = "confirm",
+    }
+}
+
 /// A question put by ask_user, as the form shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskQuestion {
     pub question: String,
-    /// `choice`, `multi`, `text` or `confirm`.
-    pub kind: String,
+    pub kind: QuestionKind,
     pub options: Vec<String>,
     pub default: Option<String>,
 }

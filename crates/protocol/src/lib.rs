@@ -1,6 +1,9 @@
 //! Wire and domain types shared by the UI (wasm) and the backend: what the API, the Tauri commands and
 //! the CLI exchange. Plain serde data, no behaviour beyond small formatting helpers.
 
+#[macro_use]
+mod wire_enum;
+
 mod chat;
 mod error;
 mod models;
@@ -19,3 +22,6 @@ pub use models::*;
 pub use sources::*;
 pub use status::*;
 pub use tasks::*;
+
+#[cfg(test)]
+mod wire_tags;

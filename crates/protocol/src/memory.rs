@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ParseError;
+
 /// The four memory layers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Layer {
@@ -30,17 +32,23 @@ impl Layer {
         }
     }
 
-    pub fn parse(s: &str) -> Option<Self> {
+    pub const ALL: [Layer; 4] = [Self::Trace, Self::Policy, Self::WorldModel, Self::Skill];
+}
+
+/// A layer by its wire name or its long name, in any case (`L1`, `trace`, `world-model`): the one
+/// place a typed layer is read, so the CLI, the HTTP routes and the API refuse alike.
+impl std::str::FromStr for Layer {
+    type Err = ParseError;
+
+    fn from_str(s: &str) -> Result<Self, ParseError> {
         match s.to_ascii_lowercase().as_str() {
-            "l1" | "trace" => Some(Self::Trace),
-            "l2" | "policy" => Some(Self::Policy),
-            "l3" | "world_model" | "world-model" => Some(Self::WorldModel),
-            "skill" => Some(Self::Skill),
-            _ => None,
+            "l1" | "trace" => Ok(Self::Trace),
+            "l2" | "policy" => Ok(Self::Policy),
+            "l3" | "world_model" | "world-model" => Ok(Self::WorldModel),
+            "skill" => Ok(Self::Skill),
+            _ => Err(ParseError::UnknownLayer(s.to_owned())),
         }
     }
-
-    pub const ALL: [Layer; 4] = [Self::Trace, Self::Policy, Self::WorldModel, Self::Skill];
 }
 
 /// Where a memory is in its life. Only `activated` and `resolving` memories are recalled.
@@ -114,8 +122,17 @@ pub struct MemoryRecord {
     /// One or two sentences about the memory: a heuristic at first, rewritten by the summary model
     /// in the background when one is configured.
     pub summary: String,
-    /// `heuristic` or `model`.
-    pub summary_source: String,
+    pub summary_source: SummarySource,
+}
+
+wire_enum! {
+    /// Who wrote a memory's summary.
+    pub enum SummarySource {
+        /// The first sentences, cut (every memory starts with one).
+        Heuristic = "heuristic",
+        /// The summary model, in the background.
+        Model = "model",
+    }
 }
 
 /// A recall request.

@@ -2,11 +2,92 @@
 
 use serde::{Deserialize, Serialize};
 
+wire_enum! {
+    /// The wire dialect a provider speaks.
+    pub enum ProviderKind {
+        /// OpenAI-compatible chat completions.
+        Openai = "openai",
+        Anthropic = "anthropic",
+        Ollama = "ollama",
+        /// A GGUF model run inside Cairn (`models` are catalogue names or `.gguf` paths).
+        Local = "local",
+    }
+}
+
+impl ProviderKind {
+    /// The address a provider of this kind has when none is configured.
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            Self::Openai => "https://api.openai.com/v1",
+            Self::Anthropic => "https://api.anthropic.com",
+            Self::Ollama => "http://127.0.0.1:11434",
+            Self::Local => "",
+        }
+    }
+}
+
+wire_enum! {
+    /// `[ui] theme`: light, dark, or whatever the system uses (the default).
+    #[derive(Default)]
+    pub enum Theme {
+        #[default]
+        System = "system",
+        Light = "light",
+        Dark = "dark",
+    }
+}
+
+wire_enum! {
+    /// How much the binaries log.
+    #[derive(Default)]
+    pub enum LogLevel {
+        Error = "error",
+        Warn = "warn",
+        #[default]
+        Info = "info",
+        Debug = "debug",
+        Trace = "trace",
+    }
+}
+
+wire_enum! {
+    /// `[ui] launch`: the pet alone, the workbench (the default), or whichever was in use last.
+    #[derive(Default)]
+    pub enum LaunchMode {
+        Pet = "pet",
+        #[default]
+        Full = "full",
+        Last = "last",
+    }
+}
+
+wire_enum! {
+    /// The languages the desktop app speaks.
+    #[derive(Default)]
+    pub enum Language {
+        #[default]
+        English = "en",
+        SimplifiedChinese = "zh-CN",
+    }
+}
+
+wire_enum! {
+    /// How Cairn reaches an MCP server.
+    pub enum McpTransportKind {
+        /// A child process speaking JSON-RPC on its stdin and stdout.
+        Stdio = "stdio",
+        /// The current HTTP transport (`streamableHttp` is read too).
+        StreamableHttp = "streamable_http" | "streamableHttp",
+        /// The older HTTP transport: server-sent events.
+        Sse = "sse",
+    }
+}
+
 /// A provider as the settings page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderSettings {
     pub name: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     pub base_url: String,
     pub api_key_set: bool,
     pub models: Vec<String>,
@@ -33,16 +114,14 @@ pub struct Settings {
     pub voice_language: String,
     pub voice_input: String,
     pub voice_models: Vec<VoiceModelInfo>,
-    pub theme: String,
+    pub theme: Theme,
     pub pet_shortcut: String,
-    pub log_level: String,
-    /// `en` or `zh-CN`.
-    pub language: String,
+    pub log_level: LogLevel,
+    pub language: Language,
     /// The local embedding model recall uses, and whether it is installed.
     pub embedding_model: String,
     pub embedding_installed: bool,
-    /// `pet`, `full` or `last`.
-    pub launch: String,
+    pub launch: LaunchMode,
     /// Whether the desktop session starts Cairn at login.
     pub start_at_login: bool,
     /// The MCP servers whose tools the agent uses, in name order.
@@ -90,8 +169,7 @@ pub struct FolderListing {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerSettings {
     pub name: String,
-    /// `stdio`, `streamable_http` or `sse`.
-    pub kind: String,
+    pub kind: McpTransportKind,
     pub command: String,
     pub args: Vec<String>,
     pub cwd: String,
@@ -111,8 +189,7 @@ pub struct McpServerSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerInput {
     pub name: String,
-    /// `stdio`, `streamable_http` or `sse`.
-    pub kind: String,
+    pub kind: McpTransportKind,
     pub command: String,
     pub args: Vec<String>,
     pub cwd: String,
@@ -129,12 +206,23 @@ pub struct McpServerInput {
     pub disabled_tools: Vec<String>,
 }
 
+wire_enum! {
+    /// Where an MCP server is in its life.
+    pub enum McpServerState {
+        Disabled = "disabled",
+        /// Not needed yet.
+        Idle = "idle",
+        Starting = "starting",
+        Ready = "ready",
+        Failed = "failed",
+    }
+}
+
 /// How an MCP server is doing now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpStatus {
     pub name: String,
-    /// `disabled`, `idle`, `starting`, `ready` or `failed`.
-    pub state: String,
+    pub state: McpServerState,
     /// Its tools as the model sees them (`mcp__server__tool`).
     pub tools: Vec<String>,
     /// Why it failed or stopped, with the end of what it printed on stderr.
@@ -145,7 +233,7 @@ pub struct McpStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProviderInput {
     pub name: String,
-    pub kind: String,
+    pub kind: ProviderKind,
     /// Empty: the kind's default address.
     pub base_url: String,
     /// Written as given (`${ENV_VAR}` recommended); empty keeps the key already configured.
@@ -159,15 +247,15 @@ pub struct ProviderInput {
 /// Appearance and behaviour.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AppearanceInput {
-    pub theme: String,
+    pub theme: Theme,
     pub pet_shortcut: String,
-    pub log_level: String,
+    pub log_level: LogLevel,
     /// Unchanged when absent.
     #[serde(default)]
-    pub language: Option<String>,
+    pub language: Option<Language>,
     /// Unchanged when absent.
     #[serde(default)]
-    pub launch: Option<String>,
+    pub launch: Option<LaunchMode>,
 }
 
 /// Speech input.

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::settings::ProviderKind;
+
 /// The answer of `GET /api/v1/health`, the only route that needs no token.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Health {
@@ -74,8 +76,7 @@ pub struct ApiStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderStatus {
     pub name: String,
-    /// `openai`, `anthropic` or `ollama`.
-    pub kind: String,
+    pub kind: ProviderKind,
     pub base_url: String,
     pub models: Vec<String>,
     /// Whether an API key is configured (its value is never reported).

@@ -11,11 +11,26 @@ pub struct TaskJob {
     /// `job1`, `job2`, … (the task's one sequence).
     pub id: String,
     pub command: String,
-    /// `running`, `exited`, `killed`, `stopped`, or for a subagent `finished` (it reported) or
-    /// `failed`.
-    pub state: String,
+    pub state: JobState,
     pub exit_code: Option<i32>,
     pub elapsed_ms: u64,
+}
+
+wire_enum! {
+    /// Where a background job is.
+    pub enum JobState {
+        Running = "running",
+        /// Ended by itself, with `exit_code`.
+        Exited = "exited",
+        /// Ended by a signal (or its status could not be read).
+        Killed = "killed",
+        /// Stopped with job_stop or with its task.
+        Stopped = "stopped",
+        /// A subagent that gave its report.
+        Finished = "finished",
+        /// A subagent whose run failed.
+        Failed = "failed",
+    }
 }
 
 /// A task's team, as the workbench shows it: who is on it, and its room as a conversation.
@@ -34,10 +49,21 @@ pub struct TeamMember {
     pub role: String,
     /// Who added it (`lead`, or a member's name).
     pub parent: String,
-    /// `working`, `waiting for a slot`, `finished` or `idle`.
-    pub state: String,
+    pub state: TeamMemberState,
     /// The end of its stream: its words and its calls, as they came.
     pub output: String,
+}
+
+wire_enum! {
+    /// What a team member is doing.
+    pub enum TeamMemberState {
+        Working = "working",
+        /// Added while the model's slots are all busy: it starts when one frees.
+        WaitingForSlot = "waiting for a slot",
+        /// It gave its report.
+        Finished = "finished",
+        Idle = "idle",
+    }
 }
 
 /// A message of a team's room.

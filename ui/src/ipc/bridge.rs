@@ -1,7 +1,7 @@
 //! The command bridge itself: invoking a Tauri command through the webview's IPC, with or without
 //! a streaming channel, and turning its answer or failure into typed values.
 
-use cairn_protocol::ApiError;
+use cairn_protocol::{ApiError, ErrorCode};
 use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -57,19 +57,23 @@ where
 /// The command's arguments as the JavaScript object `invoke` takes.
 fn encode<A: serde::Serialize>(cmd: &str, args: &A) -> Result<JsValue, ApiError> {
     args.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| ApiError::new("encode", format!("{cmd}: {e}")))
+        .map_err(|e| ApiError::new(ErrorCode::Encode, format!("{cmd}: {e}")))
 }
 
 /// The command's answer, typed.
 fn decode<T: DeserializeOwned>(cmd: &str, value: JsValue) -> Result<T, ApiError> {
-    serde_wasm_bindgen::from_value(value)
-        .map_err(|e| ApiError::new("decode", format!("unexpected answer from {cmd}: {e}")))
+    serde_wasm_bindgen::from_value(value).map_err(|e| {
+        ApiError::new(
+            ErrorCode::Decode,
+            format!("unexpected answer from {cmd}: {e}"),
+        )
+    })
 }
 
 pub(super) fn to_api_error(value: JsValue) -> ApiError {
     serde_wasm_bindgen::from_value::<ApiError>(value.clone()).unwrap_or_else(|_| {
         ApiError::new(
-            "ipc",
+            ErrorCode::Ipc,
             value
                 .as_string()
                 .unwrap_or_else(|| "the app did not answer".to_owned()),

@@ -48,7 +48,7 @@ pub(super) fn detail_view(panel: Panel, m: Memory) -> impl IntoView {
     let updated = (m.updated_at != m.created_at).then(|| long_date(m.updated_at));
     // A short memory is its own summary: no need to say it twice.
     let show_summary = !m.summary.trim().is_empty() && m.summary.trim() != m.text.trim();
-    let summary_by = if m.summary_source == "model" {
+    let summary_by = if m.summary_source == SummarySource::Model {
         t("written by the summary model")
     } else {
         t("first sentences, until the summary model rewrites it")

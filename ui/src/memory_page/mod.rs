@@ -37,7 +37,7 @@ const RECENT_SEARCHES: usize = 15;
 // What the commands answer: the memory's own types, from the protocol crate.
 use cairn_protocol::memory::{
     Analysis, Backlog, MemoryRecord as Memory, Overview, SearchHit as Hit,
-    SearchResult as SearchAnswer, Status, Trace as Channel,
+    SearchResult as SearchAnswer, Status, SummarySource, Trace as Channel,
 };
 
 // ---------------------------------------------------------------------------------------------

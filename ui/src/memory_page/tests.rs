@@ -17,7 +17,7 @@ fn memory(text: &str, summary: &str) -> Memory {
         updated_at: 0,
         metadata: serde_json::json!({}),
         summary: summary.into(),
-        summary_source: "heuristic".into(),
+        summary_source: SummarySource::Heuristic,
     }
 }
 

@@ -17,7 +17,7 @@ pub(super) fn AppearanceSection(page: Page) -> impl IntoView {
     } = page;
     let save = move |change, notice, done| page.save(change, notice, done);
     let save_appearance = move |done: String| page.save_appearance(done);
-    let change_language = move |code: String| page.change_language(code);
+    let change_language = move |code: Language| page.change_language(code);
 
     view! {
     <section class="set-section" aria-labelledby="set-appearance-title">
@@ -27,20 +27,30 @@ pub(super) fn AppearanceSection(page: Page) -> impl IntoView {
             <Segmented
                 prefix="theme"
                 labelled_by="theme-label"
-                options=vec![("system", t("System")), ("light", t("Light")), ("dark", t("Dark"))]
-                chosen=theme
+                options=vec![
+                    (Theme::System.as_str(), t("System")),
+                    (Theme::Light.as_str(), t("Light")),
+                    (Theme::Dark.as_str(), t("Dark")),
+                ]
+                chosen=Signal::derive(move || theme.get().as_str().to_owned())
                 on_pick=move |option, label| {
-                    theme.set(option.to_owned());
-                    apply_theme(option);
-                    save_appearance(tf("Theme: {name}.", &[("name", label)]));
+                    if let Ok(picked) = option.parse::<Theme>() {
+                        theme.set(picked);
+                        apply_theme(picked);
+                        save_appearance(tf("Theme: {name}.", &[("name", label)]));
+                    }
                 }
             />
             <label for="ui-language">{t("Language")}</label>
             <div class="set-field">
                 <select
                     id="ui-language"
-                    prop:value=move || language.get()
-                    on:change=move |ev| change_language(event_target_value(&ev))
+                    prop:value=move || language.get().as_str()
+                    on:change=move |ev| {
+                        if let Ok(picked) = event_target_value(&ev).parse::<Language>() {
+                            change_language(picked);
+                        }
+                    }
                 >
                     {crate::i18n::LANGUAGES
                         .iter()
@@ -53,11 +63,17 @@ pub(super) fn AppearanceSection(page: Page) -> impl IntoView {
             <Segmented
                 prefix="launch"
                 labelled_by="launch-label"
-                options=vec![("full", t("The workbench")), ("pet", t("The pet only")), ("last", t("What I used last"))]
-                chosen=launch
+                options=vec![
+                    (LaunchMode::Full.as_str(), t("The workbench")),
+                    (LaunchMode::Pet.as_str(), t("The pet only")),
+                    (LaunchMode::Last.as_str(), t("What I used last")),
+                ]
+                chosen=Signal::derive(move || launch.get().as_str().to_owned())
                 on_pick=move |option, label| {
-                    launch.set(option.to_owned());
-                    save_appearance(tf("At start, open: {choice}.", &[("choice", label)]));
+                    if let Ok(picked) = option.parse::<LaunchMode>() {
+                        launch.set(picked);
+                        save_appearance(tf("At start, open: {choice}.", &[("choice", label)]));
+                    }
                 }
             />
             <span class="set-label">{t("At login")}</span>
@@ -98,12 +114,16 @@ pub(super) fn AppearanceSection(page: Page) -> impl IntoView {
             <div class="set-field">
                 <select
                     id="log-level"
-                    prop:value=move || log_level.get()
-                    on:change=move |ev| log_level.set(event_target_value(&ev))
+                    prop:value=move || log_level.get().as_str()
+                    on:change=move |ev| {
+                        if let Ok(picked) = event_target_value(&ev).parse::<LogLevel>() {
+                            log_level.set(picked);
+                        }
+                    }
                 >
-                    {LOG_LEVELS
+                    {LogLevel::ALL
                         .iter()
-                        .map(|l| view! { <option value=*l>{*l}</option> })
+                        .map(|l| view! { <option value=l.as_str()>{l.as_str()}</option> })
                         .collect_view()}
                 </select>
                 <span class="set-hint">{t("Applies at the next start.")}</span>

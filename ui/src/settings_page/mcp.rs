@@ -2,7 +2,9 @@
 //! off, removed), each with its state, its tools as the model sees them and its last error, and a
 //! restart. Variable and header values are never shown: a name alone keeps the value configured.
 
-use cairn_protocol::settings::{McpServerInput, McpServerSettings, McpStatus};
+use cairn_protocol::settings::{
+    McpServerInput, McpServerSettings, McpServerState, McpStatus, McpTransportKind,
+};
 
 use super::*;
 
@@ -13,7 +15,7 @@ struct McpForm {
     editing: RwSignal<Option<String>>,
     open: RwSignal<bool>,
     name: RwSignal<String>,
-    kind: RwSignal<String>,
+    kind: RwSignal<McpTransportKind>,
     command: RwSignal<String>,
     /// One argument per line.
     args: RwSignal<String>,
@@ -37,7 +39,7 @@ impl McpForm {
             editing: RwSignal::new(None),
             open: RwSignal::new(false),
             name: RwSignal::new(String::new()),
-            kind: RwSignal::new("stdio".into()),
+            kind: RwSignal::new(McpTransportKind::Stdio),
             command: RwSignal::new(String::new()),
             args: RwSignal::new(String::new()),
             cwd: RwSignal::new(String::new()),
@@ -58,7 +60,7 @@ impl McpForm {
         self.editing.set(server.map(|s| s.name.clone()));
         self.name.set(text(|s| s.name.clone()));
         self.kind
-            .set(server.map_or_else(|| "stdio".into(), |s| s.kind.clone()));
+            .set(server.map_or(McpTransportKind::Stdio, |s| s.kind));
         self.command.set(text(|s| s.command.clone()));
         self.args.set(text(|s| s.args.join("\n")));
         self.cwd.set(text(|s| s.cwd.clone()));
@@ -161,7 +163,7 @@ fn poll_once(
         let answer = ipc::mcp_statuses().await.map_err(|e| e.message);
         let starting = answer
             .as_ref()
-            .is_ok_and(|all| all.iter().any(|s| s.state == "starting"));
+            .is_ok_and(|all| all.iter().any(|s| s.state == McpServerState::Starting));
         if statuses.try_set(Some(answer)).is_some() {
             // The page has gone.
             return;
@@ -184,18 +186,18 @@ fn state_label(status: Option<&McpStatus>) -> (String, &'static str) {
     let Some(status) = status else {
         return (t("Checking…").to_owned(), "starting");
     };
-    match status.state.as_str() {
-        "ready" => (
+    match status.state {
+        McpServerState::Ready => (
             tf(
                 "Running · {n} tools",
                 &[("n", &status.tools.len().to_string())],
             ),
             "ready",
         ),
-        "starting" => (t("Starting…").to_owned(), "starting"),
-        "failed" => (t("Failed").to_owned(), "failed"),
-        "disabled" => (t("Off").to_owned(), "disabled"),
-        _ => (t("Not started").to_owned(), "idle"),
+        McpServerState::Starting => (t("Starting…").to_owned(), "starting"),
+        McpServerState::Failed => (t("Failed").to_owned(), "failed"),
+        McpServerState::Disabled => (t("Off").to_owned(), "disabled"),
+        McpServerState::Idle => (t("Not started").to_owned(), "idle"),
     }
 }
 
@@ -276,7 +278,8 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                 let (restart_name, toggle_name, remove_name) =
                     (name.clone(), name.clone(), name.clone());
                 let enabled = server.enabled;
-                let reached = if server.kind == "stdio" {
+                let stdio = server.kind == McpTransportKind::Stdio;
+                let reached = if stdio {
                     std::iter::once(server.command.clone())
                         .chain(server.args.iter().cloned())
                         .collect::<Vec<_>>()
@@ -284,7 +287,7 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                 } else {
                     server.url.clone()
                 };
-                let secrets = if server.kind == "stdio" {
+                let secrets = if stdio {
                     (t("Environment"), server.env.clone())
                 } else {
                     (t("Headers"), server.headers.clone())
@@ -297,7 +300,7 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                         <div class="set-provider-head">
                             <div class="set-provider-id">
                                 <span class="set-provider-name">{name.clone()}</span>
-                                <span class="set-kind">{server.kind.replace('_', " ")}</span>
+                                <span class="set-kind">{server.kind.as_str().replace('_', " ")}</span>
                                 {move || {
                                     let (label, class) = state_label(status_for_label().as_ref());
                                     view! {
@@ -348,7 +351,7 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                             </div>
                         </div>
                         <dl class="set-facts">
-                            <dt>{if server.kind == "stdio" { t("Command") } else { t("Address") }}</dt>
+                            <dt>{if stdio { t("Command") } else { t("Address") }}</dt>
                             <dd class="set-mono mcp-reached">{reached}</dd>
                             {(!secrets.1.is_empty()).then(|| view! {
                                 <dt>{secrets.0}</dt>
@@ -392,7 +395,7 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                 Some(name) => tf("Edit MCP server {name}", &[("name", name)]),
                 None => t("Add an MCP server").to_owned(),
             };
-            let stdio = move || form.kind.get() == "stdio";
+            let stdio = move || form.kind.get() == McpTransportKind::Stdio;
             let area = |id: &'static str, signal: RwSignal<String>, placeholder: &'static str| {
                 view! {
                     <textarea
@@ -442,12 +445,16 @@ pub(super) fn McpSection(page: Page) -> impl IntoView {
                         <label for="mcp-kind">{t("Transport")}</label>
                         <select
                             id="mcp-kind"
-                            prop:value=move || form.kind.get()
-                            on:change=move |ev| form.kind.set(event_target_value(&ev))
+                            prop:value=move || form.kind.get().as_str()
+                            on:change=move |ev| {
+                                if let Ok(kind) = event_target_value(&ev).parse::<McpTransportKind>() {
+                                    form.kind.set(kind);
+                                }
+                            }
                         >
-                            <option value="stdio">{t("A command (stdio)")}</option>
-                            <option value="streamable_http">{t("An address (streamable HTTP)")}</option>
-                            <option value="sse">{t("An address (SSE, older servers)")}</option>
+                            <option value=McpTransportKind::Stdio.as_str()>{t("A command (stdio)")}</option>
+                            <option value=McpTransportKind::StreamableHttp.as_str()>{t("An address (streamable HTTP)")}</option>
+                            <option value=McpTransportKind::Sse.as_str()>{t("An address (SSE, older servers)")}</option>
                         </select>
                         {move || if stdio() {
                             view! {

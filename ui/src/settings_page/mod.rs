@@ -43,13 +43,12 @@ fn languages() -> [(&'static str, &'static str); 10] {
     ]
 }
 
-const LOG_LEVELS: &[&str] = &["error", "warn", "info", "debug", "trace"];
-
 // ---------------------------------------------------------------------------------------------
 // What the commands answer.
 
 use cairn_protocol::settings::{
-    AppearanceInput, ProviderInput, ProviderSettings as Provider, Settings, VoiceInput,
+    AppearanceInput, Language, LaunchMode, LogLevel, ProviderInput, ProviderKind,
+    ProviderSettings as Provider, Settings, Theme, VoiceInput,
 };
 
 /// A section's last outcome: a confirmation, or an error to show.
@@ -71,11 +70,11 @@ fn notice_view(notice: RwSignal<Option<Notice>>, id: &'static str) -> impl IntoV
 }
 
 /// Sets `data-theme` on `<html>` (the stylesheet honours it); `system` leaves it to the system.
-pub fn apply_theme(theme: &str) {
+pub fn apply_theme(theme: Theme) {
     if let Some(root) = document().document_element() {
         let _ = match theme {
-            "light" | "dark" => root.set_attribute("data-theme", theme),
-            _ => root.remove_attribute("data-theme"),
+            Theme::Light | Theme::Dark => root.set_attribute("data-theme", theme.as_str()),
+            Theme::System => root.remove_attribute("data-theme"),
         };
     }
 }
@@ -87,7 +86,7 @@ struct ProviderForm {
     editing: RwSignal<Option<String>>,
     open: RwSignal<bool>,
     name: RwSignal<String>,
-    kind: RwSignal<String>,
+    kind: RwSignal<ProviderKind>,
     base_url: RwSignal<String>,
     api_key: RwSignal<String>,
     clear_key: RwSignal<bool>,
@@ -102,7 +101,7 @@ impl ProviderForm {
             editing: RwSignal::new(None),
             open: RwSignal::new(false),
             name: RwSignal::new(String::new()),
-            kind: RwSignal::new("openai".into()),
+            kind: RwSignal::new(ProviderKind::Openai),
             base_url: RwSignal::new(String::new()),
             api_key: RwSignal::new(String::new()),
             clear_key: RwSignal::new(false),
@@ -116,7 +115,7 @@ impl ProviderForm {
         self.name
             .set(provider.map(|p| p.name.clone()).unwrap_or_default());
         self.kind
-            .set(provider.map_or_else(|| "openai".into(), |p| p.kind.clone()));
+            .set(provider.map_or(ProviderKind::Openai, |p| p.kind));
         self.base_url
             .set(provider.map(|p| p.base_url.clone()).unwrap_or_default());
         self.api_key.set(String::new());
@@ -127,12 +126,12 @@ impl ProviderForm {
     }
 }
 
-/// The address a provider of `kind` has when none is given.
-pub fn placeholder_url(kind: &str) -> &'static str {
+/// The address a provider of `kind` has when none is given (an OpenAI-compatible server's for
+/// Cairn's own, which has none).
+pub fn placeholder_url(kind: ProviderKind) -> &'static str {
     match kind {
-        "anthropic" => "https://api.anthropic.com",
-        "ollama" => "http://127.0.0.1:11434",
-        _ => "https://api.openai.com/v1",
+        ProviderKind::Local => ProviderKind::Openai.default_base_url(),
+        kind => kind.default_base_url(),
     }
 }
 
@@ -152,11 +151,11 @@ struct Page {
     voice_language: RwSignal<String>,
     voice_file: RwSignal<bool>,
     voice_path: RwSignal<String>,
-    theme: RwSignal<String>,
+    theme: RwSignal<Theme>,
     shortcut: RwSignal<String>,
-    log_level: RwSignal<String>,
-    language: RwSignal<String>,
-    launch: RwSignal<String>,
+    log_level: RwSignal<LogLevel>,
+    language: RwSignal<Language>,
+    launch: RwSignal<LaunchMode>,
     start_at_login: RwSignal<bool>,
     default_choice: RwSignal<String>,
 }
@@ -175,11 +174,11 @@ impl Page {
             voice_language: RwSignal::new("auto".to_owned()),
             voice_file: RwSignal::new(false),
             voice_path: RwSignal::new(String::new()),
-            theme: RwSignal::new("system".to_owned()),
+            theme: RwSignal::new(Theme::default()),
             shortcut: RwSignal::new(String::new()),
-            log_level: RwSignal::new("info".to_owned()),
-            language: RwSignal::new("en".to_owned()),
-            launch: RwSignal::new("full".to_owned()),
+            log_level: RwSignal::new(LogLevel::default()),
+            language: RwSignal::new(Language::default()),
+            launch: RwSignal::new(LaunchMode::default()),
             start_at_login: RwSignal::new(false),
             default_choice: RwSignal::new(String::new()),
         }
@@ -209,12 +208,12 @@ impl Page {
         } else {
             String::new()
         });
-        theme.set(loaded.theme.clone());
-        apply_theme(&loaded.theme);
+        theme.set(loaded.theme);
+        apply_theme(loaded.theme);
         shortcut.set(loaded.pet_shortcut.clone());
-        log_level.set(loaded.log_level.clone());
-        language.set(loaded.language.clone());
-        launch.set(loaded.launch.clone());
+        log_level.set(loaded.log_level);
+        language.set(loaded.language);
+        launch.set(loaded.launch);
         start_at_login.set(loaded.start_at_login);
         default_choice.set(loaded.default_model.clone().unwrap_or_default());
         self.settings.set(Some(Ok(loaded)));
@@ -351,7 +350,7 @@ impl Page {
     }
 
     /// A new language: saved, then both windows load again in it.
-    fn change_language(self, code: String) {
+    fn change_language(self, code: Language) {
         let Self {
             appearance_notice,
             language,

@@ -64,7 +64,7 @@ pub(super) fn ProvidersSection(page: Page) -> impl IntoView {
                         <div class="set-provider-head">
                             <div class="set-provider-id">
                                 <span class="set-provider-name">{name.clone()}</span>
-                                <span class="set-kind">{p.kind.clone()}</span>
+                                <span class="set-kind">{p.kind.as_str()}</span>
                             </div>
                             <div class="set-actions">
                                 <button
@@ -205,19 +205,23 @@ pub(super) fn ProvidersSection(page: Page) -> impl IntoView {
                         <label for="provider-kind">{t("Kind")}</label>
                         <select
                             id="provider-kind"
-                            prop:value=move || form.kind.get()
-                            on:change=move |ev| form.kind.set(event_target_value(&ev))
+                            prop:value=move || form.kind.get().as_str()
+                            on:change=move |ev| {
+                                if let Ok(kind) = event_target_value(&ev).parse::<ProviderKind>() {
+                                    form.kind.set(kind);
+                                }
+                            }
                         >
-                            <option value="openai">{t("OpenAI-compatible")}</option>
-                            <option value="anthropic">"Anthropic"</option>
-                            <option value="ollama">"Ollama"</option>
+                            <option value=ProviderKind::Openai.as_str()>{t("OpenAI-compatible")}</option>
+                            <option value=ProviderKind::Anthropic.as_str()>"Anthropic"</option>
+                            <option value=ProviderKind::Ollama.as_str()>"Ollama"</option>
                         </select>
                         <label for="provider-base-url">{t("Base URL")}</label>
                         <input
                             id="provider-base-url"
                             type="url"
                             autocomplete="off"
-                            placeholder=move || placeholder_url(&form.kind.get())
+                            placeholder=move || placeholder_url(form.kind.get())
                             prop:value=move || form.base_url.get()
                             on:input=move |ev| form.base_url.set(event_target_value(&ev))
                             aria-invalid=move || cairn_protocol::base_url_problem(&form.base_url.get()).is_some().to_string()

@@ -14,7 +14,7 @@ use cairn_protocol::{ConnectionTest, InstallPhase, InstallProgress, LocalModelIn
 use crate::i18n::{t, tf};
 use crate::ipc::{self, SettingsChange};
 use crate::segmented::Segmented;
-use cairn_protocol::settings::ProviderInput;
+use cairn_protocol::settings::{ProviderInput, ProviderKind};
 use local_models::{default_local, DeviceModel, HelperModels};
 
 /// The kind of provider that runs Cairn's own model on this device.
@@ -157,7 +157,11 @@ impl Setup {
         let typed = self.model.get_untracked();
         SettingsChange::SaveProvider(ProviderInput {
             name: self.provider(),
-            kind: self.kind.get_untracked(),
+            kind: self
+                .kind
+                .get_untracked()
+                .parse()
+                .unwrap_or(ProviderKind::Openai),
             base_url: self.base_url.get_untracked().trim().to_owned(),
             api_key: self.api_key.get_untracked().trim().to_owned(),
             clear_key: false,
@@ -367,7 +371,9 @@ fn RemoteFields(setup: Setup) -> impl IntoView {
             id="first-run-url"
             type="url"
             autocomplete="off"
-            placeholder=move || crate::settings_page::placeholder_url(&kind.get())
+            placeholder=move || {
+                crate::settings_page::placeholder_url(kind.get().parse().unwrap_or(ProviderKind::Openai))
+            }
             prop:value=move || base_url.get()
             on:input=move |ev| {
                 base_url.set(event_target_value(&ev));

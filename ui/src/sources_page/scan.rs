@@ -266,7 +266,13 @@ mod tests {
         assert!(!scan.rows[0].finished);
         assert!(scan.headline().starts_with("Deep scan stopped"));
         let mut failed = Scan::new(None, false);
-        failed.finish(Err(ApiError::new("internal", "disk full")), label);
+        failed.finish(
+            Err(ApiError::new(
+                cairn_protocol::ErrorCode::Internal,
+                "disk full",
+            )),
+            label,
+        );
         assert_eq!(failed.headline(), "Scan failed: disk full");
     }
 

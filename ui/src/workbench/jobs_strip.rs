@@ -2,20 +2,20 @@
 //! its output on demand (the end of it, read without taking it from the model) and a stop button.
 //! Read every two seconds while the task is open; nothing shows for a task without jobs.
 
-use cairn_protocol::TaskJob;
+use cairn_protocol::{JobState, TaskJob};
 
 use super::*;
 
 /// "running · 12 s", "exit 2 · 3 s", …
 fn job_state(job: &TaskJob) -> String {
     let seconds = (job.elapsed_ms / 1000).to_string();
-    let state = match (job.state.as_str(), job.exit_code) {
-        ("running", _) => t("running").to_owned(),
-        ("exited", Some(code)) => tf("exit {code}", &[("code", &code.to_string())]),
-        ("stopped", _) => t("stopped").to_owned(),
-        ("finished", _) => t("done").to_owned(),
-        ("failed", _) => t("failed").to_owned(),
-        _ => t("killed").to_owned(),
+    let state = match (job.state, job.exit_code) {
+        (JobState::Running, _) => t("running").to_owned(),
+        (JobState::Exited, Some(code)) => tf("exit {code}", &[("code", &code.to_string())]),
+        (JobState::Stopped, _) => t("stopped").to_owned(),
+        (JobState::Finished, _) => t("done").to_owned(),
+        (JobState::Failed, _) => t("failed").to_owned(),
+        (JobState::Killed | JobState::Exited, _) => t("killed").to_owned(),
     };
     format!("{state} · {}", tf("{n} s", &[("n", &seconds)]))
 }
@@ -96,7 +96,7 @@ pub(super) fn JobsStrip(session: Signal<Option<String>>) -> impl IntoView {
                         jobs.get()
                             .into_iter()
                             .map(|job| {
-                                let running = job.state == "running";
+                                let running = job.state == JobState::Running;
                                 let (toggle_id, stop_id) = (job.id.clone(), job.id.clone());
                                 let label = job_state(&job);
                                 view! {

@@ -2,7 +2,7 @@
 //! its room as a conversation — messages and reports between the lead and the members, oldest
 //! first. Read every two seconds while the task is open; nothing shows for a task without a team.
 
-use cairn_protocol::TaskTeam;
+use cairn_protocol::{TaskTeam, TeamMemberState};
 
 use super::*;
 
@@ -48,12 +48,12 @@ pub(super) fn TeamRoom(session: Signal<Option<String>>) -> impl IntoView {
                             .unwrap_or_default()
                             .into_iter()
                             .map(|m| {
-                                let working = m.state == "working";
-                                let state = match m.state.as_str() {
-                                    "working" => t("working"),
-                                    "finished" => t("finished"),
-                                    "waiting for a slot" => t("waiting for a slot"),
-                                    _ => t("idle"),
+                                let working = m.state == TeamMemberState::Working;
+                                let state = match m.state {
+                                    TeamMemberState::Working => t("working"),
+                                    TeamMemberState::Finished => t("finished"),
+                                    TeamMemberState::WaitingForSlot => t("waiting for a slot"),
+                                    TeamMemberState::Idle => t("idle"),
                                 };
                                 let name = m.name.clone();
                                 let toggle = move |_| {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
-use cairn_protocol::{TaskTeam, TeamMember, TeamMessage};
+use cairn_protocol::{TaskTeam, TeamMember, TeamMemberState, TeamMessage};
 use cairn_tools::{field, CancellationToken, Jobs, Tool, ToolContext};
 use serde_json::Value;
 
@@ -82,7 +82,7 @@ impl Teams {
                 name: m.name.clone(),
                 role: m.role.clone(),
                 parent: m.parent.clone(),
-                state: m.state_word().to_owned(),
+                state: m.state(),
                 output: m.output.clone(),
             })
             .collect();
@@ -146,15 +146,15 @@ pub(super) struct Member {
 }
 
 impl Member {
-    pub(super) fn state_word(&self) -> &'static str {
+    pub(super) fn state(&self) -> TeamMemberState {
         if self.waiting {
-            texts::WAITING
+            TeamMemberState::WaitingForSlot
         } else if self.working {
-            "working"
+            TeamMemberState::Working
         } else if self.reported {
-            "finished"
+            TeamMemberState::Finished
         } else {
-            "idle"
+            TeamMemberState::Idle
         }
     }
 }

@@ -72,7 +72,7 @@ impl Team {
                     ],
                 ),
                 Some(m) => {
-                    let state_word = m.state_word();
+                    let state_word = m.state().as_str();
                     let last = match (m.working, m.last_end) {
                         (true, _) => texts::ACTIVE.to_owned(),
                         (false, Some(ended)) => ago(ended.elapsed().as_secs()),

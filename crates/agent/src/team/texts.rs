@@ -5,7 +5,6 @@ pub const ADDED: &str = "Added {{name}} ({{role}}): it is working. Its report co
 pub const ADDED_WAITING: &str = "Added {{name}} ({{role}}): it waits for a free slot — the model serves {{parallel}} requests at once and all are busy — and starts when one frees. Its report comes to you when it finishes. The team is {{size}} of {{max}} agents.";
 pub const ONE_REQUEST: &str =
     "This model serves one request at a time now, so there is no team. Do the work yourself.";
-pub const WAITING: &str = "waiting for a slot";
 pub const SENT: &str = "Sent to {{to}}.";
 pub const STOPPED: &str = "Stopped {{names}}. The team is {{size}} of {{max}} agents.";
 pub const MANAGER: &str = "You lead a team: give this to a member (team_add or team_send).";

@@ -56,7 +56,7 @@ async fn the_summary_model_rewrites_new_traces() -> Result<(), Box<dyn std::erro
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
         let memory = cairn.get_memory(id)?;
-        if memory.summary_source == "model" {
+        if memory.summary_source.as_str() == "model" {
             assert_eq!(
                 memory.summary,
                 "Nightly build failed: the cache volume was full."
@@ -88,7 +88,7 @@ async fn summaries_are_off_unless_asked_for() -> Result<(), Box<dyn std::error::
     })
     .await??;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(cairn.get_memory(id)?.summary_source, "heuristic");
+    assert_eq!(cairn.get_memory(id)?.summary_source.as_str(), "heuristic");
     assert!(
         server.requests().is_empty(),
         "no tokens are spent without consent"

@@ -49,7 +49,7 @@ async fn no_token_is_401() -> Result<(), Box<dyn std::error::Error>> {
     let (status, body) = send(&[], "/api/v1/status").await?;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
     let error: ApiError = serde_json::from_value(body)?;
-    assert_eq!(error.code, "unauthorized");
+    assert_eq!(error.code.as_str(), "unauthorized");
     Ok(())
 }
 

@@ -262,7 +262,7 @@ fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult
         memory.summary,
         "User: Why is CI red? Assistant: The linter failed on an unused import."
     );
-    assert_eq!(memory.summary_source, "heuristic");
+    assert_eq!(memory.summary_source.as_str(), "heuristic");
 
     store.set_writer(
         std::sync::Arc::new(FixedSummary(Err("model down".into()))),
@@ -275,8 +275,8 @@ fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult
         .unwrap_or_default();
     assert!(err.contains("model down"), "{err}");
     assert_eq!(
-        store.get(memory_id)?.map(|m| m.summary_source),
-        Some("heuristic".into()),
+        store.get(memory_id)?.map(|m| m.summary_source.as_str()),
+        Some("heuristic"),
         "a failure changes nothing"
     );
 
@@ -289,7 +289,7 @@ fn summaries_start_heuristic_and_the_summary_model_rewrites_them() -> TestResult
     assert_eq!(store.summarize_pending(4)?, 1);
     let memory = store.get(memory_id)?.ok_or("missing")?;
     assert_eq!(memory.summary, "CI failed on an unused import; removed it.");
-    assert_eq!(memory.summary_source, "model");
+    assert_eq!(memory.summary_source.as_str(), "model");
     assert_eq!(store.summarize_pending(4)?, 0, "nothing left to rewrite");
     Ok(())
 }
