@@ -17,6 +17,7 @@ mod agent;
 mod appearance;
 mod diagnostics;
 mod mcp;
+mod mcp_form;
 mod providers;
 mod voice;
 
