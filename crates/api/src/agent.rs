@@ -38,7 +38,12 @@ struct ModelWriter {
 }
 
 impl cairn_memory::Writer for ModelWriter {
-    fn write(&self, instructions: &str, text: &str, max_tokens: u32) -> Result<String, String> {
+    fn write(
+        &self,
+        instructions: &str,
+        text: &str,
+        max_tokens: u32,
+    ) -> Result<String, cairn_memory::MemoryError> {
         let request = cairn_llm::ChatRequest {
             model: self.model.clone(),
             messages: vec![
@@ -51,10 +56,10 @@ impl cairn_memory::Writer for ModelWriter {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| cairn_memory::MemoryError::ModelUnavailable(e.to_string()))?;
         let completion = runtime
             .block_on(async { cairn_llm::collect(self.provider.stream(request)).await })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| cairn_memory::MemoryError::ModelFailed(e.to_string()))?;
         Ok(completion.text)
     }
 }

@@ -225,7 +225,7 @@ impl Embedder for BenchEmbedder {
         self.real.dim()
     }
 
-    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
+    fn embed(&self, text: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
         if !self.building.load(Ordering::Relaxed) {
             return self.real.embed(text);
         }
@@ -244,7 +244,7 @@ impl Embedder for BenchEmbedder {
         Ok(v.into_iter().map(|x| x / norm).collect())
     }
 
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
         self.real.embed_query(query)
     }
 

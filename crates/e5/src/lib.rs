@@ -141,12 +141,14 @@ impl cairn_memory::Embedder for MultilingualE5 {
         self.dim
     }
 
-    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
-        MultilingualE5::embed(self, text, Role::Passage).map_err(|e| e.to_string())
+    fn embed(&self, text: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
+        MultilingualE5::embed(self, text, Role::Passage)
+            .map_err(|e| cairn_memory::MemoryError::ModelFailed(e.to_string()))
     }
 
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
-        MultilingualE5::embed(self, query, Role::Query).map_err(|e| e.to_string())
+    fn embed_query(&self, query: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
+        MultilingualE5::embed(self, query, Role::Query)
+            .map_err(|e| cairn_memory::MemoryError::ModelFailed(e.to_string()))
     }
 
     fn unrelated_similarity(&self) -> f32 {

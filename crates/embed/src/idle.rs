@@ -115,8 +115,9 @@ impl cairn_memory::Embedder for IdleMiniLm {
         DIMENSIONS
     }
 
-    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
-        let model = IdleMiniLm::model(self).map_err(|e| e.to_string())?;
+    fn embed(&self, text: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
+        let model = IdleMiniLm::model(self)
+            .map_err(|e| cairn_memory::MemoryError::ModelUnavailable(e.to_string()))?;
         let vector = model.embed(text);
         // Used until now, not only since it was fetched.
         if let Ok(mut slot) = self.inner.slot.lock() {

@@ -87,7 +87,7 @@ impl cairn_memory::Embedder for MiniLm {
         self.bert.hidden()
     }
 
-    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
+    fn embed(&self, text: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
         Ok(MiniLm::embed(self, text))
     }
 }

@@ -105,7 +105,7 @@ impl MemoryStore {
         Ok(read)
     }
 
-    fn ask(&self, writer: &dyn Writer, rules: &str) -> Result<String, String> {
+    fn ask(&self, writer: &dyn Writer, rules: &str) -> Result<String, MemoryError> {
         writer.write(POLICY_PROMPT, rules, 400).map_err(|e| {
             tracing::warn!("the background model could not reword a policy: {e}");
             e

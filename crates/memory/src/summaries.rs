@@ -53,7 +53,7 @@ impl MemoryStore {
         for (id, text) in rows {
             let summary = writer
                 .write(SUMMARY_PROMPT, &text, 160)
-                .map_err(|e| MemoryError::Invalid(format!("summarising failed: {e}")))?;
+                .map_err(|e| e.doing("summarising failed"))?;
             let summary = crate::redact(summary.trim()).into_owned();
             if summary.is_empty() {
                 continue;

@@ -66,7 +66,7 @@ impl MemoryStore {
         for (id, text) in rows {
             let vector = embedder
                 .embed(&text)
-                .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
+                .map_err(|e| e.doing("embedding failed"))?;
             done.push((id, quantize(&vector)));
         }
         let mut conn = self.lock()?;
@@ -126,7 +126,7 @@ impl MemoryStore {
         }
         let vector = embedder
             .embed_query(query)
-            .map_err(|e| MemoryError::Invalid(format!("embedding failed: {e}")))?;
+            .map_err(|e| e.doing("embedding failed"))?;
         if let Ok(mut recent) = self.query_vectors.lock() {
             if recent.len() >= RECENT_QUERY_VECTORS {
                 recent.pop_front();

@@ -233,8 +233,15 @@ fn turns_of_one_episode_are_recalled_as_one_rollup() -> TestResult {
 struct FixedSummary(Result<String, String>);
 
 impl cairn_memory::Writer for FixedSummary {
-    fn write(&self, _instructions: &str, _text: &str, _max: u32) -> Result<String, String> {
-        self.0.clone()
+    fn write(
+        &self,
+        _instructions: &str,
+        _text: &str,
+        _max: u32,
+    ) -> Result<String, cairn_memory::MemoryError> {
+        self.0
+            .clone()
+            .map_err(cairn_memory::MemoryError::ModelFailed)
     }
 }
 

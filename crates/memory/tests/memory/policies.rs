@@ -415,13 +415,19 @@ fn a_well_supported_policy_crystallises_into_a_skill_that_trials_promote_or_arch
 struct Replies(std::sync::Mutex<std::collections::VecDeque<Result<String, String>>>);
 
 impl cairn_memory::Writer for Replies {
-    fn write(&self, instructions: &str, text: &str, _max: u32) -> Result<String, String> {
+    fn write(
+        &self,
+        instructions: &str,
+        text: &str,
+        _max: u32,
+    ) -> Result<String, cairn_memory::MemoryError> {
         assert!(instructions.contains("JSON object") && text.starts_with("What worked when"));
         self.0
             .lock()
-            .map_err(|e| e.to_string())?
+            .map_err(|e| cairn_memory::MemoryError::ModelFailed(e.to_string()))?
             .pop_front()
             .unwrap_or_else(|| Err("no reply left".into()))
+            .map_err(cairn_memory::MemoryError::ModelFailed)
     }
 }
 

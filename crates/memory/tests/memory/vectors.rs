@@ -26,7 +26,7 @@ impl Embedder for Concepts {
         GROUPS.len() + 1
     }
 
-    fn embed(&self, text: &str) -> Result<Vec<f32>, String> {
+    fn embed(&self, text: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
         let mut v = vec![0.0f32; GROUPS.len() + 1];
         v[GROUPS.len()] = 0.05;
         for word in text.to_lowercase().split(|c: char| !c.is_alphanumeric()) {
