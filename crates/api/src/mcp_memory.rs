@@ -39,14 +39,21 @@ impl McpMemory {
     }
 }
 
+/// A failed memory call reaches the calling agent as its sentence.
+impl From<crate::Error> for cairn_mcp::Error {
+    fn from(e: crate::Error) -> Self {
+        cairn_mcp::Error::Memory(e.to_string())
+    }
+}
+
 impl MemoryBackend for McpMemory {
-    fn search(&self, query: &str, limit: usize) -> Result<String, String> {
+    fn search(&self, query: &str, limit: usize) -> Result<String, cairn_mcp::Error> {
         let query = SearchQuery::new(query).limit(limit);
-        let answer = self.0.search_memory(query).map_err(|e| e.to_string())?;
+        let answer = self.0.search_memory(query)?;
         if !answer.injection.trim().is_empty() {
             return Ok(answer.injection);
         }
-        let held = self.0.panel_overview().map_err(|e| e.to_string())?.total;
+        let held = self.0.panel_overview()?.total;
         Ok(format!(
             "Nothing in memory matches. Searched {}. If you expected a match, this server may \
              be reading another memory than yours: start it as `cairn --home DIR mcp` with your \
@@ -55,23 +62,19 @@ impl MemoryBackend for McpMemory {
         ))
     }
 
-    fn remember(&self, text: &str) -> Result<String, String> {
+    fn remember(&self, text: &str) -> Result<String, cairn_mcp::Error> {
         let record = self
             .0
             .add_memory(NewMemory {
                 text: text.to_owned(),
                 source: Some("mcp".to_owned()),
                 ..NewMemory::default()
-            })
-            .map_err(|e| e.to_string())?;
+            })?;
         Ok(format!("Remembered (memory {}).", record.id))
     }
 
-    fn resume(&self, words: &str) -> Result<String, String> {
-        let text = self
-            .0
-            .resume_text(words, RESUME_HINT)
-            .map_err(|e| e.to_string())?;
+    fn resume(&self, words: &str) -> Result<String, cairn_mcp::Error> {
+        let text = self.0.resume_text(words, RESUME_HINT)?;
         Ok(if text.is_empty() {
             format!("Nothing in memory matches {words:?}.")
         } else {

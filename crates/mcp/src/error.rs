@@ -14,4 +14,8 @@ pub enum Error {
     /// the server.
     #[error("{0}")]
     Closed(String),
+    /// The memory behind Cairn's own memory server could not do what a tool asked (the call
+    /// answers with this sentence as a tool error; the server stays up).
+    #[error("{0}")]
+    Memory(String),
 }

@@ -18,15 +18,16 @@ use serde_json::{json, Map, Value};
 
 use crate::Error;
 
-/// What the memory tools do; every answer is text for the calling agent, every error a sentence.
+/// What the memory tools do; every answer is text for the calling agent, every failure an
+/// [`Error::Memory`] whose sentence the agent is shown.
 pub trait MemoryBackend: Send + Sync + 'static {
     /// The recall for `query` as the injection text (at most `limit` memories).
-    fn search(&self, query: &str, limit: usize) -> Result<String, String>;
+    fn search(&self, query: &str, limit: usize) -> Result<String, Error>;
     /// Stores `text`; says under which id.
-    fn remember(&self, text: &str) -> Result<String, String>;
+    fn remember(&self, text: &str) -> Result<String, Error>;
     /// Earlier episodes matching `words`, or the context of episode number `words` of the last
     /// list.
-    fn resume(&self, words: &str) -> Result<String, String>;
+    fn resume(&self, words: &str) -> Result<String, Error>;
 }
 
 pub const SEARCH_TOOL: &str = "search_memory";
@@ -99,10 +100,16 @@ impl MemoryServer {
                     .get("limit")
                     .and_then(Value::as_u64)
                     .map_or(8, |n| n.clamp(1, 50) as usize);
-                backend.search(text_arg(&arguments, "query")?, limit)
+                backend
+                    .search(text_arg(&arguments, "query")?, limit)
+                    .map_err(|e| e.to_string())
             }
-            REMEMBER_TOOL => backend.remember(text_arg(&arguments, "text")?),
-            RESUME_TOOL => backend.resume(text_arg(&arguments, "words")?),
+            REMEMBER_TOOL => backend
+                .remember(text_arg(&arguments, "text")?)
+                .map_err(|e| e.to_string()),
+            RESUME_TOOL => backend
+                .resume(text_arg(&arguments, "words")?)
+                .map_err(|e| e.to_string()),
             other => Err(format!("no tool named {other}")),
         })
         .await;
