@@ -55,6 +55,7 @@ pub fn failure_hint(kind: cairn_protocol::FailureKind) -> Option<&'static str> {
         K::Rejected => t("The model server refused the request: check the model's name in Settings."),
         K::Generation => t("The model's reply could not be used: retry, or put the request differently."),
         K::LocalModel => t("Cairn's own model could not run on this computer: install Cairn again, or pick another model in Settings."),
+        K::Storage => t("Cairn could not save this task: make room on the disk, then retry."),
         K::Other => return None,
     })
 }

@@ -46,9 +46,8 @@ impl AgentError {
                 ProviderError::Unavailable(_) => FailureKind::LocalModel,
             },
             Self::Generation(_) => FailureKind::Generation,
-            Self::Request(_) | Self::SessionId(_) | Self::SessionFile(_) | Self::Start(_) => {
-                FailureKind::Other
-            }
+            Self::SessionFile(_) => FailureKind::Storage,
+            Self::Request(_) | Self::SessionId(_) | Self::Start(_) => FailureKind::Other,
         }
     }
 }

@@ -504,7 +504,8 @@ impl Runtime {
         }
         if let Err(error) = outcome {
             let message = error.to_string();
-            self.save(session, text, state, Some(("generation", &message)), None);
+            // The turn's own failure is what the person is told (a failed write is logged).
+            let _ = self.save(session, text, state, Some(("generation", &message)), None);
             let _ = tx.send(Event::failed(&error)).await;
         }
     }
@@ -609,7 +610,9 @@ impl Runtime {
         )
     }
 
-    /// Writes the session to disk: after every step, so a killed process loses at most one.
+    /// Writes the session to disk: after every step, so a killed process loses at most one. A
+    /// failed write is logged and returned: the step after tries again, and a turn whose last
+    /// write fails ends with it ([`FailureKind::Storage`](cairn_protocol::FailureKind)).
     pub(crate) fn save(
         &self,
         session: &str,
@@ -617,9 +620,9 @@ impl Runtime {
         state: &SessionState,
         error: Option<(&str, &str)>,
         mark: Option<String>,
-    ) {
+    ) -> Result<(), AgentError> {
         let Some(store) = &self.settings.sessions else {
-            return;
+            return Ok(());
         };
         let now = cairn_memory::now_ms();
         let mut record = store
@@ -655,8 +658,8 @@ impl Runtime {
                 text,
             });
         }
-        if let Err(e) = store.save(&record) {
+        store.save(&record).inspect_err(|e| {
             tracing::warn!("the session was not saved: {e}");
-        }
+        })
     }
 }

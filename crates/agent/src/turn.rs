@@ -326,7 +326,8 @@ impl Runtime {
         state.messages.push(message);
         state.messages.extend(unrun);
         let mark = fill(MARK_WRAPPED, &[("limit", limit)]);
-        self.save(run.session, run.text, state, None, Some(mark));
+        // finish() writes the session again and ends the turn with a failed write.
+        let _ = self.save(run.session, run.text, state, None, Some(mark));
         Ok(TurnEnd::Answered(last.text))
     }
 
@@ -417,7 +418,8 @@ impl Runtime {
                     let _ = run.tx.send(Event::JobNote { text: note.clone() }).await;
                     state.messages.push(Message::new(Role::User, note));
                 }
-                self.save(run.session, run.text, state, None, None);
+                // A failed write is logged; the next step's write tries again.
+                let _ = self.save(run.session, run.text, state, None, None);
                 AfterStep::Next
             }
             Outcome::Cancelled => AfterStep::End(TurnEnd::Stopped(Completion::default())),
@@ -441,7 +443,8 @@ impl Runtime {
                     .await
             }
             TurnEnd::Unusable(message) => {
-                self.save(session, text, state, Some(("generation", &message)), None);
+                // The unusable reply is what the person is told (a failed write is logged).
+                let _ = self.save(session, text, state, Some(("generation", &message)), None);
                 self.capture_failed(run.turn_id);
                 let _ = tx
                     .send(Event::failed(&AgentError::Generation(message)))
@@ -449,7 +452,7 @@ impl Runtime {
                 Ok(())
             }
             TurnEnd::Answered(answer) => {
-                self.save(session, text, state, None, None);
+                let saved = self.save(session, text, state, None, None);
                 let captured = self.finish_capture(
                     run.turn_id,
                     &answer,
@@ -457,15 +460,19 @@ impl Runtime {
                     run.captured_calls,
                     "completed",
                 );
-                let _ = tx
-                    .send(Event::TurnComplete {
+                // An answer that could not be written ends the turn as a failure the person
+                // sees (the task would come back without it), not as done.
+                let end = match saved {
+                    Ok(()) => Event::TurnComplete {
                         answer,
                         usage: run.usage,
                         steps: run.spent.steps,
                         counters: run.counters,
                         turn_id: run.turn_id.filter(|_| captured),
-                    })
-                    .await;
+                    },
+                    Err(e) => Event::failed(&e),
+                };
+                let _ = tx.send(end).await;
                 Ok(())
             }
         }
@@ -511,8 +518,11 @@ impl Runtime {
                 .messages
                 .push(Message::new(Role::Assistant, partial.text.clone()));
         }
-        self.save(session, text, state, None, Some(MARK_STOPPED.to_owned()));
-        let _ = tx.send(Event::Stopped { counters }).await;
+        let end = match self.save(session, text, state, None, Some(MARK_STOPPED.to_owned())) {
+            Ok(()) => Event::Stopped { counters },
+            Err(e) => Event::failed(&e),
+        };
+        let _ = tx.send(end).await;
         Ok(())
     }
 
@@ -692,7 +702,7 @@ impl Runtime {
             .earlier
             .extend(summarised.into_iter().filter(|m| m.role != Role::System));
         state.messages.extend(kept);
-        self.save(session, "", state, None, None);
+        self.save(session, "", state, None, None)?;
         Ok(carried)
     }
 

@@ -137,6 +137,8 @@ pub enum FailureKind {
     /// Cairn's own model cannot run on this machine (its host program missing, its file not
     /// loading, memory short): reinstall it, or pick another model in Settings.
     LocalModel,
+    /// Cairn could not write the task to disk (the disk full or read-only): free space, retry.
+    Storage,
     /// Anything else.
     #[default]
     Other,

@@ -190,6 +190,7 @@ fn plain_enums_travel_as_their_names() -> Result<(), serde_json::Error> {
         (FailureKind::Rejected, "rejected"),
         (FailureKind::Generation, "generation"),
         (FailureKind::LocalModel, "local_model"),
+        (FailureKind::Storage, "storage"),
         (FailureKind::Other, "other"),
     ] {
         pins(kind, json!(wire))?;

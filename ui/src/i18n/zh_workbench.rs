@@ -145,6 +145,7 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Cairn's own model cannot run here: {problem}", "Cairn 自带的模型无法在此运行：{problem}"),
     ("installed · cannot run here", "已安装 · 无法在此运行"),
     ("The model's reply could not be used: retry, or put the request differently.", "模型的回复无法使用：请重试，或换一种说法。"),
+    ("Cairn could not save this task: make room on the disk, then retry.", "Cairn 无法保存此任务：请腾出磁盘空间后重试。"),
     ("Every question has an answer: send them, or decline.", "每个问题都已作答：发送答案，或拒绝回答。"),
     ("Each question needs an answer (marked *); or decline them all.", "每个问题都需要回答（标有 *）；也可以全部拒绝。"),
     ("Trying again in {seconds} s — {reason}", "{seconds} 秒后重试 — {reason}"),

@@ -326,6 +326,30 @@ async fn a_session_survives_a_restart_with_its_errors() -> TestResult {
     Ok(())
 }
 
+/// The sessions folder cannot be written (here: a file stands where it should be, as a full or
+/// read-only disk would refuse): the answer streams, but the turn ends as a storage failure the
+/// person sees, not as done, since the task would come back without it.
+#[tokio::test]
+async fn an_answer_that_cannot_be_saved_ends_the_turn_as_a_storage_failure() -> TestResult {
+    let server = MockServer::start(vec![text_reply("Noted: blue.")]).await?;
+    let dir = tempfile::tempdir()?;
+    let blocked = dir.path().join("sessions");
+    std::fs::write(&blocked, "not a folder")?;
+    let mut settings = settings(&server);
+    settings.sessions = Some(cairn_agent::SessionStore::new(&blocked));
+    let events = run(&Runtime::new(settings, None), "chat-1", "My colour is blue").await;
+    assert!(
+        events.iter().any(|e| matches!(e, Event::Text(t) if t.contains("Noted"))),
+        "{events:?}"
+    );
+    assert!(
+        matches!(events.last(), Some(Event::Error { kind: cairn_agent::FailureKind::Storage, .. })),
+        "{events:?}"
+    );
+    assert!(!events.iter().any(|e| matches!(e, Event::TurnComplete { .. })));
+    Ok(())
+}
+
 /// `/goal`: an active goal rides with every message until its budget pauses it; `/restart` sends
 /// the last message again (its images too) with what followed it dropped.
 #[tokio::test]
