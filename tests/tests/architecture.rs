@@ -253,6 +253,17 @@ const DOORS: &[(&str, &[&str])] = &[
             "cairn-mcp",
         ],
     ),
+    // The command line also runs the local API (`cairn serve`) and the evaluations.
+    (
+        "cairn-cli",
+        &[
+            "cairn-api",
+            "cairn-http",
+            "cairn-protocol",
+            "cairn-config",
+            "cairn-eval",
+        ],
+    ),
     ("cairn-ui", &["cairn-protocol"]),
 ];
 

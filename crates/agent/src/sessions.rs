@@ -159,6 +159,14 @@ impl Session {
             folder: self.folder.clone(),
         }
     }
+
+    /// How many times the person spoke in it.
+    pub fn turns(&self) -> usize {
+        self.messages
+            .iter()
+            .filter(|m| m.role == cairn_llm::Role::User)
+            .count()
+    }
 }
 
 /// The folder of session files.

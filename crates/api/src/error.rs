@@ -34,6 +34,9 @@ pub enum Error {
     /// The agent failed: a session file not written or removed, a sub-agent not started.
     #[error(transparent)]
     Agent(#[from] cairn_agent::AgentError),
+    /// An MCP server could not be reached, or a call to it failed.
+    #[error(transparent)]
+    Mcp(#[from] cairn_mcp::Error),
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),

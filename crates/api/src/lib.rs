@@ -14,6 +14,7 @@ mod language_servers;
 mod learned_skills;
 pub mod line_answers;
 mod live_hooks;
+mod mcp_check;
 mod mcp_memory;
 mod mcp_register;
 mod mcp_settings;
@@ -28,7 +29,7 @@ mod settings_change;
 mod sources;
 mod status;
 mod tasks;
-mod voice;
+pub mod voice;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -49,10 +50,11 @@ pub use chat_tasks::mint_task_id;
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, CairnCommand, HookStatus, HOOK_AGENTS};
 pub use live_hooks::RESUME_HINT;
+pub use mcp_check::{probe_mcp, McpProbe};
 pub use mcp_memory::McpMemory;
 pub use mcp_register::{register_mcp, unregister_mcp};
 pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnStarted};
-pub use models::MODEL_INDEX_ENV;
+pub use models::{model_host, DEFAULT_MODEL, MODEL_INDEX_ENV};
 pub use scans::Scans;
 pub use settings::{
     AgentInput, AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput,

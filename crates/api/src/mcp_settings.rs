@@ -49,22 +49,7 @@ impl Cairn {
             return Ok(Vec::new());
         };
         hub.start();
-        Ok(hub
-            .statuses()
-            .into_iter()
-            .map(|s| McpStatus {
-                name: s.name,
-                state: match s.state {
-                    ServerState::Disabled => McpServerState::Disabled,
-                    ServerState::Idle => McpServerState::Idle,
-                    ServerState::Starting => McpServerState::Starting,
-                    ServerState::Ready => McpServerState::Ready,
-                    ServerState::Failed => McpServerState::Failed,
-                },
-                tools: s.tools,
-                error: s.error,
-            })
-            .collect())
+        Ok(statuses(&hub))
     }
 
     /// Stops server `name` and starts it again.
@@ -330,6 +315,25 @@ fn pair_edits(
     Ok(edits)
 }
 
+/// The hub's servers as Settings and `cairn mcp status` show them.
+pub(crate) fn statuses(hub: &McpHub) -> Vec<McpStatus> {
+    hub.statuses()
+        .into_iter()
+        .map(|s| McpStatus {
+            name: s.name,
+            state: match s.state {
+                ServerState::Disabled => McpServerState::Disabled,
+                ServerState::Idle => McpServerState::Idle,
+                ServerState::Starting => McpServerState::Starting,
+                ServerState::Ready => McpServerState::Ready,
+                ServerState::Failed => McpServerState::Failed,
+            },
+            tools: s.tools,
+            error: s.error,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,3 +449,4 @@ mod tests {
         assert!(mcp_server_edits(&input, None).is_err());
     }
 }
+

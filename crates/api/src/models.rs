@@ -5,7 +5,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use cairn_llm::local::{LocalModel, LocalOptions};
-use cairn_models::catalog::{self, Kind, DEFAULT_MODEL, EMBEDDING_MODEL, VOICE_MODEL};
+use cairn_models::catalog::{self, Kind, EMBEDDING_MODEL, VOICE_MODEL};
+
+/// The program that runs (and `cairn bench model` measures) the language models.
+pub use cairn_llm::local::host_program as model_host;
+/// The language model Cairn installs and answers with when none is named.
+pub use cairn_models::catalog::DEFAULT_MODEL;
 use cairn_models::{InstallProgress, Installer};
 use cairn_protocol::LocalModelInfo;
 

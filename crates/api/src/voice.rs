@@ -5,7 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use cairn_voice::{Hints, InstalledModel, Recording, Transcriber, VoiceError};
+use cairn_voice::{InstalledModel, Recording, Transcriber, VoiceError};
+
+/// What the command line's voice tools use beside the chat's: a WAV file as whisper's samples
+/// (at [`WHISPER_RATE`]), the input devices, a model's checksum check, and the word error rate
+/// `cairn eval voice` scores with.
+pub use cairn_voice::audio::WHISPER_RATE;
+pub use cairn_voice::models::verify as verify_model;
+pub use cairn_voice::{input_devices, read_wav, word_error_rate, Hints};
 
 use crate::{Cairn, Error};
 

@@ -99,44 +99,21 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     Ok(std::process::ExitCode::SUCCESS)
 }
 
-/// A one-shot turn gets the configured MCP servers' tools: servers still starting after the
-/// usual short wait (an `npx` server's first run takes ~20 s) are waited for up to their
-/// `startup_timeout`, saying which; one still not ready joins the turn's later steps if it
-/// comes up in time, and the person is told the turn started without it.
+/// A one-shot turn gets the configured MCP servers' tools: those still starting after the usual
+/// short wait are waited for up to their `startup_timeout`, saying which; the person is told when
+/// the turn starts without one.
 async fn wait_for_mcp_servers(cairn: &Cairn) {
-    let Ok(config) = cairn.load_config() else {
-        return;
-    };
-    let Some(hub) = cairn.mcp_hub(&config) else {
-        return;
-    };
-    hub.wait_started(cairn_mcp::MCP_WAIT).await;
-    let starting = |hub: &cairn_mcp::McpHub| -> Vec<String> {
-        hub.statuses()
-            .into_iter()
-            .filter(|s| s.state == cairn_mcp::ServerState::Starting)
-            .map(|s| s.name)
-            .collect()
-    };
-    let waiting = starting(&hub);
-    let Some(longest) = config
-        .mcp_servers
-        .iter()
-        .filter(|(name, _)| waiting.contains(name))
-        .map(|(_, server)| server.startup_timeout)
-        .max()
-    else {
-        return;
-    };
-    eprintln!(
-        "waiting for the MCP server{} {} to start (up to {} s)…",
-        if waiting.len() == 1 { "" } else { "s" },
-        waiting.join(", "),
-        longest.as_secs()
-    );
-    hub.wait_started(longest.saturating_sub(cairn_mcp::MCP_WAIT))
+    let not_ready = cairn
+        .wait_for_mcp_servers(|waiting, longest| {
+            eprintln!(
+                "waiting for the MCP server{} {} to start (up to {} s)…",
+                if waiting.len() == 1 { "" } else { "s" },
+                waiting.join(", "),
+                longest.as_secs()
+            )
+        })
         .await;
-    for name in starting(&hub) {
+    for name in not_ready {
         eprintln!("the MCP server {name} is still starting: the turn begins without its tools");
     }
 }

@@ -3,15 +3,12 @@
 
 use std::fmt::Write;
 use std::path::Path;
-use std::time::Instant;
 
 use anyhow::Context;
 use cairn_api::Cairn;
 use cairn_eval::knowledge_update::KnowledgeUpdateReport;
 use cairn_eval::locomo::{evaluate, LocomoReport};
-use cairn_memory::{Embedder, MemoryStore, NewMemory, SearchQuery};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use cairn_eval::recall_bench::{self, RecallBench};
 
 /// Runs the LoCoMo retrieval evaluation and prints it.
 pub fn locomo(
@@ -172,88 +169,7 @@ fn render_locomo(report: &LocomoReport, ks: &[usize]) -> String {
     out
 }
 
-/// A small deterministic generator (SplitMix64), so every run builds the same corpus.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Zipf-like pick from 0..n: small indexes are much more common, as words are.
-    fn zipf(&mut self, n: usize) -> usize {
-        let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
-        ((n as f64).powf(u) as usize).saturating_sub(1).min(n - 1)
-    }
-}
-
-fn vocabulary(size: usize) -> Vec<String> {
-    const SYLLABLES: &[&str] = &[
-        "ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "pi", "nu", "ex", "qua", "tor", "bri",
-        "len", "mo", "sta", "gri", "fen", "ul",
-    ];
-    let mut rng = Rng(7);
-    (0..size)
-        .map(|_| {
-            let parts = 2 + (rng.next() % 3) as usize;
-            (0..parts)
-                .map(|_| SYLLABLES[(rng.next() % SYLLABLES.len() as u64) as usize])
-                .collect()
-        })
-        .collect()
-}
-
-/// The benchmark's embedder: while the corpus is built it gives each memory a cheap pseudo-random
-/// unit vector (embedding 100,000 texts with the real model would take minutes and measure nothing
-/// about search); queries go through the real model, so search latency includes query embedding
-/// and an exhaustive scan of every vector.
-struct BenchEmbedder {
-    real: Arc<dyn Embedder>,
-    building: AtomicBool,
-}
-
-impl Embedder for BenchEmbedder {
-    fn model(&self) -> &str {
-        self.real.model()
-    }
-
-    fn dim(&self) -> usize {
-        self.real.dim()
-    }
-
-    fn embed(&self, text: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
-        if !self.building.load(Ordering::Relaxed) {
-            return self.real.embed(text);
-        }
-        let mut rng = Rng(text.bytes().fold(1469598103934665603u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(1099511628211)
-        }));
-        let v: Vec<f32> = (0..self.real.dim())
-            .map(|_| (rng.next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
-            .collect();
-        let norm = v
-            .iter()
-            .map(|x| x * x)
-            .sum::<f32>()
-            .sqrt()
-            .max(f32::MIN_POSITIVE);
-        Ok(v.into_iter().map(|x| x / norm).collect())
-    }
-
-    fn embed_query(&self, query: &str) -> Result<Vec<f32>, cairn_memory::MemoryError> {
-        self.real.embed_query(query)
-    }
-
-    fn unrelated_similarity(&self) -> f32 {
-        self.real.unrelated_similarity()
-    }
-}
-
-/// Builds a synthetic corpus of `memories` L1 traces and measures ingest and search.
+/// Builds a synthetic corpus of `memories` L1 traces and prints its ingest and search figures.
 pub fn bench_recall(
     cairn: &Cairn,
     memories: usize,
@@ -261,123 +177,55 @@ pub fn bench_recall(
     json: bool,
 ) -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let store = MemoryStore::open(&dir.path().join("bench.sqlite"))?;
-    let embedder = cairn.load_embedder().map(|real| {
-        Arc::new(BenchEmbedder {
-            real,
-            building: AtomicBool::new(true),
-        })
-    });
-    let words = vocabulary(20_000);
-    let mut rng = Rng(42);
-    let started = Instant::now();
-    let mut made = 0;
-    while made < memories {
-        let batch: Vec<NewMemory> = (made..(made + 1_000).min(memories))
-            .map(|i| {
-                let len = 12 + (rng.next() % 40) as usize;
-                let text = (0..len)
-                    .map(|_| words[rng.zipf(words.len())].as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                NewMemory {
-                    text: format!("User: {text}"),
-                    source: Some(["cairn", "claude-code", "codex", "cursor"][i % 4].into()),
-                    session: Some(format!("session-{}", i / 40)),
-                    created_at: Some(1_700_000_000_000 + i as i64 * 60_000),
-                    ..NewMemory::default()
-                }
-            })
-            .collect();
-        made += batch.len();
-        store.add_batch(batch)?;
-    }
-    let ingest_s = started.elapsed().as_secs_f64();
-    if let Some(embedder) = &embedder {
-        store.set_embedder(embedder.clone());
-        store.embed_all_pending()?;
-        embedder.building.store(false, Ordering::Relaxed);
-    }
-
-    let mut times = Vec::with_capacity(queries);
-    let mut phases: Vec<cairn_protocol::memory::Phase> = Vec::new();
-    for _ in 0..queries {
-        let len = 3 + (rng.next() % 6) as usize;
-        let query = (0..len)
-            .map(|_| words[rng.zipf(words.len())].as_str())
-            .collect::<Vec<_>>()
-            .join(" ");
-        let t = Instant::now();
-        let result = store.search(&SearchQuery::new(query))?;
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
-        for phase in result.phases {
-            cairn_protocol::memory::add_phase(&mut phases, &phase.phase, phase.ms / queries as f64);
-        }
-    }
-    times.sort_by(f64::total_cmp);
-    let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
-    let ingest_per_s = memories as f64 / ingest_s;
-    let mb = |bytes: u64| (bytes as f64 / 1e6 * 10.0).round() / 10.0;
-    let index_mb = store.vector_index_size().map(|(_, bytes)| mb(bytes as u64));
-    let database_mb = ["bench.sqlite", "bench.sqlite-wal"]
-        .iter()
-        .filter_map(|f| std::fs::metadata(dir.path().join(f)).ok())
-        .map(|m| m.len())
-        .sum::<u64>();
-    let database_mb = mb(database_mb);
-    let process_mb = resident_bytes().map(mb);
-    let (p50, p95, p99) = (pct(0.50), pct(0.95), pct(0.99));
+    let bench = recall_bench::measure(dir.path(), cairn.load_embedder(), memories, queries)?;
+    let RecallBench {
+        memories,
+        queries,
+        ingest_s,
+        ingest_per_s,
+        p50,
+        p95,
+        p99,
+        ..
+    } = bench;
     if json {
         let report = serde_json::json!({
             "memories": memories,
             "ingest_per_s": (ingest_per_s * 10.0).round() / 10.0,
             "search_ms": { "p50": round2(p50), "p95": round2(p95), "p99": round2(p99) },
             "queries": queries,
-            "vectors": embedder.as_ref().map(|e| e.model()),
-            "mean_ms_by_phase": phases.iter().map(|p| (p.phase.clone(), serde_json::json!(round2(p.ms)))).collect::<serde_json::Map<_, _>>(),
-            "memory_mb": { "process_resident": process_mb, "vector_index": index_mb, "database_on_disk": database_mb },
+            "vectors": bench.vectors,
+            "mean_ms_by_phase": bench.phases.iter().map(|p| (p.phase.clone(), serde_json::json!(round2(p.ms)))).collect::<serde_json::Map<_, _>>(),
+            "memory_mb": { "process_resident": bench.process_mb, "vector_index": bench.index_mb, "database_on_disk": bench.database_mb },
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("ingested {memories} memories in {ingest_s:.1} s ({ingest_per_s:.0} per second)");
-        match &embedder {
-            Some(e) => println!(
-                "vector channel on: queries embedded by {}; every vector compared, by its signs first from {} vectors on",
-                e.model(),
-                cairn_memory::BINARY_FIRST_FROM
-            ),
-            None => println!("vector channel off: no embedding model installed (run ./run setup)"),
-        }
-        println!(
-            "search over {memories} memories, {queries} queries: p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms"
-        );
-        let spent: Vec<String> = phases
-            .iter()
-            .map(|p| format!("{} {:.2}", p.phase, p.ms))
-            .collect();
-        println!("where a search's time goes (mean ms): {}", spent.join(", "));
-        let shown = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v} MB"));
-        println!(
-            "memory: this process {} resident (the vector index {} of it), the database {database_mb} MB on disk",
-            shown(process_mb),
-            shown(index_mb)
-        );
+        return Ok(());
     }
+    println!("ingested {memories} memories in {ingest_s:.1} s ({ingest_per_s:.0} per second)");
+    match &bench.vectors {
+        Some(model) => println!(
+            "vector channel on: queries embedded by {model}; every vector compared, by its signs first from {} vectors on",
+            recall_bench::BINARY_FIRST_FROM
+        ),
+        None => println!("vector channel off: no embedding model installed (run ./run setup)"),
+    }
+    println!(
+        "search over {memories} memories, {queries} queries: p50 {p50:.2} ms, p95 {p95:.2} ms, p99 {p99:.2} ms"
+    );
+    let spent: Vec<String> = bench
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.2}", p.phase, p.ms))
+        .collect();
+    println!("where a search's time goes (mean ms): {}", spent.join(", "));
+    let shown = |v: Option<f64>| v.map_or("-".to_owned(), |v| format!("{v} MB"));
+    println!(
+        "memory: this process {} resident (the vector index {} of it), the database {} MB on disk",
+        shown(bench.process_mb),
+        shown(bench.index_mb),
+        bench.database_mb
+    );
     Ok(())
-}
-
-/// This process's resident memory (`VmRSS`), where the system reports it.
-fn resident_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kb = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse::<u64>()
-        .ok()?;
-    Some(kb * 1024)
 }
 
 fn round2(x: f64) -> f64 {
@@ -510,18 +358,18 @@ pub fn voice(
     let transcriber = cairn.transcriber(model)?;
     let hints = cairn.voice_hints();
     let vocabulary = hints.vocabulary.clone();
-    let ways: [(&str, cairn_voice::Hints); 3] = [
-        ("plain", cairn_voice::Hints::default()),
+    let ways: [(&str, cairn_api::voice::Hints); 3] = [
+        ("plain", cairn_api::voice::Hints::default()),
         (
             "primed with what the person said, greedy",
-            cairn_voice::Hints {
+            cairn_api::voice::Hints {
                 beam: false,
                 ..hints.clone()
             },
         ),
         (
             "primed, beam search (voice input)",
-            cairn_voice::Hints {
+            cairn_api::voice::Hints {
                 beam: true,
                 ..hints.clone()
             },
@@ -547,14 +395,14 @@ pub fn voice(
                 status.success(),
                 "espeak-ng failed on {sentence:?} in the voice {voice} (espeak-ng --voices lists them)"
             );
-            let samples = cairn_voice::read_wav(&wav)?;
+            let samples = cairn_api::voice::read_wav(&wav)?;
             let n = sentence.split_whitespace().count() as f64;
             words += n;
             let mut heard = Vec::new();
             let mut wrong = 0.0;
             for (at, (_, hints)) in ways.iter().enumerate() {
                 let text = transcriber.transcribe_with(&samples, "en", hints)?;
-                wrong = cairn_voice::word_error_rate(sentence, &text) * n;
+                wrong = cairn_api::voice::word_error_rate(sentence, &text) * n;
                 errors[at] += wrong;
                 heard.push(text);
             }

@@ -13,8 +13,9 @@ mod voice;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use cairn_api::Cairn;
+use cairn_api::{Cairn, McpProbe};
 use cairn_config::Home;
+use cairn_protocol::settings::McpServerState;
 use clap::{Parser, Subcommand};
 
 /// mimalloc: an import parses on one thread and writes on another, and glibc's allocator made
@@ -222,29 +223,20 @@ fn main() -> std::process::ExitCode {
 
 /// `cairn mcp status`: every configured server started, then reported.
 async fn mcp_status(cairn: &Cairn) -> anyhow::Result<std::process::ExitCode> {
-    let config = cairn.load_config()?;
-    if config.mcp_servers.is_empty() {
+    if cairn.load_config()?.mcp_servers.is_empty() {
         println!("no MCP servers are configured: add a [mcp.servers.NAME] table to the config");
         return Ok(std::process::ExitCode::SUCCESS);
     }
-    let hub = cairn_mcp::McpHub::new(&config.mcp_servers);
-    let longest = config
-        .mcp_servers
-        .values()
-        .map(|s| s.startup_timeout)
-        .max()
-        .unwrap_or_default();
-    hub.wait_started(longest).await;
     let mut failed = false;
-    for status in hub.statuses() {
+    for status in cairn.mcp_statuses_started().await? {
         let state = match status.state {
-            cairn_mcp::ServerState::Ready => "ready",
-            cairn_mcp::ServerState::Disabled => "disabled",
-            cairn_mcp::ServerState::Failed => {
+            McpServerState::Ready => "ready",
+            McpServerState::Disabled => "disabled",
+            McpServerState::Failed => {
                 failed = true;
                 "failed"
             }
-            cairn_mcp::ServerState::Starting | cairn_mcp::ServerState::Idle => "still starting",
+            McpServerState::Starting | McpServerState::Idle => "still starting",
         };
         println!("{}: {state}, {} tool(s)", status.name, status.tools.len());
         for tool in &status.tools {
@@ -272,7 +264,6 @@ async fn mcp_connect(
     headers: &[String],
     sse: bool,
 ) -> anyhow::Result<std::process::ExitCode> {
-    use anyhow::Context;
     let headers = headers
         .iter()
         .map(|h| {
@@ -287,37 +278,19 @@ async fn mcp_connect(
         .collect::<anyhow::Result<_>>()?;
     let arguments: serde_json::Value = serde_json::from_str(arguments)
         .with_context(|| format!("--arguments is not JSON: {arguments}"))?;
-    let url = url.to_owned();
-    let transport = if sse {
-        cairn_config::McpTransport::Sse { url, headers }
-    } else {
-        cairn_config::McpTransport::StreamableHttp { url, headers }
-    };
-    let config = cairn_config::McpServerConfig {
-        transport,
-        enabled: true,
-        startup_timeout: cairn_config::DEFAULT_STARTUP_TIMEOUT,
-        tool_timeout: cairn_config::DEFAULT_TOOL_TIMEOUT,
-        enabled_tools: vec!["*".into()],
-        disabled_tools: Vec::new(),
-    };
-    let connection = cairn_mcp::connect("server", &config).await?;
-    let Some(tool) = call else {
-        for tool in connection.tools() {
-            println!("{}", tool.name);
+    let call = call.map(|tool| (tool, arguments));
+    let failed = match cairn_api::probe_mcp(url, headers, sse, call).await? {
+        McpProbe::Tools(tools) => {
+            for tool in tools {
+                println!("{tool}");
+            }
+            false
         }
-        return Ok(std::process::ExitCode::SUCCESS);
+        McpProbe::Answer { text, failed } => {
+            println!("{text}");
+            failed
+        }
     };
-    let result = tokio::time::timeout(config.tool_timeout, connection.call(tool, arguments))
-        .await
-        .with_context(|| {
-            format!(
-                "{tool} did not answer within {} s",
-                config.tool_timeout.as_secs()
-            )
-        })??;
-    let (text, failed) = cairn_mcp::render_result(&result);
-    println!("{text}");
     Ok(if failed {
         std::process::ExitCode::FAILURE
     } else {
@@ -358,13 +331,12 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Status { json } => status::print(&cairn, json).await,
             Command::Serve { port } => serve(cairn, port).await,
             Command::Mcp { command: None } => {
-                let memory = std::sync::Arc::new(cairn_api::McpMemory(cairn));
                 // The client's log shows which memory answers (the data home is easily another).
-                match memory.serving() {
+                match cairn_api::McpMemory(cairn.clone()).serving() {
                     Ok(serving) => eprintln!("{serving}"),
                     Err(e) => eprintln!("cairn mcp: the memory cannot be opened: {e}"),
                 }
-                cairn_mcp::serve_stdio(memory, cairn_api::VERSION).await?;
+                cairn.serve_mcp_stdio().await?;
                 Ok(std::process::ExitCode::SUCCESS)
             }
             Command::Mcp {

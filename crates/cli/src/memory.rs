@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use cairn_api::{Cairn, MemoryHealth, SearchAnswer};
-use cairn_memory::{Layer, MemoryRecord, NewMemory, SearchQuery};
+use cairn_protocol::memory::{Layer, MemoryRecord, NewMemory, SearchHit, SearchQuery};
 use cairn_protocol::{ApiError, RuntimeInfo};
 use clap::Subcommand;
 use reqwest::Method;
@@ -293,7 +293,7 @@ fn render_hits(answer: &SearchAnswer, verbose: bool) -> String {
     if answer.result.hits.is_empty() {
         out.push_str("no memories found\n");
     }
-    let line = |out: &mut String, i: usize, hit: &cairn_memory::SearchHit| {
+    let line = |out: &mut String, i: usize, hit: &SearchHit| {
         let channels: Vec<String> = hit
             .channels
             .iter()

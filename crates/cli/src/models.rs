@@ -6,8 +6,7 @@ use std::io::Write;
 
 use anyhow::Context;
 use cairn_api::Cairn;
-use cairn_models::install::Phase;
-use cairn_models::InstallProgress;
+use cairn_protocol::{InstallPhase as Phase, InstallProgress};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ModelsCommand {
@@ -66,7 +65,7 @@ pub async fn run(cairn: &Cairn, command: ModelsCommand) -> anyhow::Result<()> {
             Ok(())
         }
         ModelsCommand::Install { name, index } => {
-            let name = name.unwrap_or_else(|| cairn_models::catalog::DEFAULT_MODEL.to_owned());
+            let name = name.unwrap_or_else(|| cairn_api::DEFAULT_MODEL.to_owned());
             let mut bar = ProgressBar::new(&name);
             let path = cairn
                 .install_local_model(&name, index, &mut |p| bar.show(p))
@@ -172,7 +171,7 @@ pub async fn bench(
             "no model to measure: install one with `cairn models install` (see `cairn models list`)"
         );
     }
-    let host = cairn_llm::local::host_program();
+    let host = cairn_api::model_host();
     let mut report = serde_json::Map::new();
     for m in &models {
         if !json {

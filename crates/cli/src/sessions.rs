@@ -47,11 +47,7 @@ pub fn run(cairn: &Cairn, command: SessionsCommand) -> anyhow::Result<()> {
                 println!("no conversations yet — start one with `cairn`");
             } else {
                 for s in &sessions {
-                    let turns = s
-                        .messages
-                        .iter()
-                        .filter(|m| m.role == cairn_llm::Role::User)
-                        .count();
+                    let turns = s.turns();
                     let mark = if s.archived { " (archived)" } else { "" };
                     let errors = if s.errors.is_empty() {
                         String::new()

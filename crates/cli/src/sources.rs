@@ -3,8 +3,8 @@
 
 use std::io::{IsTerminal, Write};
 
-use cairn_api::{Cairn, FollowEvent};
-use cairn_importers::{Progress, ScanControl, ScanMode, SourceReport};
+use cairn_api::{Cairn, FollowEvent, ScanControl, ScanMode};
+use cairn_protocol::{ScanProgress as Progress, SourceReport};
 
 #[derive(Debug, clap::Subcommand)]
 pub enum SourcesCommand {
@@ -75,7 +75,7 @@ fn list(cairn: &Cairn, json: bool) -> anyhow::Result<()> {
         };
         let last = s
             .last_sync
-            .map(|t| format!("last sync {}", cairn_memory::date(t)))
+            .map(|t| format!("last sync {}", cairn_protocol::calendar::date(t)))
             .unwrap_or_else(|| "never synced".into());
         println!(
             "{:<14} {:<10} {:>5} files {:>6} conversations {:>7} turns  {last}  {}",

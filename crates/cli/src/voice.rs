@@ -54,7 +54,7 @@ pub fn run(cairn: &Cairn, command: VoiceCommand) -> anyhow::Result<()> {
                 if json {
                     break;
                 }
-                let ok = match cairn_voice::models::verify(m) {
+                let ok = match cairn_api::voice::verify_model(m) {
                     Ok(true) => "checksum ok",
                     Ok(false) => "CHECKSUM MISMATCH",
                     Err(_) => "unreadable",
@@ -95,8 +95,8 @@ pub fn run(cairn: &Cairn, command: VoiceCommand) -> anyhow::Result<()> {
             let started = Instant::now();
             let transcriber = cairn.transcriber(model.as_deref())?;
             let loaded = started.elapsed().as_secs_f64();
-            let samples = cairn_voice::read_wav(&file)?;
-            let audio = samples.len() as f64 / f64::from(cairn_voice::audio::WHISPER_RATE);
+            let samples = cairn_api::voice::read_wav(&file)?;
+            let audio = samples.len() as f64 / f64::from(cairn_api::voice::WHISPER_RATE);
             let language =
                 language.unwrap_or_else(|| cairn.load_config().unwrap_or_default().voice.language);
             let at = Instant::now();
@@ -127,7 +127,7 @@ pub fn run(cairn: &Cairn, command: VoiceCommand) -> anyhow::Result<()> {
             Ok(())
         }
         VoiceCommand::Devices => {
-            let devices = cairn_voice::input_devices();
+            let devices = cairn_api::voice::input_devices();
             if devices.is_empty() {
                 println!("no input device (no microphone)");
             }

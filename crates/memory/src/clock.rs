@@ -13,10 +13,7 @@ pub fn today() -> String {
     date(now_ms())
 }
 
-/// `YYYY-MM-DD` (UTC) of a unix-millisecond time.
-pub fn date(ms: i64) -> String {
-    cairn_protocol::calendar::day_name(ms.div_euclid(86_400_000))
-}
+pub use cairn_protocol::calendar::date;
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,11 @@ pub fn day_name(days: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// `YYYY-MM-DD` (UTC) of a unix-millisecond time.
+pub fn date(ms: i64) -> String {
+    day_name(ms.div_euclid(86_400_000))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

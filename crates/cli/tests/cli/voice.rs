@@ -179,7 +179,7 @@ fn spoken_sentences_come_back_as_text() {
         );
         let heard = stdout(&out);
         let n = reference.split_whitespace().count() as f64;
-        let wer = cairn_voice::word_error_rate(reference, &heard);
+        let wer = cairn_api::voice::word_error_rate(reference, &heard);
         eprintln!("{:>5.1}% {reference:?} → {:?}", wer * 100.0, heard.trim());
         errors += wer * n;
         words += n;
