@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use cairn_api::{HookStatus, SourceInfo};
-use cairn_protocol::{ApiError, ScanAction, ScanProgress, SourceReport};
+use cairn_protocol::{ApiError, ErrorCode, ScanAction, ScanProgress, SourceReport};
 use tauri::ipc::Channel;
 use tauri::State;
 

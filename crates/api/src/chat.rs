@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
 use cairn_protocol::{
-    self as wire, AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskChanged, TaskEvent, TaskJob,
+    self as wire, AskQuestion, ChatEvent, NoticeAbout, ScanProgress, TaskChanged, TaskEvent,
+    TaskJob,
 };
 use cairn_tools::{Answer, JobState, Jobs, QuestionKind};
 use tokio::sync::{broadcast, mpsc};

@@ -2,11 +2,12 @@
 //! and reported by `cairn mcp status`, any server probed by its address (`cairn mcp connect`),
 //! and Cairn's own memory served on stdio (`cairn mcp`).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_config::{McpServerConfig, McpTransport, Secret};
-use cairn_mcp::{Connection, McpHub, MCP_WAIT};
+use cairn_mcp::{McpHub, MCP_WAIT};
 use cairn_protocol::settings::{McpServerState, McpStatus};
 
 use crate::mcp_settings::statuses;
@@ -17,7 +18,10 @@ use crate::{Cairn, Error, McpMemory, VERSION};
 pub enum McpProbe {
     Tools(Vec<String>),
     /// The call's result as text; `failed`: the tool reported an error.
-    Answer { text: String, failed: bool },
+    Answer {
+        text: String,
+        failed: bool,
+    },
 }
 
 /// The servers of `hub` still starting.
@@ -88,7 +92,7 @@ impl Cairn {
 /// the usual tool timeout).
 pub async fn probe_mcp(
     url: &str,
-    headers: Vec<(String, Secret)>,
+    headers: BTreeMap<String, Secret>,
     sse: bool,
     call: Option<(&str, serde_json::Value)>,
 ) -> Result<McpProbe, Error> {

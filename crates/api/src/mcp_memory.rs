@@ -63,13 +63,11 @@ impl MemoryBackend for McpMemory {
     }
 
     fn remember(&self, text: &str) -> Result<String, cairn_mcp::Error> {
-        let record = self
-            .0
-            .add_memory(NewMemory {
-                text: text.to_owned(),
-                source: Some("mcp".to_owned()),
-                ..NewMemory::default()
-            })?;
+        let record = self.0.add_memory(NewMemory {
+            text: text.to_owned(),
+            source: Some("mcp".to_owned()),
+            ..NewMemory::default()
+        })?;
         Ok(format!("Remembered (memory {}).", record.id))
     }
 

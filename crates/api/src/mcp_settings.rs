@@ -449,4 +449,3 @@ mod tests {
         assert!(mcp_server_edits(&input, None).is_err());
     }
 }
-

@@ -227,7 +227,10 @@ mod tests {
         assert_eq!((bench.memories, bench.queries), (1_500, 20));
         assert!(bench.p50 <= bench.p95 && bench.p95 <= bench.p99);
         assert!(bench.database_mb > 0.0 && bench.vectors.is_none());
-        assert!(!bench.phases.is_empty(), "a search reports where its time goes");
+        assert!(
+            !bench.phases.is_empty(),
+            "a search reports where its time goes"
+        );
         Ok(())
     }
 

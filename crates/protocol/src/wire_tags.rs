@@ -246,7 +246,13 @@ fn chat_events_are_tagged_by_kind() -> Result<(), serde_json::Error> {
             "recalled",
         ),
         (ChatEvent::Text { text: text() }, "text"),
-        (ChatEvent::Notice { text: text() }, "notice"),
+        (
+            ChatEvent::Notice {
+                text: text(),
+                about: Some(NoticeAbout::Compacted),
+            },
+            "notice",
+        ),
         (ChatEvent::JobNote { text: text() }, "job_note"),
         (
             ChatEvent::Retrying {
@@ -284,7 +290,7 @@ fn chat_events_are_tagged_by_kind() -> Result<(), serde_json::Error> {
             },
             "tool_done",
         ),
-        (ChatEvent::Stopped, "stopped"),
+        (ChatEvent::Stopped { tools: None }, "stopped"),
         (
             ChatEvent::Approval {
                 request: 1,
@@ -311,6 +317,7 @@ fn chat_events_are_tagged_by_kind() -> Result<(), serde_json::Error> {
                 input_tokens: 2,
                 output_tokens: 3,
                 turn_id: Some(4),
+                tools: None,
             },
             "done",
         ),
@@ -328,7 +335,7 @@ fn chat_events_are_tagged_by_kind() -> Result<(), serde_json::Error> {
     // A task's event is the chat event with the task beside its kind.
     let json = serde_json::to_value(TaskEvent {
         task: "s1".into(),
-        event: ChatEvent::Stopped,
+        event: ChatEvent::Stopped { tools: None },
     })?;
     assert_eq!(json, json!({"task": "s1", "kind": "stopped"}));
     Ok(())

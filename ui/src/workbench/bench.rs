@@ -77,7 +77,9 @@ impl Bench {
 
     /// The open task's session (untracked).
     pub(super) fn current_session(self) -> Option<String> {
-        self.current.get_untracked().and_then(|id| self.session_of(id))
+        self.current
+            .get_untracked()
+            .and_then(|id| self.session_of(id))
     }
 
     /// The session the stream shows: the open task's, or the one a new task will have.

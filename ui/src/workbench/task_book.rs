@@ -110,7 +110,11 @@ mod tests {
         assert_eq!(all.len(), 1);
         assert_eq!((all[0].id, all[0].title.as_str()), (1, "New task"));
         assert!(!all[0].loaded, "its transcript loads when opened");
-        let applied = apply(&mut all, updated("pet-task", "Water the basil", 40_000), None);
+        let applied = apply(
+            &mut all,
+            updated("pet-task", "Water the basil", 40_000),
+            None,
+        );
         assert_eq!(applied, Applied::default());
         assert_eq!(all[0].title, "Water the basil");
         assert!(all[0].unread, "it changed while another task was open");
@@ -130,7 +134,9 @@ mod tests {
     fn a_reply_streaming_here_is_not_replaced_by_the_stored_task() {
         let mut all = vec![Task::stored(1, summary("s", "Plan", 10_000))];
         all[0].loaded = true;
-        all[0].messages.push(Entry::new(Message::person("go on".into())));
+        all[0]
+            .messages
+            .push(Entry::new(Message::person("go on".into())));
         all[0].messages.push(Entry::new(Message::reply()));
         let applied = apply(&mut all, updated("s", "Plan", 60_000), Some(1));
         assert_eq!(applied, Applied::default());

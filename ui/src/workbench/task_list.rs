@@ -219,84 +219,84 @@ fn task_row(ctx: RowCtx, row: Row) -> impl IntoView {
     let row_title = title.clone();
     let input_title = StoredValue::new(title.clone());
     view! {
-                <div
-                    class=move || match (current.get() == Some(id), renaming.get() == Some(id)) {
-                        (_, true) => "task-row renaming",
-                        (true, false) => "task-row active",
-                        (false, false) => "task-row",
-                    }
-                    data-title=row_title
-                >
-                    <Show
-                        when=move || renaming.get() == Some(id)
-                        fallback={
-                            let title = title.clone();
-                            move || view! {
-                                <button
-                                    class="task"
-                                    on:click=move |_| {
-                                        current.set(Some(id));
-                                        page.set(Page::Tasks);
-                                    }
-                                    on:dblclick=move |_| renaming.set(Some(id))
-                                >
-                                    {running.then(|| view! { <span class="spinner" aria-label=t("running")></span> })}
-                                    <span class="task-title">{title.clone()}</span>
-                                    {unread.then(|| view! { <span class="unread-dot" aria-label=t("unread")></span> })}
-                                </button>
-                            }
-                        }
-                    >
-                        <input
-                            class="task-rename"
-                            node_ref=rename_input(id, renaming)
-                            aria-label=t("Task title")
-                            prop:value=move || input_title.get_value()
-                            on:keydown=move |ev: web_sys::KeyboardEvent| {
-                                if ev.key() == "Enter" {
-                                    let value = event_target_value(&ev);
-                                    renaming.set(None);
-                                    ctx.change(id, serde_json::json!({"title": value}));
-                                } else if ev.key() == "Escape" {
-                                    ev.prevent_default();
-                                    renaming.set(None);
-                                }
-                            }
-                            on:blur=move |_| renaming.set(None)
-                        />
-                    </Show>
-                    <span class="task-actions">
-                        <button
-                            class="icon"
-                            title=if pinned { t("Unpin") } else { t("Pin") }
-                            aria-label=if pinned { t("Unpin") } else { t("Pin") }
-                            on:click=move |_| ctx.change(id, serde_json::json!({"pinned": !pinned}))
-                        >
-                            {if pinned { "★" } else { "☆" }}
-                        </button>
-                        <button class="icon" title=t("Rename") aria-label=t("Rename") on:click=move |_| renaming.set(Some(id))>"✎"</button>
-                        <button
-                            class="icon"
-                            title=if archived { t("Restore") } else { t("Archive") }
-                            aria-label=if archived { t("Restore") } else { t("Archive") }
-                            on:click=move |_| ctx.change(id, serde_json::json!({"archived": !archived}))
-                        >
-                            {if archived { "↺" } else { "⤓" }}
-                        </button>
-                        <Show
-                            when=move || confirming.get() == Some(id)
-                            fallback=move || view! {
-                                <button class="icon" title=t("Delete") aria-label=t("Delete") on:click=move |_| confirming.set(Some(id))>"✕"</button>
-                            }
-                        >
-                            <button class="icon danger" title=t("Delete for good") on:click=move |_| {
-                                confirming.set(None);
-                                ctx.delete(id);
-                            }>{t("Delete?")}</button>
-                        </Show>
-                    </span>
-                </div>
+        <div
+            class=move || match (current.get() == Some(id), renaming.get() == Some(id)) {
+                (_, true) => "task-row renaming",
+                (true, false) => "task-row active",
+                (false, false) => "task-row",
             }
+            data-title=row_title
+        >
+            <Show
+                when=move || renaming.get() == Some(id)
+                fallback={
+                    let title = title.clone();
+                    move || view! {
+                        <button
+                            class="task"
+                            on:click=move |_| {
+                                current.set(Some(id));
+                                page.set(Page::Tasks);
+                            }
+                            on:dblclick=move |_| renaming.set(Some(id))
+                        >
+                            {running.then(|| view! { <span class="spinner" aria-label=t("running")></span> })}
+                            <span class="task-title">{title.clone()}</span>
+                            {unread.then(|| view! { <span class="unread-dot" aria-label=t("unread")></span> })}
+                        </button>
+                    }
+                }
+            >
+                <input
+                    class="task-rename"
+                    node_ref=rename_input(id, renaming)
+                    aria-label=t("Task title")
+                    prop:value=move || input_title.get_value()
+                    on:keydown=move |ev: web_sys::KeyboardEvent| {
+                        if ev.key() == "Enter" {
+                            let value = event_target_value(&ev);
+                            renaming.set(None);
+                            ctx.change(id, serde_json::json!({"title": value}));
+                        } else if ev.key() == "Escape" {
+                            ev.prevent_default();
+                            renaming.set(None);
+                        }
+                    }
+                    on:blur=move |_| renaming.set(None)
+                />
+            </Show>
+            <span class="task-actions">
+                <button
+                    class="icon"
+                    title=if pinned { t("Unpin") } else { t("Pin") }
+                    aria-label=if pinned { t("Unpin") } else { t("Pin") }
+                    on:click=move |_| ctx.change(id, serde_json::json!({"pinned": !pinned}))
+                >
+                    {if pinned { "★" } else { "☆" }}
+                </button>
+                <button class="icon" title=t("Rename") aria-label=t("Rename") on:click=move |_| renaming.set(Some(id))>"✎"</button>
+                <button
+                    class="icon"
+                    title=if archived { t("Restore") } else { t("Archive") }
+                    aria-label=if archived { t("Restore") } else { t("Archive") }
+                    on:click=move |_| ctx.change(id, serde_json::json!({"archived": !archived}))
+                >
+                    {if archived { "↺" } else { "⤓" }}
+                </button>
+                <Show
+                    when=move || confirming.get() == Some(id)
+                    fallback=move || view! {
+                        <button class="icon" title=t("Delete") aria-label=t("Delete") on:click=move |_| confirming.set(Some(id))>"✕"</button>
+                    }
+                >
+                    <button class="icon danger" title=t("Delete for good") on:click=move |_| {
+                        confirming.set(None);
+                        ctx.delete(id);
+                    }>{t("Delete?")}</button>
+                </Show>
+            </span>
+        </div>
+    }
 }
 
 /// Moves the keyboard focus `step` tasks down (or up) the task list from the focused one (from

@@ -339,14 +339,24 @@ async fn an_answer_that_cannot_be_saved_ends_the_turn_as_a_storage_failure() -> 
     settings.sessions = Some(cairn_agent::SessionStore::new(&blocked));
     let events = run(&Runtime::new(settings, None), "chat-1", "My colour is blue").await;
     assert!(
-        events.iter().any(|e| matches!(e, Event::Text(t) if t.contains("Noted"))),
+        events
+            .iter()
+            .any(|e| matches!(e, Event::Text(t) if t.contains("Noted"))),
         "{events:?}"
     );
     assert!(
-        matches!(events.last(), Some(Event::Error { kind: cairn_agent::FailureKind::Storage, .. })),
+        matches!(
+            events.last(),
+            Some(Event::Error {
+                kind: cairn_agent::FailureKind::Storage,
+                ..
+            })
+        ),
         "{events:?}"
     );
-    assert!(!events.iter().any(|e| matches!(e, Event::TurnComplete { .. })));
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Event::TurnComplete { .. })));
     Ok(())
 }
 
