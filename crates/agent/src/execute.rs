@@ -41,6 +41,9 @@ pub(crate) struct StepOutcome {
     pub waited: Duration,
     /// The calls as captured into memory.
     pub captured: Vec<cairn_memory::ToolCall>,
+    /// The ids of the calls the person, the mode or a rule refused, and of questions to the
+    /// person: theirs to decide, not failures for the model to fix.
+    pub refused: Vec<String>,
 }
 
 /// A call ready to run.
@@ -124,6 +127,7 @@ impl Runtime {
             end: Outcome::Continue,
             waited: Duration::ZERO,
             captured: Vec::new(),
+            refused: Vec::new(),
         };
         let planned: Vec<Planned> = step.calls.into_iter().map(|c| self.plan(c)).collect();
         let mut batches: Vec<Vec<Planned>> = Vec::new();
@@ -181,6 +185,17 @@ impl Runtime {
                     continue;
                 }
                 let mut output = output;
+                // Not run by the person's choice or a rule (a team's lead gives work away).
+                let not_run = |t: &Arc<dyn Tool>| {
+                    output.text == t.rejected(&p.input)
+                        || output.text == crate::team::texts::MANAGER
+                };
+                if p.tool
+                    .as_ref()
+                    .is_some_and(|t| t.waits_on_user() || (output.failed && not_run(t)))
+                {
+                    outcome.refused.push(p.call.id.clone());
+                }
                 let is_recall = p.tool.is_none() && p.early.is_none();
                 if is_recall {
                     let (id, start, end) = recall_arguments(&p.input);

@@ -9,6 +9,7 @@ mod context;
 mod error;
 mod execute;
 mod goal;
+mod honesty;
 mod prompt;
 mod runtime;
 mod search_tool;

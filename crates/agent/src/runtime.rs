@@ -124,6 +124,10 @@ pub enum Event {
         counters: Counters,
         /// The turn as captured in memory, to be rated (`None` when it was not captured).
         turn_id: Option<i64>,
+        /// The answer was given over a failed tool call that nothing got past: the line under
+        /// it saying so (the front ends treat the turn as not done: the CLI exits 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unresolved: Option<String>,
     },
     /// The turn was stopped (`Op::Stop`, or a new message in the session).
     Stopped {

@@ -17,6 +17,20 @@ pub const CUT_OFF_ERROR: &str = "The model's reply was cut off at the output lim
 pub const EMPTY_ERROR: &str =
     "The model gave no answer: its replies stayed empty after being asked again.";
 
+/// How [`NUDGE_FAILED_CALL`] begins (what marks it as the runtime's in a stored session).
+const FAILED_CALL_OPENING: &str = "Your last tool call (";
+
+/// Asked once a turn when the model answers while its last tool call failed (ours): the failure
+/// again with what to do, so that a failed edit or command is not reported as done.
+pub const NUDGE_FAILED_CALL: &str = "Your last tool call ({{tool}}) failed, so what it was to do is not done:\n{{error}}\nDo not say that it worked. Fix the cause and call a tool again (before editing a file, read it and copy the exact text to replace; before running a script, write it), or, if it cannot be done, say plainly what did not work.";
+
+/// Why the model was asked again after answering over a failed call: the reply "was {reason}".
+pub const FAILED_CALL_REASON: &str = "written over a failed tool call";
+
+/// Put under an answer given while the last tool call still failed, after [`NUDGE_FAILED_CALL`]
+/// (ours): the reply says what did not work whatever the model claimed.
+pub const NOT_DONE: &str = "⚠ Unresolved: the last {{tool}} call failed ({{error}}).";
+
 /// Asked after a reply cut off at the output limit.
 pub const NUDGE_CUT_OFF: &str =
     "Your last reply was cut off at the output limit. Continue exactly where it stopped.";
@@ -99,6 +113,7 @@ pub fn is_compaction_ack(content: &str) -> bool {
 /// summary), not the person's words.
 pub fn is_runtime_text(content: &str) -> bool {
     content == NUDGE_CUT_OFF
+        || content.starts_with(FAILED_CALL_OPENING)
         || content == NUDGE_THINKING_ONLY
         || content == NUDGE_EMPTY
         || content.starts_with(COMPACT_SUMMARY)
@@ -133,6 +148,7 @@ pub fn is_job_note(words: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cairn_tools::texts::fill;
 
     #[test]
     fn the_runtime_knows_its_own_messages() {
@@ -140,6 +156,10 @@ mod tests {
             &WRAP_UP.replace("{{limit}}", "tool-output limit")
         ));
         assert!(is_runtime_text(NUDGE_CUT_OFF));
+        assert!(is_runtime_text(&fill(
+            NUDGE_FAILED_CALL,
+            &[("tool", "edit_file"), ("error", "old text not found")]
+        )));
         assert!(!is_runtime_text(
             "The step limit is what I want to talk about."
         ));

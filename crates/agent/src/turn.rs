@@ -12,15 +12,16 @@ use tokio::sync::mpsc;
 use crate::context::{recall_declaration, ContextState};
 use crate::error::AgentError;
 use crate::execute::{Outcome, StepCalls};
+use crate::honesty::{OpenFailure, Verdict};
 use crate::prompt::{folder_name, user_message};
 use crate::runtime::{RecalledMemory, Runtime, SessionState};
 use crate::sessions::SessionRecall;
 use crate::spent::Spent;
 use crate::texts::{
-    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
-    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP,
-    NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT,
-    TOKEN_LIMIT, WRAP_UP,
+    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, FAILED_CALL_REASON,
+    MARK_STOPPED, MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE,
+    NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT,
+    TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
 };
 
 /// Why a model step failed.
@@ -70,6 +71,10 @@ struct TurnRun<'a> {
     captured_calls: Vec<cairn_memory::ToolCall>,
     /// The tools of the latest step.
     tools: Vec<ToolSpec>,
+    /// A failed call nothing has got past yet, and whether the model was told it again.
+    open_failure: OpenFailure,
+    /// The line put under an answer given over a failure still open.
+    unresolved: Option<String>,
 }
 
 /// How a turn's step loop ended.
@@ -190,6 +195,8 @@ impl Runtime {
             nudges: 0,
             reasoning: String::new(),
             captured_calls: Vec::new(),
+            open_failure: OpenFailure::default(),
+            unresolved: None,
             tools: self.tool_specs(offer_tools, &state.context),
         }
     }
@@ -382,7 +389,33 @@ impl Runtime {
         let mut message = assistant_message(&completion);
         message.tool_calls.clear();
         state.messages.push(message);
-        AfterStep::End(TurnEnd::Answered(completion.text))
+        let mut answer = completion.text;
+        match run.open_failure.on_answer(&answer) {
+            Verdict::Done => {}
+            // Answered over a failed call: the model hears the failure again, once, with what
+            // to do, rather than the turn ending on a claim the tools contradict.
+            Verdict::Retell(told) => {
+                let _ = run
+                    .tx
+                    .send(Event::Nudged {
+                        reason: FAILED_CALL_REASON.into(),
+                    })
+                    .await;
+                state.messages.push(Message::new(Role::User, told));
+                return AfterStep::Next;
+            }
+            // Still failing: the reply says so whatever the model claimed.
+            Verdict::Unresolved(line) => {
+                let shown = format!("\n\n{line}");
+                let _ = run.tx.send(Event::Text(shown.clone())).await;
+                if let Some(last) = state.messages.last_mut() {
+                    last.content.push_str(&shown);
+                }
+                answer.push_str(&shown);
+                run.unresolved = Some(line);
+            }
+        }
+        AfterStep::End(TurnEnd::Answered(answer))
     }
 
     /// Runs the tool calls of a step; the notes of jobs that ended meanwhile are told after them.
@@ -409,6 +442,14 @@ impl Runtime {
                 &mut run.spent,
             )
             .await;
+        for call in &outcome.captured {
+            run.open_failure.record(
+                &call.name,
+                call.output.as_deref().unwrap_or_default(),
+                call.is_error,
+                outcome.refused.contains(&call.id),
+            );
+        }
         run.captured_calls.extend(outcome.captured.iter().cloned());
         run.spent.waited += outcome.waited;
         match outcome.end {
@@ -469,6 +510,7 @@ impl Runtime {
                         steps: run.spent.steps,
                         counters: run.counters,
                         turn_id: run.turn_id.filter(|_| captured),
+                        unresolved: run.unresolved,
                     },
                     Err(e) => Event::failed(&e),
                 };

@@ -613,6 +613,7 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
             steps,
             turn_id,
             counters,
+            unresolved,
             ..
         } => ChatEvent::Done {
             steps,
@@ -620,6 +621,7 @@ pub fn chat_event(event: Event) -> Option<ChatEvent> {
             output_tokens: usage.output_tokens,
             turn_id,
             tools: counters.recap(),
+            unresolved,
         },
         Event::Error { message, kind } => ChatEvent::Failed {
             message,

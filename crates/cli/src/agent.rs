@@ -87,7 +87,7 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     }
     wait_for_mcp_servers(cairn).await;
     let wakeups = chat.jobs().wakeups();
-    turn(
+    let ended = turn(
         &chat,
         &session,
         chat.send(&session, message.trim(), &[])?,
@@ -96,7 +96,11 @@ pub async fn run(cairn: &Cairn, args: AgentArgs) -> anyhow::Result<std::process:
     .await?;
     finish_jobs(&chat, &session, wakeups).await?;
     cairn.shutdown_language_servers().await;
-    Ok(std::process::ExitCode::SUCCESS)
+    // An answer given over a failed call is not a success, whatever it says.
+    Ok(match ended {
+        Ended::Unresolved => std::process::ExitCode::FAILURE,
+        Ended::Done | Ended::Stopped => std::process::ExitCode::SUCCESS,
+    })
 }
 
 /// A one-shot turn gets the configured MCP servers' tools: those still starting after the usual
@@ -233,6 +237,15 @@ const PREVIEW_LINES: usize = 5;
 /// Reads one line from the person (approvals, questions); `None` when input has ended.
 type ReadLine<'a> = &'a mut dyn FnMut() -> Option<String>;
 
+/// How a turn the terminal printed ended (a failed one is an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Done,
+    /// Answered over a failed tool call that nothing got past.
+    Unresolved,
+    Stopped,
+}
+
 /// One turn (a message, or a wake-up by jobs that ended), its answer streamed to standard
 /// output; tool lines, questions and the recap go to standard error. Ctrl-C stops the turn (its
 /// commands are killed), not the program.
@@ -241,7 +254,7 @@ async fn turn(
     session: &str,
     mut events: ChatTurn,
     mut read_line: Option<ReadLine<'_>>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Ended> {
     let mut stdout = std::io::stdout();
     let mut recalled = 0;
     let mut at_line_start = true;
@@ -322,6 +335,7 @@ async fn turn(
                 input_tokens,
                 output_tokens,
                 tools,
+                unresolved,
                 ..
             } => {
                 println!();
@@ -333,13 +347,17 @@ async fn turn(
                     recap = format!("{tools} · {recap}");
                 }
                 eprintln!("({recap})");
-                return Ok(());
+                return Ok(if unresolved.is_some() {
+                    Ended::Unresolved
+                } else {
+                    Ended::Done
+                });
             }
             ChatEvent::Stopped { tools } => {
                 println!();
                 let tools = tools.map(|r| format!(" ({r})")).unwrap_or_default();
                 eprintln!("[stopped]{tools}");
-                return Ok(());
+                return Ok(Ended::Stopped);
             }
             ChatEvent::Failed { message, .. } => {
                 println!();

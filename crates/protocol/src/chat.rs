@@ -74,6 +74,10 @@ pub enum ChatEvent {
         /// when it made none.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tools: Option<String>,
+        /// The answer was given over a failed tool call that nothing got past: the line under
+        /// the reply that says so (the turn is not done; `cairn` exits 1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        unresolved: Option<String>,
     },
     /// The turn failed; `message` says why, `class` what the person can do about it.
     Failed {

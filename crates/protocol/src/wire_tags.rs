@@ -318,6 +318,7 @@ fn chat_events_are_tagged_by_kind() -> Result<(), serde_json::Error> {
                 output_tokens: 3,
                 turn_id: Some(4),
                 tools: None,
+                unresolved: None,
             },
             "done",
         ),

@@ -493,6 +493,7 @@ mod tests {
                 output_tokens: 2,
                 turn_id: Some(42),
                 tools: None,
+                unresolved: None,
             },
             1.0,
         );

@@ -64,7 +64,7 @@ async fn bash_runs_with_an_id_a_display_line_and_the_exit_code() -> TestResult {
                 ("c2", "bash", json!({"command": "exit 3"})),
             ],
         ),
-        text_reply("Done."),
+        text_reply("It printed hello and oops, then exited with code 3."),
     ])
     .await?;
     let runtime = Runtime::new(settings(&server, dir.path()), None);
@@ -89,7 +89,10 @@ async fn bash_runs_with_an_id_a_display_line_and_the_exit_code() -> TestResult {
             counters,
             ..
         }) => {
-            assert_eq!(answer, "Done.");
+            assert_eq!(
+                answer,
+                "It printed hello and oops, then exited with code 3."
+            );
             assert_eq!(*steps, 2);
             assert_eq!(counters.recap().as_deref(), Some("⚙ 2 command(s)"));
         }
@@ -703,7 +706,7 @@ async fn unknown_tools_and_broken_arguments_are_answered_not_fatal() -> TestResu
             ),
             finish("tool_calls"),
         ]),
-        text_reply("sorry"),
+        text_reply("Sorry: I could not run those calls."),
     ])
     .await?;
     let runtime = Runtime::new(settings(&server, dir.path()), None);

@@ -60,7 +60,7 @@ async fn a_background_command_is_listed_read_and_stopped() -> TestResult {
         tool_call_reply("c6", "job_output", json!({"id": "job1"})),
         tool_call_reply("c7", "job_stop", json!({"id": "job1"})),
         tool_call_reply("c8", "job_output", json!({"id": "job9"})),
-        text_reply("Done."),
+        text_reply("job1 was stopped; job9 does not exist."),
     ])
     .await?;
     let runtime = runtime(&server, &dir);

@@ -2,6 +2,7 @@
 
 mod conformance;
 mod folders;
+mod honesty;
 mod jobs;
 mod support;
 mod turns;

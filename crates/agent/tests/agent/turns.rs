@@ -488,7 +488,15 @@ async fn captured_traces_keep_tool_results_without_their_session_ids() -> TestRe
     ])
     .await?;
     let memory = Arc::new(MemoryStore::open_in_memory()?);
-    let runtime = Runtime::new(settings(&server), Some(memory.clone()));
+    // The built-in tools, in a folder that exists: the command runs (without them it was an
+    // unknown tool, and the answer a claim the honest ending now catches).
+    let dir = tempfile::tempdir()?;
+    let runtime = Runtime::new(
+        Setup::new(&server, dir.path())
+            .tools(cairn_tools::ToolboxOptions::default())
+            .settings(),
+        Some(memory.clone()),
+    );
     let events = run(
         &runtime,
         "s",

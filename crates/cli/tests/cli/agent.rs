@@ -465,3 +465,50 @@ async fn a_one_shot_turn_waits_for_a_slow_mcp_server() -> Result<(), Box<dyn std
     assert!(tools.contains("mcp__slow__work"), "{tools}");
     Ok(())
 }
+
+/// A one-shot turn whose edit failed and whose answer claims it anyway is told the failure once,
+/// then ends with the line that says what did not work, and `cairn agent` exits 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_answered_over_a_failed_edit_says_so_and_exits_1(
+) -> Result<(), Box<dyn std::error::Error>> {
+    let edit =
+        serde_json::json!({"path": "app.py", "edits": [{"old": "limit = 5", "new": "limit = 20"}]});
+    let server = MockServer::start(vec![
+        tool_call_reply("c1", "edit_file", edit),
+        text_reply("I replaced the limit."),
+        text_reply("The limit is 20 now."),
+    ])
+    .await?;
+    let home = tempfile::tempdir()?;
+    let work = tempfile::tempdir()?;
+    std::fs::write(work.path().join("app.py"), "limit = 10\n")?;
+    let output = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "agent",
+            "--base-url",
+            &server.base_url,
+            "--model",
+            "tiny",
+            "--message",
+            "Set the limit to 20",
+        ])
+        .env("CAIRN_HOME", home.path())
+        .current_dir(work.path())
+        .output()?;
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("[asked again: the reply was written over a failed tool call]"),
+        "{err}"
+    );
+    let said = stdout(&output);
+    assert!(
+        said.contains("The limit is 20 now.\n\n⚠ Unresolved: the last edit_file call failed ("),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.path().join("app.py"))?,
+        "limit = 10\n"
+    );
+    Ok(())
+}

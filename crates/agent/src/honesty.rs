@@ -1,0 +1,225 @@
+//! Honest endings: a turn does not end as done over a tool call that failed and that nothing
+//! fixed, unless the answer itself says that something did not work. The model is told the
+//! failure once more with what to do; an answer still given over it carries a line saying what
+//! did not work, and the turn reports it as unresolved.
+
+use cairn_tools::texts::fill;
+
+use crate::texts::{NOT_DONE, NUDGE_FAILED_CALL};
+
+/// The characters of a failure's output the model is shown again.
+const RETOLD_CHARS: usize = 600;
+/// The characters of a failure the person's reply line quotes.
+const NOTE_CHARS: usize = 160;
+
+/// The tools whose failure means the work asked for is not done: the files and commands of the
+/// task. (A refused sub-agent, a missing job or a web page that did not load is the model's to
+/// report, and it usually does.)
+const WORK_TOOLS: &[&str] = &["bash", "edit_file", "write_file", "read_file"];
+
+/// Words with which an answer says that something did not work (lowercase): such an answer is
+/// honest about the failure, and ends the turn as it is.
+const OWNING_UP: &[&str] = &[
+    "fail",
+    "could not",
+    "couldn't",
+    "cannot",
+    "can't",
+    "unable",
+    "not found",
+    "no such",
+    "does not exist",
+    "doesn't exist",
+    "did not work",
+    "didn't work",
+    "exit code",
+    "exited with",
+    "exit status",
+    "not able",
+    "was not",
+    "wasn't",
+    "refused",
+    "denied",
+];
+
+/// The turn's open failure: the last failed call of a tool that no later call of the same tool
+/// got past.
+#[derive(Debug, Default)]
+pub(crate) struct OpenFailure {
+    failed: Option<(String, String)>,
+    retold: bool,
+}
+
+/// What the turn does with the model's answer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// Nothing failed, or the failure was got past: the answer ends the turn.
+    Done,
+    /// The failure is told to the model once more (this text, as the harness's message).
+    Retell(String),
+    /// Told once already and still failing: the answer ends the turn with this line under it.
+    Unresolved(String),
+}
+
+impl OpenFailure {
+    /// A call's result. A failure of a work tool opens; a success of the same tool closes it. A
+    /// call the person refused and a question they declined are theirs to decide, not failures
+    /// to fix.
+    pub fn record(&mut self, tool: &str, output: &str, failed: bool, refused: bool) {
+        if refused || !WORK_TOOLS.contains(&tool) {
+            return;
+        }
+        if failed {
+            self.failed = Some((tool.to_owned(), output.trim().to_owned()));
+        } else if self.failed.as_ref().is_some_and(|(open, _)| open == tool) {
+            self.failed = None;
+        }
+    }
+
+    /// The model answered `answer` (no more calls): what the turn does with it.
+    pub fn on_answer(&mut self, answer: &str) -> Verdict {
+        let Some((tool, output)) = &self.failed else {
+            return Verdict::Done;
+        };
+        if owns_up(answer) {
+            return Verdict::Done;
+        }
+        if !self.retold {
+            self.retold = true;
+            let error = tail(output, RETOLD_CHARS);
+            return Verdict::Retell(fill(
+                NUDGE_FAILED_CALL,
+                &[("tool", tool), ("error", &error)],
+            ));
+        }
+        Verdict::Unresolved(fill(
+            NOT_DONE,
+            &[("tool", tool), ("error", &one_line(output))],
+        ))
+    }
+}
+
+/// Whether `answer` says that something did not work.
+fn owns_up(answer: &str) -> bool {
+    let answer = answer.to_lowercase();
+    OWNING_UP.iter().any(|words| answer.contains(words))
+}
+
+/// The end of `text` within `max` characters (a failure's cause is usually last).
+fn tail(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().skip(count - max).collect();
+    format!("…{kept}")
+}
+
+/// A failure's output on one line: its first line, and its last when there are more (a command's
+/// exit status), within [`NOTE_CHARS`].
+fn one_line(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = match lines.as_slice() {
+        [] => "(no output)".to_owned(),
+        [only] => (*only).to_owned(),
+        [first, .., last] => format!("{first} … {last}"),
+    };
+    if line.chars().count() <= NOTE_CHARS {
+        return line;
+    }
+    let cut: String = line.chars().take(NOTE_CHARS).collect();
+    format!("{cut}…")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_without_failures_or_past_them_is_done() {
+        let mut open = OpenFailure::default();
+        assert_eq!(open.on_answer("Done."), Verdict::Done);
+        open.record("edit_file", "old text not found", true, false);
+        open.record("read_file", "1 fn main() {}", false, false);
+        // Reading the file does not fix the edit; editing again does.
+        assert!(matches!(open.on_answer("Done."), Verdict::Retell(_)));
+        open.record("edit_file", "edited", false, false);
+        assert_eq!(open.on_answer("Done."), Verdict::Done);
+    }
+
+    #[test]
+    fn a_failure_is_retold_once_then_the_answer_says_what_did_not_work() {
+        let mut open = OpenFailure::default();
+        open.record(
+            "bash",
+            "python3: can't open file 'hello.py': [Errno 2] No such file or directory\n[exit code: exit status 2]",
+            true,
+            false,
+        );
+        let Verdict::Retell(told) = open.on_answer("Done.") else {
+            panic!("the failure is told again first");
+        };
+        assert!(told.starts_with("Your last tool call (bash) failed"));
+        assert!(told.contains("No such file or directory"));
+        assert_eq!(
+            open.on_answer("Done."),
+            Verdict::Unresolved(
+                "⚠ Unresolved: the last bash call failed (python3: can't open file 'hello.py': \
+                 [Errno 2] No such file or directory … [exit code: exit status 2])."
+                    .to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn an_answer_that_says_what_failed_ends_the_turn_as_it_is() {
+        let mut open = OpenFailure::default();
+        open.record("bash", "[exit code: exit status 3]", true, false);
+        assert_eq!(open.on_answer("It exited with code 3."), Verdict::Done);
+        assert_eq!(
+            open.on_answer("The file could not be found."),
+            Verdict::Done
+        );
+        // A claim of success is not owning up, even about an error.
+        assert!(matches!(
+            open.on_answer("I fixed the error in the function."),
+            Verdict::Retell(_)
+        ));
+        assert_eq!(
+            open.on_answer("The edit failed: the text was not in the file."),
+            Verdict::Done
+        );
+    }
+
+    #[test]
+    fn only_the_work_tools_failures_are_held_open() {
+        let mut open = OpenFailure::default();
+        open.record("job_output", "[no job job9]", true, false);
+        open.record(
+            "ask_agent",
+            "[ask_agent: reviewer failed: down]",
+            true,
+            false,
+        );
+        assert_eq!(open.on_answer("Done."), Verdict::Done);
+    }
+
+    #[test]
+    fn what_the_person_refused_or_declined_is_not_a_failure_to_fix() {
+        let mut open = OpenFailure::default();
+        open.record("bash", "[the command was rejected]", true, true);
+        assert_eq!(open.on_answer("Done."), Verdict::Done);
+    }
+
+    #[test]
+    fn long_failures_are_shortened_from_the_right_end() {
+        let long = format!("{}\nthe cause", "x".repeat(2_000));
+        assert!(tail(&long, 50).ends_with("the cause"));
+        assert_eq!(tail(&long, 50).chars().count(), 51);
+        assert!(one_line(&"y".repeat(500)).chars().count() <= NOTE_CHARS + 1);
+    }
+}
