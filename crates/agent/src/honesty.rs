@@ -1,11 +1,15 @@
 //! Honest endings: a turn does not end as done over a tool call that failed and that nothing
-//! fixed, unless the answer itself says that something did not work. The model is told the
-//! failure once more with what to do; an answer still given over it carries a line saying what
-//! did not work, and the turn reports it as unresolved.
+//! fixed, unless the answer itself says that something did not work, nor on an answer that says
+//! a file was changed when no tool changed anything. The model is told once more, with what to do;
+//! an answer still given over it carries a line saying what did not work, and the turn reports it
+//! as unresolved.
 
 use cairn_tools::texts::fill;
 
-use crate::texts::{NOT_DONE, NUDGE_FAILED_CALL};
+use crate::texts::{
+    FAILED_CALL_REASON, NOT_CHANGED, NOT_DONE, NUDGE_FAILED_CALL, NUDGE_UNDONE_CLAIM,
+    UNDONE_CLAIM_REASON,
+};
 
 /// The characters of a failure's output the model is shown again.
 const RETOLD_CHARS: usize = 600;
@@ -42,11 +46,47 @@ const OWNING_UP: &[&str] = &[
     "denied",
 ];
 
-/// The turn's open failure: the last failed call of a tool that no later call of the same tool
-/// got past.
+/// The tools that change files: one that succeeded backs an answer saying something changed.
+const CHANGING_TOOLS: &[&str] = &["bash", "edit_file", "write_file"];
+
+/// Past participles with which an answer says that it changed something.
+const CHANGED: &[&str] = &[
+    "updated",
+    "changed",
+    "replaced",
+    "modified",
+    "fixed",
+    "renamed",
+    "created",
+    "added",
+    "written",
+    "wrote",
+    "deleted",
+    "removed",
+    "moved",
+    "corrected",
+    "edited",
+    "copied",
+];
+
+/// What comes before them in such a claim.
+const CLAIMING: &[&str] = &[
+    "i ",
+    "i've ",
+    "i have ",
+    "has been ",
+    "have been ",
+    "was ",
+    "were ",
+    "successfully ",
+];
+
+/// What a turn's calls did so far: the last failed call of a work tool that no later call of the
+/// same tool got past, whether a changing tool succeeded, and whether the model was told once.
 #[derive(Debug, Default)]
 pub(crate) struct OpenFailure {
     failed: Option<(String, String)>,
+    changed: bool,
     retold: bool,
 }
 
@@ -61,6 +101,17 @@ pub(crate) enum Verdict {
     Unresolved(String),
 }
 
+impl Verdict {
+    /// Why the model is asked again, as the nudge's reason ("the reply was …").
+    pub fn reason(told: &str) -> &'static str {
+        if told == NUDGE_UNDONE_CLAIM {
+            UNDONE_CLAIM_REASON
+        } else {
+            FAILED_CALL_REASON
+        }
+    }
+}
+
 impl OpenFailure {
     /// A call's result. A failure of a work tool opens; a success of the same tool closes it. A
     /// call the person refused and a question they declined are theirs to decide, not failures
@@ -68,6 +119,9 @@ impl OpenFailure {
     pub fn record(&mut self, tool: &str, output: &str, failed: bool, refused: bool) {
         if refused || !WORK_TOOLS.contains(&tool) {
             return;
+        }
+        if !failed && CHANGING_TOOLS.contains(&tool) {
+            self.changed = true;
         }
         if failed {
             self.failed = Some((tool.to_owned(), output.trim().to_owned()));
@@ -79,7 +133,7 @@ impl OpenFailure {
     /// The model answered `answer` (no more calls): what the turn does with it.
     pub fn on_answer(&mut self, answer: &str) -> Verdict {
         let Some((tool, output)) = &self.failed else {
-            return Verdict::Done;
+            return self.on_claim(answer);
         };
         if owns_up(answer) {
             return Verdict::Done;
@@ -97,6 +151,31 @@ impl OpenFailure {
             &[("tool", tool), ("error", &one_line(output))],
         ))
     }
+}
+
+impl OpenFailure {
+    /// No failure is open: an answer that says something changed when no changing tool
+    /// succeeded is told once, then marked.
+    fn on_claim(&mut self, answer: &str) -> Verdict {
+        if self.changed || owns_up(answer) || !claims_change(answer) {
+            return Verdict::Done;
+        }
+        if !self.retold {
+            self.retold = true;
+            return Verdict::Retell(NUDGE_UNDONE_CLAIM.to_owned());
+        }
+        Verdict::Unresolved(NOT_CHANGED.to_owned())
+    }
+}
+
+/// Whether `answer` says, in the first person or the passive, that it changed something.
+fn claims_change(answer: &str) -> bool {
+    let answer = answer.to_lowercase();
+    CLAIMING.iter().any(|before| {
+        CHANGED
+            .iter()
+            .any(|done| answer.contains(&format!("{before}{done}")))
+    })
 }
 
 /// Whether `answer` says that something did not work.
@@ -193,6 +272,29 @@ mod tests {
             open.on_answer("The edit failed: the text was not in the file."),
             Verdict::Done
         );
+    }
+
+    #[test]
+    fn a_change_no_tool_made_is_told_once_then_marked() {
+        let mut open = OpenFailure::default();
+        open.record("read_file", "1 old.log", false, false);
+        assert_eq!(
+            open.on_answer("The file `old.log` has been deleted."),
+            Verdict::Retell(NUDGE_UNDONE_CLAIM.to_owned())
+        );
+        assert_eq!(
+            open.on_answer("I deleted old.log."),
+            Verdict::Unresolved(NOT_CHANGED.to_owned())
+        );
+        // An answer to a question, or one a changing tool backs, is not a claim.
+        let mut asked = OpenFailure::default();
+        assert_eq!(
+            asked.on_answer("The release is planned for 14 March."),
+            Verdict::Done
+        );
+        let mut backed = OpenFailure::default();
+        backed.record("bash", "", false, false);
+        assert_eq!(backed.on_answer("I deleted old.log."), Verdict::Done);
     }
 
     #[test]

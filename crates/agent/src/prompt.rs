@@ -12,11 +12,13 @@ check them against the current request, which always takes precedence.";
 
 /// What a small model is told about tools: it calls them for anything, unless told not to.
 const COMPACT_GUIDE: &str =
-    "Answer directly when you can. Call a tool only when the task needs it: \
-to read or change a file, or to run a command. Never call a tool to remember something: what the \
-person tells you is remembered by itself. When the person only tells you a fact and asks for \
-nothing, say in one sentence that you will remember it. When a tool has run, say in one sentence \
-what it did.";
+    "Answer directly when you can. When the task is to look at, change, create, delete or run \
+something, do it yourself by calling the tools: never tell the person how to do it, and never \
+write a tool call as text. Use bash to list a folder or run a program, and read a file before \
+you edit it. Never call a tool to remember something: what the person tells you is remembered by \
+itself; only when the person tells you a fact and asks for nothing, say in one sentence that you \
+will remember it. When the tools have run, say in one sentence what was done, as their results \
+show it.";
 
 /// The system prompt for a session working in `cwd` under the project `root`; `compact` for a
 /// small model on this device, which is also told the date `today` here: on its user message, a

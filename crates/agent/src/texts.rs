@@ -24,8 +24,18 @@ const FAILED_CALL_OPENING: &str = "Your last tool call (";
 /// again with what to do, so that a failed edit or command is not reported as done.
 pub const NUDGE_FAILED_CALL: &str = "Your last tool call ({{tool}}) failed, so what it was to do is not done:\n{{error}}\nDo not say that it worked. Fix the cause and call a tool again (before editing a file, read it and copy the exact text to replace; before running a script, write it), or, if it cannot be done, say plainly what did not work.";
 
+/// Asked once a turn when the answer says that something was changed while no tool changed
+/// anything in the turn (ours): a small model describes the change instead of making it.
+pub const NUDGE_UNDONE_CLAIM: &str = "Your answer says that something was changed, but no tool changed anything in this turn. Do it now with a tool (write_file, edit_file or bash), or say plainly that it is not done.";
+
+/// Put under an answer that still says so after [`NUDGE_UNDONE_CLAIM`] (ours).
+pub const NOT_CHANGED: &str =
+    "⚠ Unresolved: the answer says something was changed, but no tool changed anything.";
+
 /// Why the model was asked again after answering over a failed call: the reply "was {reason}".
 pub const FAILED_CALL_REASON: &str = "written over a failed tool call";
+/// Why the model was asked again after claiming a change no tool made.
+pub const UNDONE_CLAIM_REASON: &str = "a change no tool made";
 
 /// Put under an answer given while the last tool call still failed, after [`NUDGE_FAILED_CALL`]
 /// (ours): the reply says what did not work whatever the model claimed.
@@ -114,6 +124,7 @@ pub fn is_compaction_ack(content: &str) -> bool {
 pub fn is_runtime_text(content: &str) -> bool {
     content == NUDGE_CUT_OFF
         || content.starts_with(FAILED_CALL_OPENING)
+        || content == NUDGE_UNDONE_CLAIM
         || content == NUDGE_THINKING_ONLY
         || content == NUDGE_EMPTY
         || content.starts_with(COMPACT_SUMMARY)

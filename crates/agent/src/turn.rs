@@ -18,10 +18,10 @@ use crate::runtime::{RecalledMemory, Runtime, SessionState};
 use crate::sessions::SessionRecall;
 use crate::spent::Spent;
 use crate::texts::{
-    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, FAILED_CALL_REASON,
-    MARK_STOPPED, MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE,
-    NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT,
-    TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
+    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
+    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP,
+    NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT,
+    TOKEN_LIMIT, WRAP_UP,
 };
 
 /// Why a model step failed.
@@ -390,15 +390,21 @@ impl Runtime {
         message.tool_calls.clear();
         state.messages.push(message);
         let mut answer = completion.text;
-        match run.open_failure.on_answer(&answer) {
+        // Only a model that has tools can be asked to use them.
+        let verdict = if !run.tools.is_empty() {
+            run.open_failure.on_answer(&answer)
+        } else {
+            Verdict::Done
+        };
+        match verdict {
             Verdict::Done => {}
-            // Answered over a failed call: the model hears the failure again, once, with what
-            // to do, rather than the turn ending on a claim the tools contradict.
+            // Answered over a failed call, or claiming a change no tool made: the model is told
+            // once, with what to do, rather than the turn ending on a claim the tools contradict.
             Verdict::Retell(told) => {
                 let _ = run
                     .tx
                     .send(Event::Nudged {
-                        reason: FAILED_CALL_REASON.into(),
+                        reason: Verdict::reason(&told).into(),
                     })
                     .await;
                 state.messages.push(Message::new(Role::User, told));
@@ -442,7 +448,9 @@ impl Runtime {
                 &mut run.spent,
             )
             .await;
-        for call in &outcome.captured {
+        // A call of a tool the step did not offer (an unknown name) is no work to finish.
+        let offered = |name: &str| run.tools.iter().any(|t| t.name == name);
+        for call in outcome.captured.iter().filter(|c| offered(&c.name)) {
             run.open_failure.record(
                 &call.name,
                 call.output.as_deref().unwrap_or_default(),
