@@ -49,6 +49,12 @@ const OWNING_UP: &[&str] = &[
 /// The tools that change files: one that succeeded backs an answer saying something changed.
 const CHANGING_TOOLS: &[&str] = &["bash", "edit_file", "write_file"];
 
+/// Commands that only look: a `bash` call made of these (and no redirection) backs no change.
+const LOOKING: &[&str] = &[
+    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "stat", "file", "du",
+    "df", "tree", "which", "whoami", "date", "type", "less", "more", "sort", "uniq", "cut",
+];
+
 /// Past participles with which an answer says that it changed something.
 const CHANGED: &[&str] = &[
     "updated",
@@ -116,11 +122,19 @@ impl OpenFailure {
     /// A call's result. A failure of a work tool opens; a success of the same tool closes it. A
     /// call the person refused and a question they declined are theirs to decide, not failures
     /// to fix.
-    pub fn record(&mut self, tool: &str, output: &str, failed: bool, refused: bool) {
+    /// `command` is a `bash` call's command line.
+    pub fn record(
+        &mut self,
+        tool: &str,
+        command: Option<&str>,
+        output: &str,
+        failed: bool,
+        refused: bool,
+    ) {
         if refused || !WORK_TOOLS.contains(&tool) {
             return;
         }
-        if !failed && CHANGING_TOOLS.contains(&tool) {
+        if !failed && CHANGING_TOOLS.contains(&tool) && !command.is_some_and(only_looks) {
             self.changed = true;
         }
         if failed {
@@ -166,6 +180,22 @@ impl OpenFailure {
         }
         Verdict::Unresolved(NOT_CHANGED.to_owned())
     }
+}
+
+/// Whether a command line only looks: each of its commands is one of [`LOOKING`], with no
+/// redirection and nothing run on what `find` finds.
+fn only_looks(command: &str) -> bool {
+    if command.contains('>') || command.contains("-delete") || command.contains("-exec") {
+        return false;
+    }
+    command
+        .split(['|', ';', '&'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .all(|part| {
+            let program = part.split_whitespace().next().unwrap_or_default();
+            LOOKING.contains(&program)
+        })
 }
 
 /// Whether `answer` says, in the first person or the passive, that it changed something.
@@ -222,19 +252,18 @@ mod tests {
     fn a_turn_without_failures_or_past_them_is_done() {
         let mut open = OpenFailure::default();
         assert_eq!(open.on_answer("Done."), Verdict::Done);
-        open.record("edit_file", "old text not found", true, false);
-        open.record("read_file", "1 fn main() {}", false, false);
+        open.record("edit_file", None, "old text not found", true, false);
+        open.record("read_file", None, "1 fn main() {}", false, false);
         // Reading the file does not fix the edit; editing again does.
         assert!(matches!(open.on_answer("Done."), Verdict::Retell(_)));
-        open.record("edit_file", "edited", false, false);
+        open.record("edit_file", None, "edited", false, false);
         assert_eq!(open.on_answer("Done."), Verdict::Done);
     }
 
     #[test]
     fn a_failure_is_retold_once_then_the_answer_says_what_did_not_work() {
         let mut open = OpenFailure::default();
-        open.record(
-            "bash",
+        open.record("bash", None,
             "python3: can't open file 'hello.py': [Errno 2] No such file or directory\n[exit code: exit status 2]",
             true,
             false,
@@ -257,7 +286,7 @@ mod tests {
     #[test]
     fn an_answer_that_says_what_failed_ends_the_turn_as_it_is() {
         let mut open = OpenFailure::default();
-        open.record("bash", "[exit code: exit status 3]", true, false);
+        open.record("bash", None, "[exit code: exit status 3]", true, false);
         assert_eq!(open.on_answer("It exited with code 3."), Verdict::Done);
         assert_eq!(
             open.on_answer("The file could not be found."),
@@ -277,7 +306,7 @@ mod tests {
     #[test]
     fn a_change_no_tool_made_is_told_once_then_marked() {
         let mut open = OpenFailure::default();
-        open.record("read_file", "1 old.log", false, false);
+        open.record("read_file", None, "1 old.log", false, false);
         assert_eq!(
             open.on_answer("The file `old.log` has been deleted."),
             Verdict::Retell(NUDGE_UNDONE_CLAIM.to_owned())
@@ -293,16 +322,31 @@ mod tests {
             Verdict::Done
         );
         let mut backed = OpenFailure::default();
-        backed.record("bash", "", false, false);
+        backed.record("bash", Some("rm old.log"), "", false, false);
         assert_eq!(backed.on_answer("I deleted old.log."), Verdict::Done);
+        // A listing backs no change.
+        let mut looked = OpenFailure::default();
+        looked.record(
+            "bash",
+            Some("ls -la && cat old.log | wc -l"),
+            "",
+            false,
+            false,
+        );
+        assert!(matches!(
+            looked.on_answer("I deleted old.log."),
+            Verdict::Retell(_)
+        ));
+        assert!(!only_looks("echo x > old.log") && !only_looks("find . -name '*.log' -delete"));
     }
 
     #[test]
     fn only_the_work_tools_failures_are_held_open() {
         let mut open = OpenFailure::default();
-        open.record("job_output", "[no job job9]", true, false);
+        open.record("job_output", None, "[no job job9]", true, false);
         open.record(
             "ask_agent",
+            None,
             "[ask_agent: reviewer failed: down]",
             true,
             false,
@@ -313,7 +357,7 @@ mod tests {
     #[test]
     fn what_the_person_refused_or_declined_is_not_a_failure_to_fix() {
         let mut open = OpenFailure::default();
-        open.record("bash", "[the command was rejected]", true, true);
+        open.record("bash", None, "[the command was rejected]", true, true);
         assert_eq!(open.on_answer("Done."), Verdict::Done);
     }
 

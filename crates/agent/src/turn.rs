@@ -453,6 +453,7 @@ impl Runtime {
         for call in outcome.captured.iter().filter(|c| offered(&c.name)) {
             run.open_failure.record(
                 &call.name,
+                call.input["command"].as_str(),
                 call.output.as_deref().unwrap_or_default(),
                 call.is_error,
                 outcome.refused.contains(&call.id),
