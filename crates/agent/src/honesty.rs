@@ -4,6 +4,7 @@
 //! an answer still given over it carries a line saying what did not work, and the turn reports it
 //! as unresolved.
 
+use cairn_tools::reading_command;
 use cairn_tools::texts::fill;
 
 use crate::texts::{
@@ -48,12 +49,6 @@ const OWNING_UP: &[&str] = &[
 
 /// The tools that change files: one that succeeded backs an answer saying something changed.
 const CHANGING_TOOLS: &[&str] = &["bash", "edit_file", "write_file"];
-
-/// Commands that only look: a `bash` call made of these (and no redirection) backs no change.
-const LOOKING: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "stat", "file", "du",
-    "df", "tree", "which", "whoami", "date", "type", "less", "more", "sort", "uniq", "cut",
-];
 
 /// Past participles with which an answer says that it changed something.
 const CHANGED: &[&str] = &[
@@ -101,28 +96,17 @@ pub(crate) struct OpenFailure {
 pub(crate) enum Verdict {
     /// Nothing failed, or the failure was got past: the answer ends the turn.
     Done,
-    /// The failure is told to the model once more (this text, as the harness's message).
-    Retell(String),
+    /// The model is told once more: `told`, as the harness's message; `reason` completes the
+    /// person's notice "the reply was …".
+    Retell { told: String, reason: &'static str },
     /// Told once already and still failing: the answer ends the turn with this line under it.
     Unresolved(String),
 }
 
-impl Verdict {
-    /// Why the model is asked again, as the nudge's reason ("the reply was …").
-    pub fn reason(told: &str) -> &'static str {
-        if told == NUDGE_UNDONE_CLAIM {
-            UNDONE_CLAIM_REASON
-        } else {
-            FAILED_CALL_REASON
-        }
-    }
-}
-
 impl OpenFailure {
-    /// A call's result. A failure of a work tool opens; a success of the same tool closes it. A
-    /// call the person refused and a question they declined are theirs to decide, not failures
-    /// to fix.
-    /// `command` is a `bash` call's command line.
+    /// A call's result (`command`: a `bash` call's command line). A failure of a work tool opens;
+    /// a success of the same tool closes it. A call the person refused and a question they
+    /// declined are theirs to decide, not failures to fix.
     pub fn record(
         &mut self,
         tool: &str,
@@ -134,7 +118,7 @@ impl OpenFailure {
         if refused || !WORK_TOOLS.contains(&tool) {
             return;
         }
-        if !failed && CHANGING_TOOLS.contains(&tool) && !command.is_some_and(only_looks) {
+        if !failed && CHANGING_TOOLS.contains(&tool) && !command.is_some_and(reading_command) {
             self.changed = true;
         }
         if failed {
@@ -155,19 +139,17 @@ impl OpenFailure {
         if !self.retold {
             self.retold = true;
             let error = tail(output, RETOLD_CHARS);
-            return Verdict::Retell(fill(
-                NUDGE_FAILED_CALL,
-                &[("tool", tool), ("error", &error)],
-            ));
+            return Verdict::Retell {
+                told: fill(NUDGE_FAILED_CALL, &[("tool", tool), ("error", &error)]),
+                reason: FAILED_CALL_REASON,
+            };
         }
         Verdict::Unresolved(fill(
             NOT_DONE,
             &[("tool", tool), ("error", &one_line(output))],
         ))
     }
-}
 
-impl OpenFailure {
     /// No failure is open: an answer that says something changed when no changing tool
     /// succeeded is told once, then marked.
     fn on_claim(&mut self, answer: &str) -> Verdict {
@@ -176,26 +158,13 @@ impl OpenFailure {
         }
         if !self.retold {
             self.retold = true;
-            return Verdict::Retell(NUDGE_UNDONE_CLAIM.to_owned());
+            return Verdict::Retell {
+                told: NUDGE_UNDONE_CLAIM.to_owned(),
+                reason: UNDONE_CLAIM_REASON,
+            };
         }
         Verdict::Unresolved(NOT_CHANGED.to_owned())
     }
-}
-
-/// Whether a command line only looks: each of its commands is one of [`LOOKING`], with no
-/// redirection and nothing run on what `find` finds.
-fn only_looks(command: &str) -> bool {
-    if command.contains('>') || command.contains("-delete") || command.contains("-exec") {
-        return false;
-    }
-    command
-        .split(['|', ';', '&'])
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .all(|part| {
-            let program = part.split_whitespace().next().unwrap_or_default();
-            LOOKING.contains(&program)
-        })
 }
 
 /// Whether `answer` says, in the first person or the passive, that it changed something.
@@ -255,7 +224,7 @@ mod tests {
         open.record("edit_file", None, "old text not found", true, false);
         open.record("read_file", None, "1 fn main() {}", false, false);
         // Reading the file does not fix the edit; editing again does.
-        assert!(matches!(open.on_answer("Done."), Verdict::Retell(_)));
+        assert!(matches!(open.on_answer("Done."), Verdict::Retell { .. }));
         open.record("edit_file", None, "edited", false, false);
         assert_eq!(open.on_answer("Done."), Verdict::Done);
     }
@@ -268,10 +237,11 @@ mod tests {
             true,
             false,
         );
-        let Verdict::Retell(told) = open.on_answer("Done.") else {
+        let Verdict::Retell { told, reason } = open.on_answer("Done.") else {
             panic!("the failure is told again first");
         };
         assert!(told.starts_with("Your last tool call (bash) failed"));
+        assert_eq!(reason, FAILED_CALL_REASON);
         assert!(told.contains("No such file or directory"));
         assert_eq!(
             open.on_answer("Done."),
@@ -295,7 +265,7 @@ mod tests {
         // A claim of success is not owning up, even about an error.
         assert!(matches!(
             open.on_answer("I fixed the error in the function."),
-            Verdict::Retell(_)
+            Verdict::Retell { .. }
         ));
         assert_eq!(
             open.on_answer("The edit failed: the text was not in the file."),
@@ -309,7 +279,10 @@ mod tests {
         open.record("read_file", None, "1 old.log", false, false);
         assert_eq!(
             open.on_answer("The file `old.log` has been deleted."),
-            Verdict::Retell(NUDGE_UNDONE_CLAIM.to_owned())
+            Verdict::Retell {
+                told: NUDGE_UNDONE_CLAIM.to_owned(),
+                reason: UNDONE_CLAIM_REASON,
+            }
         );
         assert_eq!(
             open.on_answer("I deleted old.log."),
@@ -335,9 +308,8 @@ mod tests {
         );
         assert!(matches!(
             looked.on_answer("I deleted old.log."),
-            Verdict::Retell(_)
+            Verdict::Retell { .. }
         ));
-        assert!(!only_looks("echo x > old.log") && !only_looks("find . -name '*.log' -delete"));
     }
 
     #[test]

@@ -400,11 +400,11 @@ impl Runtime {
             Verdict::Done => {}
             // Answered over a failed call, or claiming a change no tool made: the model is told
             // once, with what to do, rather than the turn ending on a claim the tools contradict.
-            Verdict::Retell(told) => {
+            Verdict::Retell { told, reason } => {
                 let _ = run
                     .tx
                     .send(Event::Nudged {
-                        reason: Verdict::reason(&told).into(),
+                        reason: reason.into(),
                     })
                     .await;
                 state.messages.push(Message::new(Role::User, told));

@@ -87,3 +87,43 @@ command still running at the timeout goes on the same way."
         })
     }
 }
+
+/// Whether a bash command only reads (a team's lead may run it; it backs no claimed change): each
+/// part of a pipeline or list starts with a reading command, and nothing is written to a file.
+pub fn reading_command(command: &str) -> bool {
+    const READERS: &[&str] = &[
+        "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "tree", "file",
+        "stat", "du", "df", "which", "diff", "sort", "uniq", "less", "git",
+    ];
+    const GIT_READERS: &[&str] = &[
+        "status", "log", "diff", "show", "branch", "blame", "ls-files",
+    ];
+    if command.contains('>') || command.contains("-delete") || command.contains("-exec") {
+        return false;
+    }
+    command
+        .split(['|', ';', '&'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .all(|part| {
+            let mut words = part.split_whitespace();
+            match words.next() {
+                Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
+                Some(first) => READERS.contains(&first),
+                None => true,
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reading_command;
+
+    #[test]
+    fn reading_commands_are_told_from_writing_ones() {
+        assert!(reading_command("ls -la | grep rs && git status"));
+        assert!(!reading_command("cargo build"));
+        assert!(!reading_command("cat a > b"));
+        assert!(!reading_command("find . -delete"));
+    }
+}

@@ -33,7 +33,7 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use access::Protected;
 pub use ask::{Answer, AskUser, Asker, Question, QuestionKind};
-pub use bash::Bash;
+pub use bash::{reading_command, Bash};
 pub use counters::{Counter, Counters};
 pub use declared::{DeclaredParameter, DeclaredTool, DeclaredToolDef};
 pub use fetch_content::FetchContent;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 use cairn_protocol::{TaskTeam, TeamMember, TeamMemberState, TeamMessage};
-use cairn_tools::{field, CancellationToken, Jobs, Tool, ToolContext};
+use cairn_tools::{field, reading_command, CancellationToken, Jobs, Tool, ToolContext};
 use serde_json::Value;
 
 use super::texts;
@@ -276,31 +276,4 @@ pub(crate) fn manager_may_not(tool: &dyn Tool, input: &Value, ctx: &ToolContext)
         "bash" => !reading_command(field(input, "command")),
         _ => tool.needs_permission(input, ctx),
     }
-}
-
-/// Whether a bash command only reads (what the default rules allow in manual mode): each part of
-/// a pipeline or list starts with a reading command, and nothing is written to a file.
-pub(super) fn reading_command(command: &str) -> bool {
-    const READERS: &[&str] = &[
-        "ls", "cat", "head", "tail", "wc", "grep", "rg", "find", "pwd", "echo", "tree", "file",
-        "stat", "du", "df", "which", "diff", "sort", "uniq", "less", "git",
-    ];
-    const GIT_READERS: &[&str] = &[
-        "status", "log", "diff", "show", "branch", "blame", "ls-files",
-    ];
-    if command.contains('>') || command.contains("-delete") || command.contains("-exec") {
-        return false;
-    }
-    command
-        .split(['|', ';', '&'])
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .all(|part| {
-            let mut words = part.split_whitespace();
-            match words.next() {
-                Some("git") => words.next().is_some_and(|sub| GIT_READERS.contains(&sub)),
-                Some(first) => READERS.contains(&first),
-                None => true,
-            }
-        })
 }
