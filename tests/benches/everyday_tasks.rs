@@ -6,8 +6,10 @@
 //! steps, then the success rate and the median time.
 //!
 //! `cargo bench -p cairn-tests --bench everyday_tasks [-- --only id,id] [--config FILE]
-//! [--timeout SECONDS] [--json]` (build `cairn` and `cairn-model-host` first, and install the
-//! model: `./run setup`). The models are read from `$CAIRN_HOME/models` or `~/.cairn/models`.
+//! [--timeout SECONDS] [--shared-home] [--json]` (build `cairn` and `cairn-model-host` first, and
+//! install the model: `./run setup`). The models are read from `$CAIRN_HOME/models` or
+//! `~/.cairn/models`. `--shared-home` runs every task on one data home, as a person's would be:
+//! each task then recalls the memories of the tasks before it, which must not derail it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -69,6 +71,7 @@ struct Options {
     config: Option<PathBuf>,
     timeout: Duration,
     json: bool,
+    shared_home: bool,
 }
 
 fn options() -> Result<Options, Failure> {
@@ -77,6 +80,7 @@ fn options() -> Result<Options, Failure> {
         config: None,
         timeout: Duration::from_secs(240),
         json: false,
+        shared_home: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -95,6 +99,7 @@ fn options() -> Result<Options, Failure> {
                     Duration::from_secs(args.next().ok_or("--timeout takes seconds")?.parse()?)
             }
             "--json" => options.json = true,
+            "--shared-home" => options.shared_home = true,
             // cargo bench passes --bench.
             _ => {}
         }
@@ -166,7 +171,12 @@ fn check(expect: &Value, dir: &Path, answer: &str) -> Option<String> {
 
 /// `N step(s)` from the turn's recap on standard error.
 fn steps(stderr: &str) -> Option<u64> {
-    let at = stderr.rfind(" step(s)")?;
+    count_before(stderr, " step(s)")
+}
+
+/// The number the turn's footer gives before `what` (" step(s)", " memor" of memories recalled).
+fn count_before(stderr: &str, what: &str) -> Option<u64> {
+    let at = stderr.rfind(what)?;
     stderr[..at]
         .rsplit(|c: char| !c.is_ascii_digit())
         .next()?
@@ -174,17 +184,33 @@ fn steps(stderr: &str) -> Option<u64> {
         .ok()
 }
 
-fn run_task(
-    task: &Value,
-    options: &Options,
-    cairn: &Path,
-    models: &Path,
-) -> Result<Value, Failure> {
+/// A data home with the models linked in (and the config given).
+fn new_home(options: &Options, models: &Path) -> Result<tempfile::TempDir, Failure> {
     let home = tempfile::tempdir()?;
     std::os::unix::fs::symlink(models, home.path().join("models"))?;
     if let Some(config) = &options.config {
         std::fs::copy(config, home.path().join("config.toml"))?;
     }
+    Ok(home)
+}
+
+/// Runs `task` on `home` (a fresh one when `None`).
+fn run_task(
+    task: &Value,
+    options: &Options,
+    cairn: &Path,
+    models: &Path,
+    home: Option<&Path>,
+) -> Result<Value, Failure> {
+    let fresh = match home {
+        Some(_) => None,
+        None => Some(new_home(options, models)?),
+    };
+    let home = match (&fresh, home) {
+        (Some(fresh), _) => fresh.path(),
+        (None, Some(home)) => home,
+        (None, None) => return Err("no data home".into()),
+    };
     let work = tempfile::tempdir()?;
     for (name, content) in task["files"].as_object().into_iter().flatten() {
         let path = work.path().join(name);
@@ -197,7 +223,7 @@ fn run_task(
     let started = Instant::now();
     let mut child = Command::new(cairn)
         .args(["agent", "--message", prompt])
-        .env("CAIRN_HOME", home.path())
+        .env("CAIRN_HOME", home)
         .current_dir(work.path())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -237,7 +263,7 @@ fn run_task(
     };
     Ok(json!({
         "id": task["id"], "outcome": outcome, "seconds": (seconds * 10.0).round() / 10.0,
-        "steps": steps(&stderr), "exit": exit, "wrong": wrong,
+        "steps": steps(&stderr), "recalled": count_before(&stderr, " memor"), "exit": exit, "wrong": wrong,
         "answer": answer.trim(),
     }))
 }
@@ -275,9 +301,14 @@ fn main() -> Result<(), Failure> {
         .flatten()
         .filter(|t| options.only.is_empty() || options.only.iter().any(|id| t["id"] == id.as_str()))
         .collect();
+    let shared = match options.shared_home {
+        true => Some(new_home(&options, &models)?),
+        false => None,
+    };
     let mut results = Vec::new();
     for task in tasks {
-        let result = run_task(task, &options, &cairn, &models)?;
+        let home = shared.as_ref().map(tempfile::TempDir::path);
+        let result = run_task(task, &options, &cairn, &models, home)?;
         if !options.json {
             println!(
                 "{:<16} {:<18} {:>6.1} s  {:>2} step(s)  {}",

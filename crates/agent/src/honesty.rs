@@ -1,14 +1,19 @@
 //! Honest endings: a turn does not end as done over a tool call that failed and that nothing
 //! fixed, unless the answer itself says that something did not work, nor on an answer that says
-//! a file was changed when no tool changed anything. The model is told once more, with what to do;
-//! an answer still given over it carries a line saying what did not work, and the turn reports it
-//! as unresolved.
+//! a file was changed when no tool changed anything, nor on one that only announces the step it
+//! is about to take, nor on one about a file of the project that no tool looked at. The model is
+//! told once more (or asked for the step again, with a tool call required); an answer still given
+//! over it carries a line saying what did not work, and the turn reports it as unresolved.
+
+use std::path::Path;
 
 use cairn_tools::reading_command;
+
+use crate::tool_need::names_files;
 use cairn_tools::texts::fill;
 
 use crate::texts::{
-    FAILED_CALL_REASON, NOT_CHANGED, NOT_DONE, NUDGE_FAILED_CALL, NUDGE_UNDONE_CLAIM,
+    FAILED_CALL_REASON, NOT_CHANGED, NOT_DONE, NOT_STARTED, NUDGE_FAILED_CALL, NUDGE_UNDONE_CLAIM,
     UNDONE_CLAIM_REASON,
 };
 
@@ -82,6 +87,34 @@ const CLAIMING: &[&str] = &[
     "successfully ",
 ];
 
+/// How an announcement of a step begins (lowercase): "I will read notes.txt."
+const ANNOUNCING: &[&str] = &[
+    "i will ",
+    "i'll ",
+    "let me ",
+    "let's ",
+    "i am going to ",
+    "i'm going to ",
+    "i need to ",
+    "i will now ",
+    "now i will ",
+    "next, i will ",
+    "first, i will ",
+];
+
+/// Announcements that are no step to take: a courtesy, or a promise to remember.
+const NOT_A_STEP: &[&str] = &[
+    "let me know",
+    "remember",
+    "keep that in mind",
+    "note that",
+    "will not",
+    "won't",
+];
+
+/// The longest answer read as a mere announcement: a longer one says more than what comes next.
+const ANNOUNCEMENT_CHARS: usize = 400;
+
 /// What a turn's calls did so far: the last failed call of a work tool that no later call of the
 /// same tool got past, whether a changing tool succeeded, and whether the model was told once.
 #[derive(Debug, Default)]
@@ -89,6 +122,14 @@ pub(crate) struct OpenFailure {
     failed: Option<(String, String)>,
     changed: bool,
     retold: bool,
+    /// The step an answer announced was asked for once already.
+    prodded: bool,
+    /// The turn is a small model's.
+    small: bool,
+    /// The person's message names a file or folder of the project (a small model's turn).
+    names_files: bool,
+    /// A tool was called in the turn.
+    called: bool,
 }
 
 /// What the turn does with the model's answer.
@@ -99,11 +140,24 @@ pub(crate) enum Verdict {
     /// The model is told once more: `told`, as the harness's message; `reason` completes the
     /// person's notice "the reply was …".
     Retell { told: String, reason: &'static str },
+    /// The answer only announced its next step: the step is asked again with a tool call
+    /// required.
+    TakeStep,
     /// Told once already and still failing: the answer ends the turn with this line under it.
     Unresolved(String),
 }
 
 impl OpenFailure {
+    /// For a turn on `request`, in `folder`. A small model's turn (`small`) is also held to take
+    /// the steps it announces and to look at the files it is asked about: those are its habits.
+    pub fn new(request: &str, folder: &Path, small: bool) -> Self {
+        Self {
+            small,
+            names_files: small && names_files(request, folder),
+            ..Self::default()
+        }
+    }
+
     /// A call's result (`command`: a `bash` call's command line). A failure of a work tool opens;
     /// a success of the same tool closes it. A call the person refused and a question they
     /// declined are theirs to decide, not failures to fix.
@@ -115,6 +169,7 @@ impl OpenFailure {
         failed: bool,
         refused: bool,
     ) {
+        self.called = true;
         if refused || !WORK_TOOLS.contains(&tool) {
             return;
         }
@@ -153,6 +208,15 @@ impl OpenFailure {
     /// No failure is open: an answer that says something changed when no changing tool
     /// succeeded is told once, then marked.
     fn on_claim(&mut self, answer: &str) -> Verdict {
+        // An answer about the project's files before any tool looked at them is a guess.
+        let unlooked = self.names_files && !self.called;
+        if unlooked || (self.small && announces(answer)) {
+            if !self.prodded {
+                self.prodded = true;
+                return Verdict::TakeStep;
+            }
+            return Verdict::Unresolved(NOT_STARTED.to_owned());
+        }
         if self.changed || owns_up(answer) || !claims_change(answer) {
             return Verdict::Done;
         }
@@ -175,6 +239,30 @@ fn claims_change(answer: &str) -> bool {
             .iter()
             .any(|done| answer.contains(&format!("{before}{done}")))
     })
+}
+
+/// Whether `answer` only says what the model is about to do: a short answer whose last sentence
+/// announces a step ("To find it, I will look at notes.txt.").
+fn announces(answer: &str) -> bool {
+    let answer = answer.trim().to_lowercase();
+    if answer.is_empty() || answer.chars().count() > ANNOUNCEMENT_CHARS {
+        return false;
+    }
+    let body = answer.trim_end_matches(['.', '!', ':', ' ']);
+    // The last sentence: after the last full stop, mark or line break that ends one (the dot
+    // of "notes.txt" does not).
+    let start = body
+        .char_indices()
+        .zip(body.chars().skip(1))
+        .filter(|((_, c), next)| *c == '\n' || (".!?".contains(*c) && next.is_whitespace()))
+        .map(|((i, c), _)| i + c.len_utf8())
+        .last()
+        .unwrap_or(0);
+    let last = format!("{} ", body[start..].trim());
+    ANNOUNCING
+        .iter()
+        .any(|a| last.starts_with(a) || last.contains(&format!(", {a}")))
+        && !NOT_A_STEP.iter().any(|n| last.contains(n))
 }
 
 /// Whether `answer` says that something did not work.
@@ -237,7 +325,7 @@ mod tests {
             true,
             false,
         );
-        let Verdict::Retell { told, reason } = open.on_answer("Done.") else {
+        let Verdict::Retell { told, reason, .. } = open.on_answer("Done.") else {
             panic!("the failure is told again first");
         };
         assert!(told.starts_with("Your last tool call (bash) failed"));
@@ -310,6 +398,69 @@ mod tests {
             looked.on_answer("I deleted old.log."),
             Verdict::Retell { .. }
         ));
+    }
+
+    #[test]
+    fn an_announced_step_is_prodded_once_then_marked() {
+        let small = || OpenFailure::new("", Path::new("."), true);
+        let mut open = small();
+        assert_eq!(
+            open.on_answer("To find the release planned, I will look at the notes.txt file."),
+            Verdict::TakeStep
+        );
+        assert_eq!(
+            open.on_answer("Let me read notes.txt:"),
+            Verdict::Unresolved(NOT_STARTED.to_owned())
+        );
+        // Answers, courtesies and promises to remember are not steps.
+        for answer in [
+            "The release is planned for 14 March.",
+            "Done. Let me know if you need anything else.",
+            "I'll remember that you prefer tabs.",
+            "23 multiplied by 19 is 437.",
+            "I will not delete it: the file is still in use, and it failed to open.",
+        ] {
+            assert_eq!(
+                OpenFailure::default().on_answer(answer),
+                Verdict::Done,
+                "{answer}"
+            );
+        }
+        assert!(announces(
+            "First I listed the folder. Now, I will count the lines."
+        ));
+        assert!(!announces(&format!(
+            "{} I will go on.",
+            "Here is the plan. ".repeat(30)
+        )));
+    }
+
+    #[test]
+    fn an_answer_about_a_file_no_tool_looked_at_is_asked_for_again() -> std::io::Result<()> {
+        let folder = tempfile::tempdir()?;
+        std::fs::write(folder.path().join("package.json"), "{}")?;
+        std::fs::write(folder.path().join(".gitignore"), "")?;
+        let mut guess =
+            OpenFailure::new("What version is set in package.json?", folder.path(), true);
+        assert_eq!(guess.on_answer("The version is 1.0.0."), Verdict::TakeStep);
+        assert_eq!(
+            guess.on_answer("The version is 1.0.0."),
+            Verdict::Unresolved(NOT_STARTED.to_owned())
+        );
+        let mut looked =
+            OpenFailure::new("Add 'node_modules/' to .gitignore.", folder.path(), true);
+        looked.record("read_file", None, "", false, false);
+        assert_eq!(looked.on_answer("It is there now."), Verdict::Done);
+        // A file that is not in the folder, or no file at all: nothing to look at.
+        for request in [
+            "What is in notes.txt?",
+            "What is 23 multiplied by 19?",
+            "Hi.",
+        ] {
+            let mut open = OpenFailure::new(request, folder.path(), true);
+            assert_eq!(open.on_answer("Here it is."), Verdict::Done, "{request}");
+        }
+        Ok(())
     }
 
     #[test]

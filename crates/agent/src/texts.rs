@@ -32,6 +32,14 @@ pub const NUDGE_UNDONE_CLAIM: &str = "Your answer says that something was change
 pub const NOT_CHANGED: &str =
     "⚠ Unresolved: the answer says something was changed, but no tool changed anything.";
 
+/// Put under an answer that, asked again with a tool call required, still only announces the
+/// step it is about to take (ours).
+pub const NOT_STARTED: &str =
+    "⚠ Unresolved: the answer says what would be done, but no tool was called.";
+
+/// Why the model was asked again after announcing a step it did not take.
+pub const ANNOUNCED_REASON: &str = "a step announced but not taken";
+
 /// Why the model was asked again after answering over a failed call: the reply "was {reason}".
 pub const FAILED_CALL_REASON: &str = "written over a failed tool call";
 /// Why the model was asked again after claiming a change no tool made.

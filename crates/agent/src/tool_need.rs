@@ -3,7 +3,10 @@
 //! files to answer a greeting — and reading the tool schemas costs it seconds before the first
 //! word. So its turns get tools only when the person's words ask for work on files or commands
 //! (a path or file name, or a word for a file, a folder or running something), or when the
-//! conversation is already doing such work. Larger models always get them.
+//! conversation is already doing such work, or the words name a file of the folder it works in.
+//! Larger models always get them.
+
+use std::path::Path;
 
 use cairn_llm::{Message, Role};
 
@@ -25,6 +28,7 @@ const WORK_WORDS: &[&str] = &[
     "bash",
     "script",
     "install",
+    "installed",
     "compile",
     "build",
     "git",
@@ -56,13 +60,26 @@ const WORK_WORDS_ZH: &[&str] = &[
 ];
 
 /// Whether this turn offers tools: always unless `compact`; for a compact profile, when `text`
-/// asks for work on files or commands, or `history` already holds a tool call.
-pub(crate) fn offers_tools(compact: bool, text: &str, history: &[Message]) -> bool {
+/// asks for work on files or commands or names a file of `folder`, or `history` already holds a
+/// tool call.
+pub(crate) fn offers_tools(compact: bool, text: &str, folder: &Path, history: &[Message]) -> bool {
     !compact
         || asks_for_work(text)
+        || names_files(text, folder)
         || history
             .iter()
             .any(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+}
+
+/// Whether `request` names a file or folder that is in `folder` ("notes.txt", "src/app.py",
+/// ".gitignore"): a word with a dot or a slash in it, stripped of quotes and punctuation.
+pub(crate) fn names_files(request: &str, folder: &Path) -> bool {
+    request
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '\'' | '"' | ',' | '(' | ')'))
+        .map(|word| word.trim_end_matches(['.', ',', ':', ';', '?', '!']))
+        .filter(|word| word.len() > 1 && (word.contains('.') || word.contains('/')))
+        .filter(|word| !word.starts_with('/') && !word.contains(".."))
+        .any(|word| folder.join(word).exists())
 }
 
 /// Whether the person's words name a file or path or ask for files, folders or commands.
@@ -84,6 +101,17 @@ fn is_path(word: &str) -> bool {
     let has_letters = |s: &str| s.chars().any(|c| c.is_alphabetic());
     if word.starts_with("./") || word.starts_with("~/") || word.starts_with("../") {
         return true;
+    }
+    // A dotfile: `.gitignore`, `.env`.
+    if let Some(name) = word.strip_prefix('.') {
+        if name.len() > 1
+            && has_letters(name)
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        {
+            return true;
+        }
     }
     if let Some((left, right)) = word.split_once('/') {
         if has_letters(left) && has_letters(right) && !word.contains("://") {
@@ -115,6 +143,8 @@ mod tests {
             "Run the tests and tell me what fails",
             "List what is in this folder",
             "Put 'hello' in ./greeting",
+            "Add the line 'node_modules/' to .gitignore.",
+            "Which Python version is installed on this machine?",
             "```\nfn main() {}\n```\nwhy does this not compile?",
             "创建一个文件 notes.txt",
             "运行测试",
@@ -148,8 +178,22 @@ mod tests {
             name: "bash".into(),
             arguments: "{}".into(),
         }];
-        assert!(offers_tools(true, "now do it again", &[call]));
-        assert!(!offers_tools(true, "thanks!", &[]));
-        assert!(offers_tools(false, "thanks!", &[]));
+        let here = Path::new(".");
+        assert!(offers_tools(true, "now do it again", here, &[call]));
+        assert!(!offers_tools(true, "thanks!", here, &[]));
+        assert!(offers_tools(false, "thanks!", here, &[]));
+    }
+
+    #[test]
+    fn a_file_of_the_folder_named_in_any_words_is_work() -> std::io::Result<()> {
+        let folder = tempfile::tempdir()?;
+        std::fs::write(folder.path().join("Makefile.am"), "")?;
+        std::fs::create_dir(folder.path().join("docs"))?;
+        std::fs::write(folder.path().join("docs").join("plan"), "")?;
+        assert!(names_files("What does Makefile.am say?", folder.path()));
+        assert!(names_files("Summarise `docs/plan`, please.", folder.path()));
+        assert!(!names_files("What does notes.txt say?", folder.path()));
+        assert!(!names_files("Read /etc/passwd or ../x.txt", folder.path()));
+        Ok(())
     }
 }

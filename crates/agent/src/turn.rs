@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use cairn_llm::{ChatRequest, Completion, FinishReason, Message, Role, StreamEvent, ToolSpec};
+use cairn_llm::{
+    ChatRequest, Completion, FinishReason, Message, Role, StreamEvent, ToolChoice, ToolSpec,
+};
 use cairn_memory::{render_injection, SearchQuery, TurnCompletion, TurnStart};
 use cairn_tools::texts::fill;
 use cairn_tools::{CancellationToken, Counters};
@@ -18,10 +20,10 @@ use crate::runtime::{RecalledMemory, Runtime, SessionState};
 use crate::sessions::SessionRecall;
 use crate::spent::Spent;
 use crate::texts::{
-    COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR, MARK_STOPPED,
-    MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE, NOT_RUN_WRAP_UP,
-    NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT, TIME_LIMIT,
-    TOKEN_LIMIT, WRAP_UP,
+    ANNOUNCED_REASON, COMPACT_ACK, COMPACT_REQUEST, COMPACT_SUMMARY, CUT_OFF_ERROR, EMPTY_ERROR,
+    MARK_STOPPED, MARK_WRAPPED, MODE_ASK, MODE_YOLO, NOTE_FOLDER, NOTE_MCP, NOTE_MODE,
+    NOT_RUN_WRAP_UP, NUDGE_CUT_OFF, NUDGE_EMPTY, NUDGE_THINKING_ONLY, OUTPUT_LIMIT, STEP_LIMIT,
+    TIME_LIMIT, TOKEN_LIMIT, WRAP_UP,
 };
 
 /// Why a model step failed.
@@ -73,6 +75,9 @@ struct TurnRun<'a> {
     tools: Vec<ToolSpec>,
     /// A failed call nothing has got past yet, and whether the model was told it again.
     open_failure: OpenFailure,
+    /// What the next step may answer with: a call is required after a step announced and not
+    /// taken.
+    next_choice: ToolChoice,
     /// The line put under an answer given over a failure still open.
     unresolved: Option<String>,
 }
@@ -139,13 +144,14 @@ impl Runtime {
         }
         // Where the turn works: looked up once (it may read the session's file).
         let folder = self.folder(session);
+        let open_failure = OpenFailure::new(text, &folder, self.settings.compact);
         let turn_id = if machine {
             None
         } else {
             self.start_capture(session, text, &folder)
         };
         let offer_tools =
-            crate::tool_need::offers_tools(self.settings.compact, text, &state.messages);
+            crate::tool_need::offers_tools(self.settings.compact, text, &folder, &state.messages);
         let previous_answer = last_answer(&state.messages);
         let note = self.turn_note(session, folder, offer_tools, state).await;
         // Kept with the session, so a reopened task still shows what this reply recalled.
@@ -195,7 +201,8 @@ impl Runtime {
             nudges: 0,
             reasoning: String::new(),
             captured_calls: Vec::new(),
-            open_failure: OpenFailure::default(),
+            open_failure,
+            next_choice: ToolChoice::Auto,
             unresolved: None,
             tools: self.tool_specs(offer_tools, &state.context),
         }
@@ -264,8 +271,16 @@ impl Runtime {
             }
             run.spent.steps += 1;
             run.tools = self.tool_specs(run.offer_tools, &state.context);
+            let choice = std::mem::take(&mut run.next_choice);
             let step = match self
-                .step(state, run.turn_start, &run.tools, run.cancel, run.tx)
+                .step(
+                    state,
+                    run.turn_start,
+                    &run.tools,
+                    choice,
+                    run.cancel,
+                    run.tx,
+                )
                 .await
             {
                 Ok(end) => end,
@@ -311,7 +326,14 @@ impl Runtime {
             WRAP_UP.replace("{{limit}}", limit),
         ));
         let last = match self
-            .step(state, run.turn_start, &run.tools, run.cancel, run.tx)
+            .step(
+                state,
+                run.turn_start,
+                &run.tools,
+                ToolChoice::Auto,
+                run.cancel,
+                run.tx,
+            )
             .await
         {
             Ok(end) => end,
@@ -408,6 +430,20 @@ impl Runtime {
                     })
                     .await;
                 state.messages.push(Message::new(Role::User, told));
+                return AfterStep::Next;
+            }
+            // Only the next step announced: it is asked for again with a call required. The
+            // announcement leaves the history (the person saw it): a small model that reads it
+            // again before the call's result only repeats it.
+            Verdict::TakeStep => {
+                let _ = run
+                    .tx
+                    .send(Event::Nudged {
+                        reason: ANNOUNCED_REASON.into(),
+                    })
+                    .await;
+                state.messages.pop();
+                run.next_choice = ToolChoice::Required;
                 return AfterStep::Next;
             }
             // Still failing: the reply says so whatever the model claimed.
@@ -612,6 +648,7 @@ impl Runtime {
         state: &SessionState,
         turn_start: usize,
         tools: &[ToolSpec],
+        tool_choice: ToolChoice,
         cancel: &CancellationToken,
         tx: &mpsc::Sender<Event>,
     ) -> Result<StepEnd, StepError> {
@@ -632,6 +669,7 @@ impl Runtime {
             messages,
             tools: tools.to_vec(),
             max_tokens: Some(self.settings.step_max_tokens),
+            tool_choice,
         };
         // Until its first words the person sees what the turn waits for.
         let _ = tx
@@ -726,6 +764,7 @@ impl Runtime {
             messages,
             tools: Vec::new(),
             max_tokens: None,
+            tool_choice: Default::default(),
         };
         let summary = match cairn_llm::collect(self.settings.provider.stream(request)).await {
             Ok(completion) => completion.text,

@@ -52,6 +52,7 @@ impl cairn_memory::Writer for ModelWriter {
             ],
             tools: Vec::new(),
             max_tokens: Some(max_tokens),
+            tool_choice: Default::default(),
         };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()

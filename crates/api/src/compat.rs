@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use cairn_agent::{Event, Op, Runtime};
-use cairn_llm::{ChatRequest, Message, Role, StreamEvent, ToolCall, ToolSpec};
+use cairn_llm::{ChatRequest, Message, Role, StreamEvent, ToolCall, ToolChoice, ToolSpec};
 use cairn_memory::{render_injection, MemoryStore, SearchQuery, TurnCompletion, TurnStart};
 use cairn_protocol::openai::{ChatCompletionRequest, ChatMessage};
 use cairn_protocol::ModelKind;
@@ -168,9 +168,11 @@ impl CompatChat {
                 .unwrap_or(messages.len());
             messages.insert(at, Message::new(Role::System, injection));
         }
+        let (tool_choice, only) = tool_choice(request.tool_choice.as_ref());
         let tools = request
             .tools
             .iter()
+            .filter(|t| only.as_ref().is_none_or(|name| t.function.name == *name))
             .map(|t| ToolSpec {
                 name: t.function.name.clone(),
                 description: t.function.description.clone(),
@@ -186,6 +188,7 @@ impl CompatChat {
             messages,
             tools,
             max_tokens: request.max_completion_tokens.or(request.max_tokens),
+            tool_choice,
         };
         let ends_with_user = request.messages.last().is_some_and(|m| m.role == "user");
         let mut events = provider.stream(chat);
@@ -241,6 +244,24 @@ impl CompatChat {
         }
         runtimes.push((model.to_owned(), runtime.clone()));
         Ok(runtime)
+    }
+}
+
+/// What the caller's `tool_choice` asks: whether a call is required, and of which one tool
+/// (`"none"` offers none: the empty name matches no tool).
+fn tool_choice(asked: Option<&serde_json::Value>) -> (ToolChoice, Option<String>) {
+    match asked {
+        Some(serde_json::Value::String(choice)) if choice == "required" => {
+            (ToolChoice::Required, None)
+        }
+        Some(serde_json::Value::String(choice)) if choice == "none" => {
+            (ToolChoice::Auto, Some(String::new()))
+        }
+        Some(serde_json::Value::Object(named)) => match named["function"]["name"].as_str() {
+            Some(name) => (ToolChoice::Required, Some(name.to_owned())),
+            None => (ToolChoice::Auto, None),
+        },
+        _ => (ToolChoice::Auto, None),
     }
 }
 
@@ -341,5 +362,31 @@ fn capture(memory: &MemoryStore, request: &str, answer: &str) {
     });
     if let Err(e) = done {
         tracing::warn!("the exchange was not captured: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_callers_tool_choice_is_read_as_openai_defines_it() {
+        assert_eq!(tool_choice(None), (ToolChoice::Auto, None));
+        assert_eq!(tool_choice(Some(&json!("auto"))), (ToolChoice::Auto, None));
+        assert_eq!(
+            tool_choice(Some(&json!("required"))),
+            (ToolChoice::Required, None)
+        );
+        assert_eq!(
+            tool_choice(Some(&json!("none"))),
+            (ToolChoice::Auto, Some(String::new()))
+        );
+        assert_eq!(
+            tool_choice(Some(
+                &json!({"type": "function", "function": {"name": "get_weather"}})
+            )),
+            (ToolChoice::Required, Some("get_weather".into()))
+        );
     }
 }

@@ -350,6 +350,7 @@ impl Cairn {
                     )],
                     tools: Vec::new(),
                     max_tokens: Some(1),
+                    tool_choice: Default::default(),
                 };
                 use cairn_llm::Provider;
                 cairn_llm::collect(client.stream(request))

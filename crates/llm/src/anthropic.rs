@@ -9,7 +9,8 @@ use tokio::sync::mpsc;
 
 use crate::transport::{spawn_stream, transport_settings, SseData, Transport};
 use crate::{
-    ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
+    ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, ToolChoice,
+    Usage,
 };
 
 /// The API version this dialect speaks.
@@ -66,6 +67,9 @@ impl Anthropic {
                 .iter()
                 .map(|t| json!({ "name": t.name, "description": t.description, "input_schema": t.parameters }))
                 .collect();
+            if request.tool_choice == ToolChoice::Required {
+                body["tool_choice"] = json!({ "type": "any" });
+            }
         }
         body
     }

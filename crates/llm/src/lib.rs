@@ -16,7 +16,7 @@ pub use error::ProviderError;
 pub use openai::OpenAiCompatible;
 pub use types::{
     ChatRequest, Completion, FinishReason, Image, Message, Progress, Role, StreamEvent, ToolCall,
-    ToolSpec, Usage,
+    ToolChoice, ToolSpec, Usage,
 };
 
 use tokio::sync::mpsc;

@@ -41,6 +41,14 @@ pub struct LocalOptions {
     /// (a CLI turn, the first request after idle) does not read them again; `None` for nowhere.
     #[serde(default)]
     pub prefix_cache: Option<PathBuf>,
+    /// Hold a tool call to the offered tools' schemas while it is written (llama.cpp grammars),
+    /// for models whose template writes calls in tags; off only to measure what it brings.
+    #[serde(default = "constrained")]
+    pub constrain_calls: bool,
+}
+
+fn constrained() -> bool {
+    true
 }
 
 impl Default for LocalOptions {
@@ -53,6 +61,7 @@ impl Default for LocalOptions {
             idle: Duration::from_secs(300),
             reuse_prefix: true,
             prefix_cache: None,
+            constrain_calls: true,
         }
     }
 }

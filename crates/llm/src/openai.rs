@@ -9,7 +9,8 @@ use tokio::sync::mpsc;
 
 use crate::transport::{spawn_stream, transport_settings, SseData, Transport};
 use crate::{
-    ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, Usage,
+    ChatRequest, FinishReason, Message, Provider, ProviderError, Role, StreamEvent, ToolChoice,
+    Usage,
 };
 
 /// A server speaking OpenAI's chat-completions protocol.
@@ -83,6 +84,7 @@ impl OpenAiCompatible {
             messages: vec![Message::new(Role::User, "Reply with OK.")],
             tools: Vec::new(),
             max_tokens: Some(1),
+            tool_choice: Default::default(),
         };
         crate::collect(self.stream(request)).await.map(|_| ())
     }
@@ -101,6 +103,9 @@ impl OpenAiCompatible {
                 .iter()
                 .map(|t| json!({ "type": "function", "function": { "name": t.name, "description": t.description, "parameters": t.parameters } }))
                 .collect();
+            if request.tool_choice == ToolChoice::Required {
+                body["tool_choice"] = json!("required");
+            }
         }
         if let Some(max) = request.max_tokens {
             body["max_tokens"] = json!(max);

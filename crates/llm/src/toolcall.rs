@@ -273,7 +273,7 @@ mod tests {
         assert_eq!(reply.text, "I will write it.");
         assert_eq!(
             reply.calls,
-            vec![call("write_file", r#"{"content":"hi","path":"a.txt"}"#)]
+            vec![call("write_file", r#"{"path":"a.txt","content":"hi"}"#)]
         );
     }
 
@@ -344,7 +344,7 @@ mod tests {
         assert_eq!(stray.text, "");
         assert_eq!(
             stray.calls,
-            vec![call("write_file", r#"{"content":"b","path":"a"}"#)]
+            vec![call("write_file", r#"{"path":"a","content":"b"}"#)]
         );
         let doubled = parse(
             "{{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}}}",

@@ -111,6 +111,20 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     #[serde(default)]
     pub max_tokens: Option<u32>,
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+}
+
+/// Whether the model may answer in words or must call one of the offered tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolChoice {
+    /// Words or calls, as the model decides.
+    #[default]
+    Auto,
+    /// A call (OpenAI's `"required"`, Anthropic's `{"type": "any"}`); Cairn's own model is held
+    /// to the call grammar from its first token.
+    Required,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -93,6 +93,7 @@ fn request(messages: Vec<Message>, tools: Vec<ToolSpec>, max_tokens: u32) -> Cha
         messages,
         tools,
         max_tokens: Some(max_tokens),
+        tool_choice: Default::default(),
     }
 }
 

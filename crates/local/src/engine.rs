@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cairn_llm::local::{LocalOptions, StepStats};
-use cairn_llm::{ChatRequest, FinishReason, Progress, ProviderError, StreamEvent, Usage};
+use cairn_llm::{
+    ChatRequest, FinishReason, Progress, ProviderError, StreamEvent, ToolChoice, Usage,
+};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
@@ -24,8 +26,8 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use tokio::sync::mpsc;
 
-use crate::prefix_cache;
 use crate::template::ChatTemplate;
+use crate::{grammar, prefix_cache};
 use cairn_llm::toolcall;
 
 /// Tokens evaluated per decode call.
@@ -364,16 +366,7 @@ impl<'m> LoadedModel<'m> {
         stats.prompt_time = started.elapsed();
 
         let offered: Vec<String> = job.request.tools.iter().map(|t| t.name.clone()).collect();
-        let mut sampler = if job.options.temperature <= 0.0 {
-            LlamaSampler::greedy()
-        } else {
-            LlamaSampler::chain_simple([
-                LlamaSampler::top_k(40),
-                LlamaSampler::top_p(0.95, 1),
-                LlamaSampler::temp(job.options.temperature),
-                LlamaSampler::dist(job.options.seed),
-            ])
-        };
+        let mut sampler = self.sampler(job);
         let mut output = String::new();
         let mut utf8 = Utf8Stream::default();
         // How much of `output` has been streamed as text; the rest may be a tool call.
@@ -434,6 +427,7 @@ impl<'m> LoadedModel<'m> {
             self.cached.push(token);
         }
         output.push_str(&utf8.finish());
+        tracing::debug!("the local model wrote {output:?}");
         stats.generated_tokens = generated;
         stats.generation_time = generation_started.elapsed();
 
@@ -457,6 +451,48 @@ impl<'m> LoadedModel<'m> {
             output_tokens: generated as u64,
         })));
         Ok(Some(finish))
+    }
+
+    /// Greedy (or sampled at the asked temperature), and held to the offered tools' schemas from
+    /// the moment the model opens a tool call, where its template writes calls in tags.
+    fn sampler(&self, job: &Job) -> LlamaSampler {
+        let choose = if job.options.temperature <= 0.0 {
+            LlamaSampler::greedy()
+        } else {
+            LlamaSampler::chain_simple([
+                LlamaSampler::top_k(40),
+                LlamaSampler::top_p(0.95, 1),
+                LlamaSampler::temp(job.options.temperature),
+                LlamaSampler::dist(job.options.seed),
+            ])
+        };
+        if !job.options.constrain_calls || !self.template.writes_tagged_calls() {
+            return choose;
+        }
+        let Some(rules) = grammar::for_tools(&job.request.tools) else {
+            return choose;
+        };
+        // A call the request requires is held from the first token; otherwise from the tag on.
+        let calls = match job.request.tool_choice {
+            ToolChoice::Required => LlamaSampler::grammar(self.model, &rules, grammar::ROOT),
+            ToolChoice::Auto => LlamaSampler::grammar_lazy_patterns(
+                self.model,
+                &rules,
+                grammar::ROOT,
+                &grammar::TRIGGER_PATTERNS
+                    .iter()
+                    .map(|p| (*p).to_owned())
+                    .collect::<Vec<_>>(),
+                &[],
+            ),
+        };
+        match calls {
+            Ok(calls) => LlamaSampler::chain_simple([calls, choose]),
+            Err(e) => {
+                tracing::debug!("the tool-call grammar does not load ({e}): decoding is free");
+                choose
+            }
+        }
     }
 
     fn send_text(&self, job: &Job, text: &str) {

@@ -6,6 +6,7 @@
 
 pub mod bench;
 mod engine;
+mod grammar;
 mod host;
 mod prefix_cache;
 mod template;

@@ -18,6 +18,8 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     bos: String,
     eos: String,
+    /// The template writes tool calls between `<tool_call>` tags (Qwen, Hermes).
+    tagged_calls: bool,
 }
 
 impl ChatTemplate {
@@ -42,9 +44,23 @@ impl ChatTemplate {
             cairn_date_today()
         });
         env.add_filter("tojson", python_tojson);
+        let tagged_calls = source
+            .as_deref()
+            .is_some_and(|s| s.contains(crate::grammar::TRIGGER));
         env.add_template_owned("chat", source.unwrap_or_else(|| CHATML.to_owned()))
             .map_err(|e| format!("the model's chat template does not compile: {e}"))?;
-        Ok(Self { env, bos, eos })
+        Ok(Self {
+            env,
+            bos,
+            eos,
+            tagged_calls,
+        })
+    }
+
+    /// Whether the model writes its tool calls between `<tool_call>` tags, so that the call
+    /// grammar (`crate::grammar`) fits it.
+    pub fn writes_tagged_calls(&self) -> bool {
+        self.tagged_calls
     }
 
     /// The prompt for `messages` with `tools` offered, ending where the model's reply begins.
@@ -287,7 +303,8 @@ mod tests {
             parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
         }];
         let prompt = template.render(&messages, &tools)?;
-        assert!(prompt.starts_with("<|im_start|>system\nBe brief.\n\n# Tools\n\n<tools>\n{\"function\": {\"description\": \"Run a command.\""), "{prompt}");
+        // In the order Hugging Face writes them (Python's dicts keep it), not sorted.
+        assert!(prompt.starts_with("<|im_start|>system\nBe brief.\n\n# Tools\n\n<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"bash\", \"description\": \"Run a command.\""), "{prompt}");
         assert!(prompt.contains("<|im_start|>user\nList the files.<|im_end|>\n"));
         assert!(prompt.contains(
             "<|im_start|>assistant\n<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call><|im_end|>\n"

@@ -20,6 +20,9 @@ pub struct ChatCompletionRequest {
     pub max_tokens: Option<u32>,
     #[serde(default)]
     pub max_completion_tokens: Option<u32>,
+    /// `"auto"`, `"none"`, `"required"`, or `{"type": "function", "function": {"name": …}}`.
+    #[serde(default)]
+    pub tool_choice: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]

@@ -458,7 +458,7 @@ mod tests {
             .await;
         assert_eq!(
             out.text,
-            "[grep_count: invalid call, nothing was run — \"colour\" is not a parameter of this tool; pattern is missing; max: \"many\" is not an integer; flags: -x is not one of -i, -v. You sent: {\"colour\":true,\"file\":\"f\",\"flags\":\"-x\",\"max\":\"many\"}. Expected: pattern (string): What to look for.; file (string): The file.; max (integer): Stop after this many. Optional, default 100.; flags (string): One of: -i, -v. Optional.. Call grep_count again with each parameter as its own field.]"
+            "[grep_count: invalid call, nothing was run — \"colour\" is not a parameter of this tool; pattern is missing; max: \"many\" is not an integer; flags: -x is not one of -i, -v. You sent: {\"file\":\"f\",\"max\":\"many\",\"flags\":\"-x\",\"colour\":true}. Expected: pattern (string): What to look for.; file (string): The file.; max (integer): Stop after this many. Optional, default 100.; flags (string): One of: -i, -v. Optional.. Call grep_count again with each parameter as its own field.]"
         );
     }
 

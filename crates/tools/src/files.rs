@@ -11,7 +11,7 @@ use crate::access::{inside, read_asks, Protected};
 use crate::counters::Counter;
 use crate::diff::diff_summary;
 use crate::edit::{edit_text, Edit};
-use crate::texts::{fill, MISSING_FILE};
+use crate::texts::{fill, FOLDER_LISTING, MISSING_FILE};
 use crate::{field, parse, Declaration, ResultKind, Tool, ToolContext, ToolFuture, ToolOutput};
 
 /// Lines one read shows at most (agent-loop.json: "its own window: 2000 lines from an offset").
@@ -58,7 +58,7 @@ impl Tool for ReadFile {
         Declaration {
             name: "read_file".into(),
             description: format!(
-                "Read a text file, or a range of its lines (at most {READ_WINDOW} lines at a time)."
+                "Read a text file, or a range of its lines (at most {READ_WINDOW} lines at a time). The path of a folder lists what it holds."
             ),
             parameters: json!({
                 "type": "object",
@@ -97,6 +97,9 @@ impl Tool for ReadFile {
                 Err(e) => return ToolOutput::failed(e),
             };
             let absolute = ctx.resolve(&input.path);
+            if absolute.is_dir() {
+                return list_folder(&input.path, &absolute, ctx);
+            }
             let bytes = match tokio::fs::read(&absolute).await {
                 Ok(b) => b,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return missing(&input.path),
@@ -106,6 +109,47 @@ impl Tool for ReadFile {
             };
             read_window(&input, absolute.as_path(), &bytes, ctx)
         })
+    }
+}
+
+/// The most entries of a folder `read_file` lists.
+const FOLDER_ENTRIES: usize = 200;
+
+/// What a folder holds, for a `read_file` of its path (a small model reads a folder to list it):
+/// its entries sorted, folders marked with a slash.
+fn list_folder(path: &str, absolute: &Path, ctx: &ToolContext) -> ToolOutput {
+    let entries = match std::fs::read_dir(absolute) {
+        Ok(entries) => entries,
+        Err(e) => return ToolOutput::failed(format!("[read_file: {path}: {e}]")),
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|entry| {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    names.sort();
+    let total = names.len();
+    let mut text = fill(
+        FOLDER_LISTING,
+        &[("path", path), ("count", &total.to_string())],
+    );
+    for name in names.iter().take(FOLDER_ENTRIES) {
+        text.push('\n');
+        text.push_str(name);
+    }
+    if total > FOLDER_ENTRIES {
+        text.push_str(&format!("\n… and {} more", total - FOLDER_ENTRIES));
+    }
+    ToolOutput {
+        text: ctx.truncate(text),
+        failed: false,
+        kind: ResultKind::Plain,
     }
 }
 

@@ -19,6 +19,9 @@ pub const REJECTED: &str = "[{{tool}} rejected by the user]";
 /// A refusal of a bash command.
 pub const COMMAND_REJECTED: &str = "[command rejected by the user]";
 
+/// The first line of `read_file` on a folder (ours): what follows is one entry per line.
+pub const FOLDER_LISTING: &str = "[{{path}} is a folder with {{count}} entries:]";
+
 /// read_file on a missing file.
 pub const MISSING_FILE: &str = "{{path}} does not exist. Create it with write_file";
 

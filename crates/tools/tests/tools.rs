@@ -1,5 +1,5 @@
 //! The tools outside the runtime: bash's read-back of huge outputs, read_skill's catalogue and
-//! path safety, read_file's windows, write_file's identical-content answer.
+//! path safety, read_file's windows and folders, write_file's identical-content answer.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -96,6 +96,23 @@ async fn read_file_shows_windows_and_keeps_the_final_newline_only_at_the_end() {
         .run(json!({"path": "f.txt", "start": 3}), &ctx)
         .await;
     assert_eq!(out.text, "c\n");
+}
+
+#[tokio::test]
+async fn read_file_on_a_folder_lists_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.md"), "n").unwrap();
+    std::fs::write(dir.path().join("main.py"), "m").unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    let ctx = ToolContext::new(dir.path().to_path_buf());
+    for path in [".", "./"] {
+        let out = ReadFile::default().run(json!({ "path": path }), &ctx).await;
+        assert!(!out.failed, "{}", out.text);
+        assert_eq!(
+            out.text,
+            format!("[{path} is a folder with 3 entries:]\nmain.py\nnotes.md\nsrc/")
+        );
+    }
 }
 
 #[tokio::test]

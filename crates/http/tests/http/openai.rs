@@ -186,6 +186,7 @@ async fn a_callers_tools_pass_through_and_the_stream_ends_with_its_usage() -> Te
                 "stream": true,
                 "stream_options": {"include_usage": true},
                 "messages": [{"role": "user", "content": "Weather in Paris?"}],
+                "tool_choice": "required",
                 "tools": [{"type": "function", "function": {
                     "name": "get_weather",
                     "description": "The weather in a city.",
@@ -239,6 +240,10 @@ async fn a_callers_tools_pass_through_and_the_stream_ends_with_its_usage() -> Te
         .filter_map(|t| t["function"]["name"].as_str())
         .collect();
     assert_eq!(offered, ["get_weather"], "only the caller's tools");
+    assert_eq!(
+        sent["tool_choice"], "required",
+        "the caller's choice goes on"
+    );
     Ok(())
 }
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use cairn_llm::{
     collect, Anthropic, ChatRequest, FinishReason, Message, Provider, ProviderError, Role,
-    ToolCall, ToolSpec,
+    ToolCall, ToolChoice, ToolSpec,
 };
 use cairn_test_support::{MockServer, Reply};
 use serde_json::json;
@@ -48,6 +48,7 @@ async fn thinking_text_and_a_tool_call_stream_in() -> TestResult {
             parameters: json!({ "type": "object" }),
         }],
         max_tokens: None,
+        tool_choice: ToolChoice::Required,
     };
     let completion = collect(provider(&server).stream(request)).await?;
     assert_eq!(completion.reasoning, "Need the file.");
@@ -71,6 +72,7 @@ async fn thinking_text_and_a_tool_call_stream_in() -> TestResult {
 
     let sent = &server.requests()[0];
     assert_eq!(sent["system"], "be careful");
+    assert_eq!(sent["tool_choice"], json!({ "type": "any" }));
     assert_eq!(sent["max_tokens"], 8192);
     assert_eq!(sent["stream"], true);
     assert_eq!(
@@ -116,6 +118,7 @@ async fn tool_results_go_back_as_blocks_in_one_user_turn() -> TestResult {
         ],
         tools: vec![],
         max_tokens: Some(100),
+        tool_choice: Default::default(),
     };
     let completion = collect(provider(&server).stream(request)).await?;
     assert_eq!(completion.text, "Both read.");
@@ -148,6 +151,7 @@ async fn errors_in_the_stream_and_before_it_are_classified() -> TestResult {
         messages: vec![Message::new(Role::User, "hi")],
         tools: vec![],
         max_tokens: None,
+        tool_choice: Default::default(),
     };
     assert_eq!(
         collect(p.stream(request())).await,

@@ -23,6 +23,7 @@ async fn a_missing_model_host_says_the_model_cannot_run_and_names_the_program() 
         messages: vec![Message::new(Role::User, "hello")],
         tools: vec![],
         max_tokens: Some(8),
+        tool_choice: Default::default(),
     }))
     .await
     .err()

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use cairn_llm::{
     collect, ChatRequest, FinishReason, Message, OpenAiCompatible, Provider, ProviderError, Role,
-    StreamEvent, ToolSpec,
+    StreamEvent, ToolChoice, ToolSpec,
 };
 use serde_json::json;
 
@@ -25,6 +25,7 @@ fn request() -> ChatRequest {
             parameters: json!({ "type": "object", "properties": { "path": { "type": "string" } } }),
         }],
         max_tokens: None,
+        tool_choice: ToolChoice::Auto,
     }
 }
 
@@ -63,6 +64,7 @@ async fn text_streams_in_order_with_usage() -> TestResult {
         json!({ "role": "user", "content": "hello" })
     );
     assert_eq!(sent["tools"][0]["function"]["name"], "read_file");
+    assert_eq!(sent.get("tool_choice"), None);
     Ok(())
 }
 

@@ -5,7 +5,9 @@
 
 use std::path::PathBuf;
 
-use cairn_llm::{collect, ChatRequest, Message, Provider, ProviderError, Role, ToolSpec};
+use cairn_llm::{
+    collect, ChatRequest, Message, Provider, ProviderError, Role, ToolChoice, ToolSpec,
+};
 use cairn_local::{InProcessModel, LocalOptions};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
@@ -35,6 +37,7 @@ fn request(messages: Vec<Message>, tools: Vec<ToolSpec>) -> ChatRequest {
         messages,
         tools,
         max_tokens: Some(200),
+        tool_choice: Default::default(),
     }
 }
 
@@ -249,5 +252,35 @@ async fn a_long_prompt_reports_its_reading_as_it_goes() -> TestResult {
     assert_eq!(reading.first().map(|r| r.1), Some(0), "{reading:?}");
     assert_eq!(reading.last().map(|r| r.1), Some(tokens), "{reading:?}");
     assert!(reading.windows(2).all(|w| w[0].1 < w[1].1), "{reading:?}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_required_call_is_held_to_an_offered_tool_and_its_arguments() -> TestResult {
+    let _serial = SERIAL.lock().await;
+    let Some(path) = model_path() else {
+        return Ok(());
+    };
+    let model = InProcessModel::new(&path, LocalOptions::default());
+    // Nothing in the question asks for a tool: only the grammar makes the reply a call.
+    let mut asked = request(
+        vec![Message::new(Role::User, "Say hello to Ada.")],
+        vec![write_file_tool()],
+    );
+    asked.tool_choice = ToolChoice::Required;
+    let completion = collect(model.stream(asked)).await?;
+    assert_eq!(completion.tool_calls.len(), 1, "{completion:?}");
+    let call = &completion.tool_calls[0];
+    assert_eq!(call.name, "write_file");
+    let arguments: serde_json::Value = serde_json::from_str(&call.arguments)?;
+    let keys: Vec<&String> = arguments
+        .as_object()
+        .ok_or("not an object")?
+        .keys()
+        .collect();
+    assert!(
+        keys.iter().all(|k| *k == "path" || *k == "content"),
+        "{arguments}"
+    );
     Ok(())
 }
