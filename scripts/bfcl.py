@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 import types
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -47,8 +48,7 @@ def load_checker(model_name):
     def to_tools(functions):
         """The functions as BFCL's OpenAI handler sends them (dots in names made underscores,
         Python types made JSON schema types)."""
-        tools = convert_to_tool(functions, GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS)
-        return [{"type": "function", "function": tool} for tool in tools]
+        return convert_to_tool(functions, GORILLA_TO_OPENAPI, ModelStyle.OPENAI_COMPLETIONS)
 
     return ast_checker, Language.PYTHON, to_tools
 
@@ -71,8 +71,11 @@ def ask(url, token, model, messages, tools):
         data=body,
         headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(request, timeout=600) as response:
-        return json.load(response)
+    try:
+        with urllib.request.urlopen(request, timeout=600) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as e:
+        raise RuntimeError(f"HTTP {e.code}: {e.read().decode(errors='replace')[:300]}") from e
 
 
 def decoded_calls(reply):
@@ -118,10 +121,10 @@ def main():
             except Exception as e:  # a failed request or unreadable arguments: a wrong answer
                 decoded, error = None, str(e)
             seconds.append(time.monotonic() - started)
-            if category == "irrelevance":
-                ok = not decoded
-            elif decoded is None:
+            if decoded is None:
                 ok = False
+            elif category == "irrelevance":
+                ok = not decoded
             else:
                 verdict = checker(
                     question["function"], decoded, answers[question["id"]]["ground_truth"], language, name, args.model
