@@ -5,11 +5,7 @@
 //! told once more (or asked for the step again, with a tool call required); an answer still given
 //! over it carries a line saying what did not work, and the turn reports it as unresolved.
 
-use std::path::Path;
-
 use cairn_tools::reading_command;
-
-use crate::tool_need::names_files;
 use cairn_tools::texts::fill;
 
 use crate::texts::{
@@ -96,10 +92,7 @@ const ANNOUNCING: &[&str] = &[
     "i am going to ",
     "i'm going to ",
     "i need to ",
-    "i will now ",
     "now i will ",
-    "next, i will ",
-    "first, i will ",
 ];
 
 /// Announcements that are no step to take: a courtesy, or a promise to remember.
@@ -148,12 +141,13 @@ pub(crate) enum Verdict {
 }
 
 impl OpenFailure {
-    /// For a turn on `request`, in `folder`. A small model's turn (`small`) is also held to take
-    /// the steps it announces and to look at the files it is asked about: those are its habits.
-    pub fn new(request: &str, folder: &Path, small: bool) -> Self {
+    /// For a turn whose message names files of its folder or not (`names_files`). A small
+    /// model's turn (`small`) is also held to take the steps it announces and to look at the
+    /// files it is asked about: those are its habits.
+    pub fn new(names_files: bool, small: bool) -> Self {
         Self {
             small,
-            names_files: small && names_files(request, folder),
+            names_files: small && names_files,
             ..Self::default()
         }
     }
@@ -304,6 +298,7 @@ fn one_line(output: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tool_need::names_files;
 
     #[test]
     fn a_turn_without_failures_or_past_them_is_done() {
@@ -325,7 +320,7 @@ mod tests {
             true,
             false,
         );
-        let Verdict::Retell { told, reason, .. } = open.on_answer("Done.") else {
+        let Verdict::Retell { told, reason } = open.on_answer("Done.") else {
             panic!("the failure is told again first");
         };
         assert!(told.starts_with("Your last tool call (bash) failed"));
@@ -402,7 +397,7 @@ mod tests {
 
     #[test]
     fn an_announced_step_is_prodded_once_then_marked() {
-        let small = || OpenFailure::new("", Path::new("."), true);
+        let small = || OpenFailure::new(false, true);
         let mut open = small();
         assert_eq!(
             open.on_answer("To find the release planned, I will look at the notes.txt file."),
@@ -420,11 +415,7 @@ mod tests {
             "23 multiplied by 19 is 437.",
             "I will not delete it: the file is still in use, and it failed to open.",
         ] {
-            assert_eq!(
-                OpenFailure::default().on_answer(answer),
-                Verdict::Done,
-                "{answer}"
-            );
+            assert_eq!(small().on_answer(answer), Verdict::Done, "{answer}");
         }
         assert!(announces(
             "First I listed the folder. Now, I will count the lines."
@@ -440,15 +431,19 @@ mod tests {
         let folder = tempfile::tempdir()?;
         std::fs::write(folder.path().join("package.json"), "{}")?;
         std::fs::write(folder.path().join(".gitignore"), "")?;
-        let mut guess =
-            OpenFailure::new("What version is set in package.json?", folder.path(), true);
+        let mut guess = OpenFailure::new(
+            names_files("What version is set in package.json?", folder.path()),
+            true,
+        );
         assert_eq!(guess.on_answer("The version is 1.0.0."), Verdict::TakeStep);
         assert_eq!(
             guess.on_answer("The version is 1.0.0."),
             Verdict::Unresolved(NOT_STARTED.to_owned())
         );
-        let mut looked =
-            OpenFailure::new("Add 'node_modules/' to .gitignore.", folder.path(), true);
+        let mut looked = OpenFailure::new(
+            names_files("Add 'node_modules/' to .gitignore.", folder.path()),
+            true,
+        );
         looked.record("read_file", None, "", false, false);
         assert_eq!(looked.on_answer("It is there now."), Verdict::Done);
         // A file that is not in the folder, or no file at all: nothing to look at.
@@ -457,7 +452,7 @@ mod tests {
             "What is 23 multiplied by 19?",
             "Hi.",
         ] {
-            let mut open = OpenFailure::new(request, folder.path(), true);
+            let mut open = OpenFailure::new(names_files(request, folder.path()), true);
             assert_eq!(open.on_answer("Here it is."), Verdict::Done, "{request}");
         }
         Ok(())

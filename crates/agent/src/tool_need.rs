@@ -60,12 +60,17 @@ const WORK_WORDS_ZH: &[&str] = &[
 ];
 
 /// Whether this turn offers tools: always unless `compact`; for a compact profile, when `text`
-/// asks for work on files or commands or names a file of `folder`, or `history` already holds a
-/// tool call.
-pub(crate) fn offers_tools(compact: bool, text: &str, folder: &Path, history: &[Message]) -> bool {
+/// asks for work on files or commands, or it names a file of the folder (`names_files`), or
+/// `history` already holds a tool call.
+pub(crate) fn offers_tools(
+    compact: bool,
+    text: &str,
+    names_files: bool,
+    history: &[Message],
+) -> bool {
     !compact
         || asks_for_work(text)
-        || names_files(text, folder)
+        || names_files
         || history
             .iter()
             .any(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
@@ -178,10 +183,9 @@ mod tests {
             name: "bash".into(),
             arguments: "{}".into(),
         }];
-        let here = Path::new(".");
-        assert!(offers_tools(true, "now do it again", here, &[call]));
-        assert!(!offers_tools(true, "thanks!", here, &[]));
-        assert!(offers_tools(false, "thanks!", here, &[]));
+        assert!(offers_tools(true, "now do it again", false, &[call]));
+        assert!(!offers_tools(true, "thanks!", false, &[]));
+        assert!(offers_tools(false, "thanks!", false, &[]));
     }
 
     #[test]

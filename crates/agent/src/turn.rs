@@ -144,14 +144,20 @@ impl Runtime {
         }
         // Where the turn works: looked up once (it may read the session's file).
         let folder = self.folder(session);
-        let open_failure = OpenFailure::new(text, &folder, self.settings.compact);
+        // Whether the message names a file of the folder: a small model's turns look (once).
+        let names_files = self.settings.compact && crate::tool_need::names_files(text, &folder);
+        let open_failure = OpenFailure::new(names_files, self.settings.compact);
         let turn_id = if machine {
             None
         } else {
             self.start_capture(session, text, &folder)
         };
-        let offer_tools =
-            crate::tool_need::offers_tools(self.settings.compact, text, &folder, &state.messages);
+        let offer_tools = crate::tool_need::offers_tools(
+            self.settings.compact,
+            text,
+            names_files,
+            &state.messages,
+        );
         let previous_answer = last_answer(&state.messages);
         let note = self.turn_note(session, folder, offer_tools, state).await;
         // Kept with the session, so a reopened task still shows what this reply recalled.
