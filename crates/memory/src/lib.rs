@@ -3,7 +3,7 @@
 //! change log; capture of whole turns with secrets redacted; recall that fuses full-text,
 //! identifier, neighbourhood and vector channels (the [`Embedder`] is injected) and explains every
 //! hit; and the background passes over what was written: facts that change, duplicates, feedback
-//! and what is learned from it.
+//! and what is learned from it; and dreams, the slow consolidation with a restore point.
 
 mod background;
 mod capture;
@@ -12,6 +12,7 @@ mod checkpoint;
 mod clock;
 mod dates;
 mod delete;
+mod dream;
 mod duplicates;
 mod error;
 mod facts;
@@ -46,6 +47,7 @@ pub use capture::{
 };
 pub use checkpoint::CheckpointBeside;
 pub use clock::{date, now_ms, today};
+pub use dream::{DreamOptions, DREAM_SOURCE};
 pub use duplicates::merged_ids;
 pub use error::MemoryError;
 pub use feedback::{Rated, STOPPED};

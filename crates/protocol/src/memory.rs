@@ -343,3 +343,122 @@ pub struct Reward {
     /// `(memory id, value)` of each step, in order.
     pub steps: Vec<(i64, f64)>,
 }
+
+/// One dream: the memory's slow consolidation (`/dream`, `cairn memory dream`, the daily run),
+/// as its log keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dream {
+    /// Counts up from 1, per data home.
+    pub id: i64,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub state: DreamState,
+    /// What started it: `cli`, `app`, `api`, `schedule`.
+    pub trigger: String,
+    /// The background queue's work done first (it is not undone by a restore).
+    pub caught_up: CaughtUp,
+    /// What the dream changed (or, dry, would change), each with why and from which memories.
+    pub changes: Vec<DreamChange>,
+    /// What it left undone, and why (its time ran out, no model to write notes).
+    pub left: Vec<String>,
+    /// Bytes of the restore point taken before it changed anything (0 once removed).
+    pub restore_point_bytes: u64,
+    /// Bytes the database shrank by when it was compacted afterwards.
+    pub freed_bytes: i64,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// When a restore undid it: the dream whose restore point was used, and when.
+    pub undone: Option<Undone>,
+}
+
+/// Where a dream is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DreamState {
+    Running,
+    /// Its changes were written (in one transaction).
+    Done,
+    /// A dry run: `changes` is what it would do; nothing was written.
+    DryRun,
+    /// Stopped before its changes were written (the app quit, the process was killed): nothing
+    /// was changed.
+    Interrupted,
+    Failed,
+}
+
+impl DreamState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Done => "done",
+            Self::DryRun => "dry run",
+            Self::Interrupted => "interrupted",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// The background queue's work a dream did before its own.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CaughtUp {
+    /// Memories embedded (new ones, or again for a changed embedder).
+    pub embedded: i64,
+    /// Memories read for facts that change and for duplicates.
+    pub read: i64,
+    /// Rated episodes learned from (policies, world models, skills).
+    pub learned: i64,
+    /// Summaries and policies the background model rewrote.
+    pub rewritten: i64,
+}
+
+/// One change of a dream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DreamChange {
+    pub kind: DreamChangeKind,
+    /// The memory changed or written.
+    pub memory: i64,
+    /// The memories it came from: the memory a duplicate was merged into, an episode's turns.
+    pub from: Vec<i64>,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DreamChangeKind {
+    /// Merged into the memory that says the same in other words (archived, `duplicate_of`).
+    Merged,
+    /// An episode's note, written by the summary model.
+    Noted,
+    /// Archived as stale.
+    Archived,
+}
+
+impl DreamChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Merged => "merged",
+            Self::Noted => "noted",
+            Self::Archived => "archived",
+        }
+    }
+}
+
+/// A restore that undid a dream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Undone {
+    /// The dream whose restore point the memory went back to.
+    pub by_restore_of: i64,
+    pub at: i64,
+}
+
+/// What `dream-restore` did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Restored {
+    /// The dream whose restore point the memory is back at.
+    pub dream: i64,
+    /// The dreams undone (it, and any after it).
+    pub undone: Vec<i64>,
+    /// Changes to the memory made after the restore point (by the dreams, captures, edits) that
+    /// the restore took back.
+    pub changes_undone: i64,
+}

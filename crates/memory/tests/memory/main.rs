@@ -3,6 +3,7 @@
 
 mod capture;
 mod crash;
+mod dream;
 mod facts;
 mod feedback;
 mod policies;
