@@ -125,3 +125,27 @@ pub async fn memory_delete(desktop: State<'_, Desktop>, id: i64) -> Result<Respo
 pub async fn memory_analysis(desktop: State<'_, Desktop>) -> Result<Response, ApiError> {
     run(&desktop, |c| c.panel_analysis()).await
 }
+
+/// `/dream`: the memory consolidates itself now (`dry_run`: says what it would change).
+#[tauri::command]
+pub async fn memory_dream(
+    desktop: State<'_, Desktop>,
+    dry_run: bool,
+) -> Result<Response, ApiError> {
+    run(&desktop, move |c| c.dream(dry_run, "app")).await
+}
+
+/// `/dream-log`: the dreams so far, newest first.
+#[tauri::command]
+pub async fn memory_dream_log(desktop: State<'_, Desktop>) -> Result<Response, ApiError> {
+    run(&desktop, |c| c.dream_log(20)).await
+}
+
+/// `/dream-restore ID`: the memory back as it was before dream `id`.
+#[tauri::command]
+pub async fn memory_dream_restore(
+    desktop: State<'_, Desktop>,
+    id: i64,
+) -> Result<Response, ApiError> {
+    run(&desktop, move |c| c.restore_dream(id)).await
+}

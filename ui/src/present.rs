@@ -154,6 +154,66 @@ pub fn status_text(report: &StatusReport) -> String {
     )
 }
 
+/// A dream as `/dream` and `/dream-log` show it: its line (number, date, state, what it
+/// changed), what it left and how to undo it; with `changes`, each change and why.
+pub fn dream_text(dream: &cairn_protocol::memory::Dream, changes: bool) -> String {
+    use cairn_protocol::memory::{DreamChangeKind, DreamState};
+    let count = |kind| {
+        dream
+            .changes
+            .iter()
+            .filter(|c| c.kind == kind)
+            .count()
+            .to_string()
+    };
+    let state = match dream.state {
+        DreamState::Running => t("running"),
+        DreamState::Done => t("done"),
+        DreamState::DryRun => t("dry run, nothing changed"),
+        DreamState::Interrupted => t("interrupted, nothing changed"),
+        DreamState::Failed => t("failed, nothing changed"),
+    };
+    let mut out = tf(
+        "Dream {id} ({date}, {state}): {merged} merged, {notes} episode notes, {archived} archived.",
+        &[
+            ("id", &dream.id.to_string()),
+            ("date", &cairn_protocol::calendar::date(dream.started_at)),
+            ("state", state),
+            ("merged", &count(DreamChangeKind::Merged)),
+            ("notes", &count(DreamChangeKind::Noted)),
+            ("archived", &count(DreamChangeKind::Archived)),
+        ],
+    );
+    if let Some(undone) = &dream.undone {
+        out.push(' ');
+        out.push_str(&tf(
+            "Undone by restoring dream {id}.",
+            &[("id", &undone.by_restore_of.to_string())],
+        ));
+    } else if dream.state == DreamState::Done && dream.restore_point_bytes > 0 {
+        out.push(' ');
+        out.push_str(&tf(
+            "Undo: /dream-restore {id}",
+            &[("id", &dream.id.to_string())],
+        ));
+    }
+    for line in dream.error.iter().chain(&dream.left) {
+        out.push_str("\n  ");
+        out.push_str(line);
+    }
+    if changes {
+        for change in &dream.changes {
+            let kind = match change.kind {
+                DreamChangeKind::Merged => t("merged"),
+                DreamChangeKind::Noted => t("noted"),
+                DreamChangeKind::Archived => t("archived"),
+            };
+            out.push_str(&format!("\n  {kind} #{} — {}", change.memory, change.why));
+        }
+    }
+    out
+}
+
 /// `/model` without a name: the configured models, the default marked.
 pub fn models_text(report: &StatusReport, offered: &[(String, Vec<String>)]) -> String {
     let mut out = String::new();
@@ -348,6 +408,51 @@ mod tests {
     use cairn_protocol::{ApiStatus, ConfigStatus, Paths};
 
     use super::*;
+
+    #[test]
+    fn a_dream_says_what_it_changed_and_how_to_undo_it() {
+        use cairn_protocol::memory::{CaughtUp, Dream, DreamChange, DreamChangeKind, DreamState};
+        let mut dream = Dream {
+            id: 4,
+            started_at: 1_760_000_000_000,
+            finished_at: Some(1_760_000_002_000),
+            state: DreamState::Done,
+            trigger: "app".into(),
+            caught_up: CaughtUp::default(),
+            changes: vec![DreamChange {
+                kind: DreamChangeKind::Merged,
+                memory: 7,
+                from: vec![9],
+                why: "says what memory 9 says".into(),
+            }],
+            left: vec!["2 finished episodes have no note: no summary model is set".into()],
+            restore_point_bytes: 4096,
+            freed_bytes: 0,
+            error: None,
+            undone: None,
+        };
+        let text = dream_text(&dream, true);
+        assert!(text.starts_with("Dream 4 ("), "{text}");
+        assert!(
+            text.contains("done): 1 merged, 0 episode notes, 0 archived. Undo: /dream-restore 4"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n  2 finished episodes have no note"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("\n  merged #7 — says what memory 9 says"),
+            "{text}"
+        );
+        dream.state = DreamState::DryRun;
+        let text = dream_text(&dream, false);
+        assert!(
+            text.contains("dry run, nothing changed") && !text.contains("Undo"),
+            "{text}"
+        );
+        assert!(!text.contains("#7"), "{text}");
+    }
 
     #[test]
     fn a_stopped_call_reads_as_stopped_not_failed() {

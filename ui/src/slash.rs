@@ -14,12 +14,15 @@ pub enum SlashCommand {
     Compact,
     Model,
     Status,
+    Dream,
+    DreamLog,
+    DreamRestore,
     Help,
 }
 
 impl SlashCommand {
     /// Every command, in the palette's order.
-    pub const ALL: [SlashCommand; 9] = [
+    pub const ALL: [SlashCommand; 12] = [
         Self::New,
         Self::Stop,
         Self::Restart,
@@ -28,6 +31,9 @@ impl SlashCommand {
         Self::Compact,
         Self::Model,
         Self::Status,
+        Self::Dream,
+        Self::DreamLog,
+        Self::DreamRestore,
         Self::Help,
     ];
 
@@ -42,6 +48,9 @@ impl SlashCommand {
             Self::Compact => "/compact",
             Self::Model => "/model",
             Self::Status => "/status",
+            Self::Dream => "/dream",
+            Self::DreamLog => "/dream-log",
+            Self::DreamRestore => "/dream-restore",
             Self::Help => "/help",
         }
     }
@@ -52,6 +61,8 @@ impl SlashCommand {
             Self::Goal => t("[text | pause | resume | edit <text> | budget <turns> | clear]"),
             Self::Resume => t("<words> | <number>"),
             Self::Model => t("[provider/model]"),
+            Self::Dream => t("[dry]"),
+            Self::DreamRestore => t("<number>"),
             _ => "",
         }
     }
@@ -69,6 +80,9 @@ impl SlashCommand {
             Self::Compact => t("Summarise this task's history to free the model's context"),
             Self::Model => t("List the models, or switch to one"),
             Self::Status => t("Show Cairn's status"),
+            Self::Dream => t("Consolidate the memory now (dry: only say what would change)"),
+            Self::DreamLog => t("List the memory's dreams and what each changed"),
+            Self::DreamRestore => t("Put the memory back as it was before a dream"),
             Self::Help => t("List the commands"),
         }
     }
@@ -161,6 +175,18 @@ mod tests {
         assert_eq!(
             parse("/resume 2"),
             Some(Ok((SlashCommand::Resume, "2".into())))
+        );
+        assert_eq!(
+            palette("/dream"),
+            [
+                SlashCommand::Dream,
+                SlashCommand::DreamLog,
+                SlashCommand::DreamRestore
+            ]
+        );
+        assert_eq!(
+            parse("/dream-restore 3"),
+            Some(Ok((SlashCommand::DreamRestore, "3".into())))
         );
     }
 

@@ -32,9 +32,9 @@ pub(crate) struct ResolvedModel {
 }
 
 /// The memory's background model: the default chat model, asked one request at a time.
-struct ModelWriter {
-    provider: Arc<dyn Provider>,
-    model: String,
+pub(crate) struct ModelWriter {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) model: String,
 }
 
 impl cairn_memory::Writer for ModelWriter {

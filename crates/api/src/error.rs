@@ -91,7 +91,7 @@ impl Error {
             | Self::Invalid(_) => ErrorKind::BadRequest,
             Self::Models(cairn_models::ModelsError::Unknown { .. }) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_)) | Self::NotFound(_) => ErrorKind::NotFound,
-            Self::Busy(_) => ErrorKind::Busy,
+            Self::Busy(_) | Self::Memory(MemoryError::Busy(_)) => ErrorKind::Busy,
             _ => ErrorKind::Internal,
         }
     }

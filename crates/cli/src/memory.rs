@@ -1,4 +1,4 @@
-//! `cairn memory …`: health, search, add, get and delete, through the running app's API when there
+//! `cairn memory …`: health, search, add, get, delete and dreams, through the running app's API when there
 //! is one (so the app sees the same writes at once), otherwise straight on the database.
 
 use std::fmt::Write;
@@ -6,7 +6,10 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use cairn_api::{Cairn, MemoryHealth, SearchAnswer};
-use cairn_protocol::memory::{Layer, MemoryRecord, NewMemory, SearchHit, SearchQuery};
+use cairn_protocol::memory::{
+    Dream, DreamChangeKind, DreamState, Layer, MemoryRecord, NewMemory, Restored, SearchHit,
+    SearchQuery,
+};
 use cairn_protocol::{ApiError, RuntimeInfo};
 use clap::Subcommand;
 use reqwest::Method;
@@ -58,6 +61,31 @@ pub enum MemoryCommand {
     },
     /// Delete one memory (its text leaves the database).
     Delete { id: i64 },
+    /// Consolidate the memory now: catch up the background work, merge memories that say the
+    /// same, write notes of finished episodes, archive stale candidates, compact. A restore point
+    /// is taken first.
+    Dream {
+        /// Say what would change, changing nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The dreams so far, newest first, with what each changed and why.
+    DreamLog {
+        /// Every change of each dream, not only the counts.
+        #[arg(long)]
+        verbose: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put the memory back exactly as it was before dream ID (it, later dreams and every other
+    /// change since are undone).
+    DreamRestore {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Where the commands go.
@@ -251,8 +279,125 @@ pub async fn run(cairn: &Cairn, command: MemoryCommand) -> anyhow::Result<()> {
             }
             println!("deleted memory {id}");
         }
+        MemoryCommand::Dream { dry_run, json } => {
+            let body = serde_json::json!({ "dry_run": dry_run });
+            let dream: Dream = backend
+                .op(Method::POST, "/api/v1/memory/dream", Some(&body), |c| {
+                    c.dream(dry_run, "cli")
+                })
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&dream)?);
+            } else {
+                print!("{}", dream_text(&dream, true));
+            }
+            if dream.state == DreamState::Failed {
+                bail!("the dream failed; the memory is as it was before it");
+            }
+        }
+        MemoryCommand::DreamLog { verbose, json } => {
+            let log: Vec<Dream> = backend
+                .op(Method::GET, "/api/v1/memory/dreams", none, |c| {
+                    c.dream_log(100)
+                })
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&log)?);
+            } else if log.is_empty() {
+                println!("no dreams yet: `cairn memory dream` runs one");
+            } else {
+                for dream in &log {
+                    print!("{}", dream_text(dream, verbose));
+                }
+            }
+        }
+        MemoryCommand::DreamRestore { id, json } => {
+            let path = format!("/api/v1/memory/dreams/{id}/restore");
+            let restored: Restored = backend
+                .op(Method::POST, &path, Some(&serde_json::json!({})), |c| {
+                    c.restore_dream(id)
+                })
+                .await?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&restored)?);
+            } else {
+                println!(
+                    "the memory is back as it was before dream {id}: dreams {} undone, {} changes taken back",
+                    restored
+                        .undone
+                        .iter()
+                        .map(i64::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    restored.changes_undone
+                );
+            }
+        }
     }
     Ok(())
+}
+
+/// A dream as the log shows it: its line, what it caught up and left, and (`changes`) each
+/// change with why.
+fn dream_text(dream: &Dream, changes: bool) -> String {
+    let mut out = String::new();
+    let count = |kind| dream.changes.iter().filter(|c| c.kind == kind).count();
+    let took = dream
+        .finished_at
+        .map(|f| format!(" in {:.1} s", (f - dream.started_at) as f64 / 1000.0))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "dream {} · {} · {} ({}){took}: {} merged, {} episode notes, {} archived",
+        dream.id,
+        cairn_protocol::calendar::date(dream.started_at),
+        dream.state.as_str(),
+        dream.trigger,
+        count(DreamChangeKind::Merged),
+        count(DreamChangeKind::Noted),
+        count(DreamChangeKind::Archived),
+    );
+    let c = &dream.caught_up;
+    if c.embedded + c.read + c.learned + c.rewritten > 0 {
+        let _ = writeln!(
+            out,
+            "  caught up first: {} embedded, {} read for facts, {} rated tasks learned from, {} rewritten",
+            c.embedded, c.read, c.learned, c.rewritten
+        );
+    }
+    if dream.freed_bytes > 0 {
+        let _ = writeln!(
+            out,
+            "  compacted: {:.1} MB freed",
+            dream.freed_bytes as f64 / 1e6
+        );
+    }
+    if let Some(undone) = &dream.undone {
+        let _ = writeln!(
+            out,
+            "  undone by `cairn memory dream-restore {}`",
+            undone.by_restore_of
+        );
+    } else if dream.state == DreamState::Done && dream.restore_point_bytes > 0 {
+        let _ = writeln!(out, "  undo with `cairn memory dream-restore {}`", dream.id);
+    }
+    if let Some(error) = &dream.error {
+        let _ = writeln!(out, "  error: {error}");
+    }
+    for left in &dream.left {
+        let _ = writeln!(out, "  left: {left}");
+    }
+    if changes {
+        for change in &dream.changes {
+            let memory = if change.memory > 0 {
+                format!("#{} ", change.memory)
+            } else {
+                String::new()
+            };
+            let _ = writeln!(out, "  {} {memory}— {}", change.kind.as_str(), change.why);
+        }
+    }
+    out
 }
 
 /// The answer of `DELETE /api/v1/memory/{id}`.

@@ -49,6 +49,8 @@ pub struct Config {
     pub memory_model_policies: bool,
     /// `[memory] embedder`: which model embeds memories for recall by meaning.
     pub memory_embedder: MemoryEmbedder,
+    /// `[memory] dream`: the memory dreams once a day while it is idle (on by default).
+    pub memory_dream: bool,
     /// `[agent]`: how the agent works.
     pub agent: AgentConfig,
     /// `[sources.<name>]`: other agents' history, by source name.
@@ -224,6 +226,7 @@ impl Default for Config {
             memory_evolution: true,
             memory_model_policies: false,
             memory_embedder: MemoryEmbedder::Auto,
+            memory_dream: true,
             agent: AgentConfig::default(),
             sources: BTreeMap::new(),
             voice: VoiceConfig::default(),

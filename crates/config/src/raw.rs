@@ -57,6 +57,7 @@ pub(crate) struct RawMemory {
     pub(crate) summaries: Option<bool>,
     pub(crate) evolution: Option<bool>,
     pub(crate) model_policies: Option<bool>,
+    pub(crate) dream: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]

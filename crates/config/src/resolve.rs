@@ -98,6 +98,7 @@ impl Config {
                 .as_ref()
                 .and_then(|m| m.embedder)
                 .unwrap_or_default(),
+            memory_dream: raw.memory.as_ref().and_then(|m| m.dream).unwrap_or(true),
             agent,
             auto_sync: raw.sync.and_then(|s| s.auto).unwrap_or(true),
             theme: raw.ui.as_ref().and_then(|u| u.theme).unwrap_or_default(),
@@ -358,6 +359,7 @@ summaries = true
 evolution = false
 model_policies = true
 embedder = "all-minilm-l6-v2"
+dream = false
 
 [ui]
 theme = "dark"
@@ -388,6 +390,7 @@ launch = "pet"
         assert!(!config.memory_evolution);
         assert!(config.memory_model_policies);
         assert_eq!(config.memory_embedder, MemoryEmbedder::English);
+        assert!(!config.memory_dream);
         assert!(
             !config.multilingual_memory(|| true),
             "asked for English, though the app and its memories speak Chinese"

@@ -26,12 +26,48 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/memory/add", post(add))
         .route("/api/v1/memory/{id}", get(get_memory).delete(delete_memory))
         .route("/api/v1/memory/{id}/versions", get(memory_versions))
+        .route("/api/v1/memory/dream", post(dream))
+        .route("/api/v1/memory/dreams", get(dream_log))
+        .route("/api/v1/memory/dreams/{id}/restore", post(restore_dream))
         .route("/api/v1/feedback", post(feedback))
         .route("/api/v1/panel/overview", get(overview))
         .route("/api/v1/panel/items", get(items))
         .route("/api/v1/panel/analysis", get(analysis))
         .route("/api/v1/sources", get(list_sources))
         .route("/api/v1/sources/scan", post(scan_sources))
+}
+
+/// `POST /api/v1/memory/dream {"dry_run"?: true}`: dreams now; the dream's log entry.
+#[derive(Debug, Default, Deserialize)]
+struct DreamRequest {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+async fn dream(
+    State(state): State<AppState>,
+    body: Result<Json<DreamRequest>, JsonRejection>,
+) -> Response {
+    match body {
+        Ok(Json(request)) => run(state, move |c| c.dream(request.dry_run, "api")).await,
+        Err(e) => bad_body(&e),
+    }
+}
+
+/// `GET /api/v1/memory/dreams`: the dreams' log, newest first.
+async fn dream_log(State(state): State<AppState>) -> Response {
+    run(state, |c| c.dream_log(100)).await
+}
+
+/// `POST /api/v1/memory/dreams/{id}/restore`: the memory back as it was before dream `id`.
+async fn restore_dream(
+    State(state): State<AppState>,
+    id: Result<Path<i64>, PathRejection>,
+) -> Response {
+    match id {
+        Ok(Path(id)) => run(state, move |c| c.restore_dream(id)).await,
+        Err(e) => bad_path(&e),
+    }
 }
 
 async fn list_sources(State(state): State<AppState>) -> Response {

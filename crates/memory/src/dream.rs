@@ -110,7 +110,7 @@ impl DreamLog {
         let file = File::create(&path).map_err(|e| io_error(&path, e))?;
         match file.try_lock() {
             Ok(()) => Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => Err(MemoryError::Invalid(
+            Err(std::fs::TryLockError::WouldBlock) => Err(MemoryError::Busy(
                 "a dream or a restore is already running on this memory".into(),
             )),
             Err(std::fs::TryLockError::Error(e)) => Err(io_error(&path, e)),

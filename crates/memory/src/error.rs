@@ -17,6 +17,9 @@ pub enum MemoryError {
     /// The request itself is wrong (unknown layer, empty text, turn not started): fix the input.
     #[error("{0}")]
     Invalid(String),
+    /// Something of the kind already runs on this memory (a dream, a restore): wait for it.
+    #[error("{0}")]
+    Busy(String),
     /// The thing asked for does not exist.
     #[error("{0} not found")]
     NotFound(String),

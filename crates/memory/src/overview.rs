@@ -170,6 +170,13 @@ impl MemoryStore {
             })?)
     }
 
+    /// When the memory last changed (its change log's newest entry), if ever.
+    pub fn last_change_at(&self) -> Result<Option<i64>, MemoryError> {
+        Ok(self
+            .lock()?
+            .query_row("SELECT max(at) FROM changes", [], |row| row.get(0))?)
+    }
+
     /// How many entries the append-only change log holds.
     pub fn change_count(&self) -> Result<i64, MemoryError> {
         Ok(self

@@ -73,3 +73,18 @@ pub async fn memory_delete(id: i64) -> Result<bool, ApiError> {
 pub async fn memory_analysis() -> Result<memory::Analysis, ApiError> {
     invoke("memory_analysis").await
 }
+
+/// `/dream`: the memory consolidates itself now; its log entry.
+pub async fn memory_dream(dry_run: bool) -> Result<memory::Dream, ApiError> {
+    invoke_with("memory_dream", &serde_json::json!({ "dryRun": dry_run })).await
+}
+
+/// `/dream-log`: the dreams so far, newest first.
+pub async fn memory_dream_log() -> Result<Vec<memory::Dream>, ApiError> {
+    invoke("memory_dream_log").await
+}
+
+/// `/dream-restore ID`: the memory back as it was before dream `id`.
+pub async fn memory_dream_restore(id: i64) -> Result<memory::Restored, ApiError> {
+    invoke_with("memory_dream_restore", &serde_json::json!({ "id": id })).await
+}

@@ -1,6 +1,6 @@
 //! The slash commands typed into the composer (`/new`, `/restart`, `/goal`, `/resume`, `/stop`,
-//! `/compact`, `/status`, `/model`, `/help`): what each does in the workbench and what it says
-//! back in the notice above the composer.
+//! `/compact`, `/status`, `/model`, `/dream`, `/dream-log`, `/dream-restore`, `/help`): what each
+//! does in the workbench and what it says back in the notice above the composer.
 
 use super::bench::Bench;
 use super::*;
@@ -39,6 +39,9 @@ impl Bench {
             })),
             SlashCommand::Model if arg.is_empty() => self.list_models(),
             SlashCommand::Model => self.choose_model(arg),
+            SlashCommand::Dream => self.dream(arg),
+            SlashCommand::DreamLog => self.dream_log(),
+            SlashCommand::DreamRestore => self.dream_restore(arg),
             SlashCommand::Help if arg.is_empty() => self.notice.set(Some(slash::help_text())),
             SlashCommand::Help => self
                 .notice
@@ -182,6 +185,78 @@ impl Bench {
                         &[("model", &model)],
                     )
                 }
+                Err(e) => e.message,
+            }));
+        });
+    }
+
+    /// `/dream [dry]`: the memory consolidates itself now; the notice says what changed.
+    fn dream(self, arg: String) {
+        let dry = match arg.trim() {
+            "" => false,
+            "dry" | "dry-run" => true,
+            _ => {
+                self.say(t(
+                    "Type /dream, or /dream dry to only see what would change.",
+                ));
+                return;
+            }
+        };
+        self.say(t(
+            "Dreaming: the memory is being consolidated (it may take minutes)…",
+        ));
+        spawn_local(async move {
+            self.notice.set(Some(match ipc::memory_dream(dry).await {
+                Ok(dream) => present::dream_text(&dream, true),
+                Err(e) => e.message,
+            }));
+        });
+    }
+
+    /// `/dream-log`: the dreams, newest first.
+    fn dream_log(self) {
+        spawn_local(async move {
+            self.notice.set(Some(match ipc::memory_dream_log().await {
+                Ok(log) if log.is_empty() => t("No dreams yet: /dream runs one.").into(),
+                Ok(log) => log
+                    .iter()
+                    .map(|dream| present::dream_text(dream, false))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                Err(e) => e.message,
+            }));
+        });
+    }
+
+    /// `/dream-restore N`: asks first (everything since is undone), then with `confirm` restores.
+    fn dream_restore(self, arg: String) {
+        let mut words = arg.split_whitespace();
+        let (Some(id), confirmed) = (
+            words.next().and_then(|w| w.parse::<i64>().ok()),
+            words.next() == Some("confirm"),
+        ) else {
+            self.say(t(
+                "Type /dream-restore and the number of a dream (see /dream-log).",
+            ));
+            return;
+        };
+        if !confirmed {
+            self.notice.set(Some(tf(
+                "This puts the memory back exactly as it was before dream {id}: that dream, any later one and every memory written since are undone. Type /dream-restore {id} confirm to do it.",
+                &[("id", &id.to_string())],
+            )));
+            return;
+        }
+        spawn_local(async move {
+            self.notice
+                .set(Some(match ipc::memory_dream_restore(id).await {
+                Ok(restored) => tf(
+                    "The memory is back as it was before dream {id}: {changes} changes taken back.",
+                    &[
+                        ("id", &id.to_string()),
+                        ("changes", &restored.changes_undone.to_string()),
+                    ],
+                ),
                 Err(e) => e.message,
             }));
         });

@@ -1,6 +1,7 @@
 //! The `cairn` binary as a user runs it: status (text and JSON), config errors, serve.
 
 mod agent;
+mod dreams;
 mod eval;
 mod local_model;
 mod mcp_server;
