@@ -16,12 +16,13 @@ pub fn locomo(
     file: &Path,
     ks: &[usize],
     lexical: bool,
+    dream: bool,
     json: bool,
 ) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let embedder = if lexical { None } else { cairn.load_embedder() };
-    let report = evaluate(&text, ks, embedder)
+    let report = evaluate(&text, ks, embedder, dream)
         .with_context(|| format!("{} is not a LoCoMo file", file.display()))?;
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
@@ -36,13 +37,14 @@ pub fn knowledge_update(
     cairn: &Cairn,
     file: &Path,
     lexical: bool,
+    dream: bool,
     json: bool,
     run: Option<&Path>,
 ) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
     let embedder = if lexical { None } else { cairn.load_embedder() };
-    let report = cairn_eval::knowledge_update::evaluate(&text, embedder)
+    let report = cairn_eval::knowledge_update::evaluate(&text, embedder, dream)
         .with_context(|| format!("{} is not a knowledge-update file", file.display()))?;
     if let Some(path) = run {
         let ranking = report.runs.get("cairn").cloned().unwrap_or_default();
@@ -469,4 +471,34 @@ fn transcriber_name(cairn: &Cairn, model: Option<&str>) -> String {
             .map(|c| c.voice.model)
             .unwrap_or_default()
     })
+}
+
+/// `cairn bench dream`: a dream over a synthetic memory and its restore, timed.
+pub fn bench_dream(memories: usize, json: bool) -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let bench = cairn_eval::dream_bench::measure(dir.path(), memories)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&bench)?);
+        return Ok(());
+    }
+    println!(
+        "dreamt over {} memories in {:.2} s ({:.0} per second): {} of {} restatements merged, {} read for facts first",
+        bench.memories,
+        bench.dream_s,
+        bench.memories as f64 / bench.dream_s,
+        bench.merged,
+        bench.restated,
+        bench.caught_up
+    );
+    println!(
+        "restore point {:.1} MB (database {:.1} MB), restored in {:.2} s; the dream added {} of resident memory",
+        bench.restore_point_mb,
+        bench.database_mb,
+        bench.restore_s,
+        bench
+            .dream_rss_mb
+            .map_or_else(|| "an unknown amount".to_owned(), |mb| format!("{mb:.1} MB"))
+    );
+    println!("(no summary model: episode notes are not timed here; each takes one model call)");
+    Ok(())
 }

@@ -138,6 +138,9 @@ enum EvalCommand {
         /// Leave out the vector channel (compare lexical recall alone).
         #[arg(long)]
         lexical: bool,
+        /// Each conversation's memory dreams (without a summary model) before it is asked.
+        #[arg(long)]
+        dream: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -151,6 +154,9 @@ enum EvalCommand {
         /// Leave out the vector channel (compare lexical recall alone).
         #[arg(long)]
         lexical: bool,
+        /// Each conversation's memory dreams (without a summary model) before it is asked.
+        #[arg(long)]
+        dream: bool,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,
@@ -191,6 +197,17 @@ enum BenchCommand {
         /// How many searches to time.
         #[arg(long, default_value_t = 300)]
         queries: usize,
+        /// Print the figures as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Build a synthetic memory of conversations (a twentieth restated in other words), dream
+    /// over it and restore it, and print the time of each, the restore point's size and the
+    /// resident memory the dream took.
+    Dream {
+        /// How many memories to build.
+        #[arg(long, default_value_t = 10_000)]
+        memories: usize,
         /// Print the figures as JSON.
         #[arg(long)]
         json: bool,
@@ -376,15 +393,17 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 file,
                 k,
                 lexical,
+                dream,
                 json,
-            }) => eval::locomo(&cairn, &file, &k, lexical, json)
+            }) => eval::locomo(&cairn, &file, &k, lexical, dream, json)
                 .map(|()| std::process::ExitCode::SUCCESS),
             Command::Eval(EvalCommand::KnowledgeUpdate {
                 file,
                 lexical,
+                dream,
                 json,
                 run,
-            }) => eval::knowledge_update(&cairn, &file, lexical, json, run.as_deref())
+            }) => eval::knowledge_update(&cairn, &file, lexical, dream, json, run.as_deref())
                 .map(|()| std::process::ExitCode::SUCCESS),
             Command::Eval(EvalCommand::Voice {
                 model,
@@ -400,6 +419,9 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
                 json,
             }) => eval::bench_recall(&cairn, memories.max(1), queries.max(1), json)
                 .map(|()| std::process::ExitCode::SUCCESS),
+            Command::Bench(BenchCommand::Dream { memories, json }) => {
+                eval::bench_dream(memories, json).map(|()| std::process::ExitCode::SUCCESS)
+            }
             Command::Bench(BenchCommand::Model {
                 models,
                 threads,

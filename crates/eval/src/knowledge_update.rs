@@ -49,6 +49,7 @@ struct Question {
 pub fn evaluate(
     json: &str,
     embedder: Option<Arc<dyn Embedder>>,
+    dream: bool,
 ) -> Result<KnowledgeUpdateReport, MemoryError> {
     let samples: Vec<Value> = serde_json::from_str(json)?;
     let mut sums: BTreeMap<(&str, &str), BTreeMap<&str, f64>> = BTreeMap::new();
@@ -56,7 +57,7 @@ pub fn evaluate(
     let mut runs: BTreeMap<String, BTreeMap<String, Vec<String>>> = BTreeMap::new();
     let mut questions_scored = 0;
     for sample in &samples {
-        let conversation = Conversation::ingest(sample, embedder.as_ref())?;
+        let conversation = Conversation::ingest(sample, embedder.as_ref(), dream)?;
         for q in questions(sample) {
             questions_scored += 1;
             *counts.entry(q.category.to_owned()).or_default() += 1;
@@ -191,7 +192,7 @@ mod tests {
 
     #[test]
     fn the_current_value_is_read_first_and_the_past_value_when_asked() -> Result<(), MemoryError> {
-        let report = evaluate(SMALL, None)?;
+        let report = evaluate(SMALL, None, false)?;
         assert_eq!(report.questions, 2);
         let cairn = &report.systems["cairn"];
         assert_eq!(cairn["current_value"]["latest@1"], 100.0, "{cairn:?}");

@@ -45,6 +45,8 @@ pub(crate) struct Turn {
 /// read for facts that change, as the background queue would), beside the BM25 baseline.
 pub(crate) struct Conversation {
     pub store: MemoryStore,
+    /// The folder of a store on disk (one that dreamt), removed with it.
+    _dir: Option<tempfile::TempDir>,
     pub baseline: Baseline,
     pub turns: Vec<Turn>,
     /// Memory id → its turn.
@@ -52,13 +54,27 @@ pub(crate) struct Conversation {
 }
 
 impl Conversation {
+    /// `dream`: the store is on disk and dreams (without a summary model) once everything is
+    /// written, before any question.
     pub(crate) fn ingest(
         sample: &Value,
         embedder: Option<&Arc<dyn Embedder>>,
+        dream: bool,
     ) -> Result<Self, MemoryError> {
         let id = sample["sample_id"].as_str().unwrap_or("sample");
         let turns = turns(id, &sample["conversation"]);
-        let store = MemoryStore::open_in_memory()?;
+        let dir = if dream {
+            Some(tempfile::tempdir().map_err(|e| MemoryError::Io {
+                path: "a temporary folder".into(),
+                source: e,
+            })?)
+        } else {
+            None
+        };
+        let store = match &dir {
+            Some(dir) => MemoryStore::open(&dir.path().join("memory.sqlite"))?,
+            None => MemoryStore::open_in_memory()?,
+        };
         let mut baseline = Baseline::new()?;
         let ids = store.add_batch(
             turns
@@ -78,6 +94,15 @@ impl Conversation {
             store.embed_all_pending()?;
         }
         store.relate_all_pending()?;
+        if let Some(dir) = &dir {
+            store.dream(cairn_memory::DreamOptions {
+                dir: dir.path().join("dreams"),
+                dry_run: false,
+                budget: std::time::Duration::from_secs(600),
+                writer: None,
+                trigger: "eval".into(),
+            })?;
+        }
         let mut by_id = HashMap::new();
         for (index, (id, turn)) in ids.iter().zip(&turns).enumerate() {
             baseline.add(*id, &turn.text)?;
@@ -85,6 +110,7 @@ impl Conversation {
         }
         Ok(Self {
             store,
+            _dir: dir,
             baseline,
             turns,
             by_id,
@@ -151,11 +177,13 @@ impl Tally {
     }
 }
 
-/// Runs the evaluation over the JSON text of a LoCoMo file for the cut-offs `ks`.
+/// Runs the evaluation over the JSON text of a LoCoMo file for the cut-offs `ks` (`dream`: each
+/// conversation's memory dreams before it is asked).
 pub fn evaluate(
     json: &str,
     ks: &[usize],
     embedder: Option<Arc<dyn Embedder>>,
+    dream: bool,
 ) -> Result<LocomoReport, MemoryError> {
     let samples: Vec<Value> = serde_json::from_str(json)?;
     let max_k = ks.iter().copied().max().unwrap_or(10).max(1);
@@ -165,7 +193,7 @@ pub fn evaluate(
     let mut dropped_evidence = 0;
 
     for sample in &samples {
-        let conversation = Conversation::ingest(sample, embedder.as_ref())?;
+        let conversation = Conversation::ingest(sample, embedder.as_ref(), dream)?;
         let turns = &conversation.turns;
         let known: HashSet<&str> = turns.iter().map(|t| t.dia_id.as_str()).collect();
         let session_of: HashMap<&str, &str> = turns
@@ -400,7 +428,7 @@ mod tests {
                 {"question": "Unanswerable?", "evidence": [], "category": 5}
             ]
         }]"#;
-        let report = evaluate(json, &[1, 5], None)?;
+        let report = evaluate(json, &[1, 5], None, false)?;
         assert_eq!(report.questions, 2);
         assert_eq!(report.dropped_evidence, 1);
         for system in ["cairn", "bm25"] {

@@ -35,10 +35,10 @@ pub struct RecallBench {
 }
 
 /// A small deterministic generator (SplitMix64), so every run builds the same corpus.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -53,7 +53,7 @@ impl Rng {
     }
 
     /// `len` words of `words`, Zipf-distributed, joined by spaces.
-    fn words(&mut self, words: &[String], len: usize) -> String {
+    pub(crate) fn words(&mut self, words: &[String], len: usize) -> String {
         (0..len)
             .map(|_| words[self.zipf(words.len())].as_str())
             .collect::<Vec<_>>()
@@ -61,7 +61,7 @@ impl Rng {
     }
 }
 
-fn vocabulary(size: usize) -> Vec<String> {
+pub(crate) fn vocabulary(size: usize) -> Vec<String> {
     const SYLLABLES: &[&str] = &[
         "ka", "lo", "mi", "ren", "to", "sa", "vel", "dor", "pi", "nu", "ex", "qua", "tor", "bri",
         "len", "mo", "sta", "gri", "fen", "ul",
@@ -203,7 +203,7 @@ pub fn measure(
 }
 
 /// This process's resident memory (`VmRSS`), where the system reports it.
-fn resident_bytes() -> Option<u64> {
+pub(crate) fn resident_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kb = status
         .lines()
