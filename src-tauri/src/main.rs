@@ -122,6 +122,8 @@ fn run() -> anyhow::Result<()> {
     // workspace until the person picks one), not where the app was started.
     let chat = Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
     let published = chat.subscribe();
+    // An edit of the config file applies without a restart.
+    let _config = chat.follow_config();
     let api = tauri::async_runtime::block_on(cairn_http::serve(
         cairn.clone(),
         config.api_port,

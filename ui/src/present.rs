@@ -18,12 +18,19 @@ pub fn status_line(report: &StatusReport) -> String {
         ),
         _ => t("API not running").to_owned(),
     };
+    if report.config.kept {
+        return format!(
+            "Cairn {} · {api} · {}",
+            report.version,
+            t("the config file has an error: the settings before it stay in use")
+        );
+    }
     format!("Cairn {} · {api}", report.version)
 }
 
 /// The model pill: the default model, or what is missing.
 pub fn model_label(report: &StatusReport) -> String {
-    if !report.config.valid {
+    if !report.config.valid && !report.config.kept {
         return t("Config has an error").to_owned();
     }
     match report.default_model.as_deref() {
@@ -132,22 +139,21 @@ pub fn diff_line_class(line: &str) -> &'static str {
 
 /// `/status`: version, API, config, model, data home.
 pub fn status_text(report: &StatusReport) -> String {
+    let problem = match (&report.config.error, report.config.kept) {
+        (_, _) if report.config.valid => String::new(),
+        (Some(error), true) => tf(
+            " has an error, and the settings before it stay in use: {error}",
+            &[("error", error)],
+        ),
+        (Some(error), false) => format!(" {}: {error}", t("has an error")),
+        (None, _) => t(" (has an error)").to_owned(),
+    };
     format!(
         "{}\n{}\n{}\n{}",
         status_line(report),
         tf(
             "Config: {path}{problem}",
-            &[
-                ("path", &report.paths.config),
-                (
-                    "problem",
-                    if report.config.valid {
-                        ""
-                    } else {
-                        t(" (has an error)")
-                    }
-                ),
-            ]
+            &[("path", &report.paths.config), ("problem", &problem)]
         ),
         tf("Model: {model}", &[("model", &model_label(report))]),
         tf("Data: {path}", &[("path", &report.paths.home)])
@@ -477,6 +483,7 @@ mod tests {
                 exists: false,
                 valid: true,
                 error: None,
+                kept: false,
             },
             api: ApiStatus {
                 running: true,
@@ -538,6 +545,17 @@ mod tests {
         assert_eq!(model_label(&r), "openai/gpt-4o");
         r.config.valid = false;
         assert_eq!(model_label(&r), "Config has an error");
+        // An edit broke the file: the settings before it run on, and say so.
+        r.config.kept = true;
+        r.config.error = Some("/h/config.toml:3: unknown key `modle`".into());
+        assert_eq!(model_label(&r), "openai/gpt-4o");
+        assert!(r.can_chat());
+        assert!(status_line(&r).ends_with("the settings before it stay in use"));
+        assert!(
+            status_text(&r).contains("has an error, and the settings before it stay in use: /h/config.toml:3: unknown key `modle`"),
+            "{}",
+            status_text(&r)
+        );
     }
 
     #[test]

@@ -31,10 +31,19 @@ pub(crate) struct ResolvedModel {
     pub server: ModelServer,
 }
 
-/// The memory's background model: the default chat model, asked one request at a time.
-pub(crate) struct ModelWriter {
-    pub(crate) provider: Arc<dyn Provider>,
-    pub(crate) model: String,
+/// The background models' slots (`[models] summary`, `evolution`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// Summaries and a dream's episode notes.
+    Summary,
+    /// Learned policies in the model's words.
+    Evolution,
+}
+
+/// A memory's background model, asked one request at a time.
+struct ModelWriter {
+    provider: Arc<dyn Provider>,
+    model: String,
 }
 
 impl cairn_memory::Writer for ModelWriter {
@@ -81,21 +90,73 @@ struct Asked {
 }
 
 impl Cairn {
-    /// The memory's background model (the default one) and what it writes, when `[memory]
-    /// summaries` or `model_policies` is on.
-    pub(crate) fn memory_writer(
+    /// The memory's background models and what each writes: the summary model for summaries
+    /// when `[memory] summaries` is on, the evolution model for policies when `model_policies`
+    /// is (one writer when they are the same model); none when both are off.
+    pub(crate) fn memory_writers(
         &self,
-    ) -> Option<(Arc<dyn cairn_memory::Writer>, cairn_memory::WriterUses)> {
-        let config = self.load_config().ok()?;
-        let uses = cairn_memory::WriterUses {
-            summaries: config.memory_summaries,
-            policies: config.memory_model_policies,
+    ) -> Vec<(Arc<dyn cairn_memory::Writer>, cairn_memory::WriterUses)> {
+        let Ok(config) = self.load_config() else {
+            return Vec::new();
         };
-        if uses == cairn_memory::WriterUses::default() {
-            return None;
+        let summary = self.slot_model(&config, Slot::Summary);
+        let evolution = self.slot_model(&config, Slot::Evolution);
+        let mut writers: Vec<(Option<String>, cairn_memory::WriterUses)> = Vec::new();
+        for (model, on, summaries) in [
+            (summary, config.memory_summaries, true),
+            (evolution, config.memory_model_policies, false),
+        ] {
+            if !on {
+                continue;
+            }
+            let at = match writers.iter().position(|(m, _)| *m == model) {
+                Some(at) => at,
+                None => {
+                    writers.push((model, cairn_memory::WriterUses::default()));
+                    writers.len() - 1
+                }
+            };
+            if summaries {
+                writers[at].1.summaries = true;
+            } else {
+                writers[at].1.policies = true;
+            }
         }
-        let (provider, model) = self.provider(ModelChoice::default()).ok()?;
-        Some((Arc::new(ModelWriter { provider, model }), uses))
+        writers
+            .into_iter()
+            .filter_map(|(model, uses)| Some((self.writer(model)?, uses)))
+            .collect()
+    }
+
+    /// A writer over `model` (`provider/model`; `None`: the default model), when it resolves.
+    pub(crate) fn writer(&self, model: Option<String>) -> Option<Arc<dyn cairn_memory::Writer>> {
+        let (provider, model) = self
+            .provider(ModelChoice {
+                model,
+                ..ModelChoice::default()
+            })
+            .ok()?;
+        Some(Arc::new(ModelWriter { provider, model }))
+    }
+
+    /// The model of a background slot as `provider/model`, `None` for the default model: the
+    /// summary slot is `[models] summary`, else Cairn's own model when it is installed (what the
+    /// memory writes about stays on the device), else the default model; the evolution slot is
+    /// `[models] evolution`, else the summary slot's.
+    pub fn slot_model(&self, config: &cairn_config::Config, slot: Slot) -> Option<String> {
+        let named = |m: &Option<(String, String)>| m.as_ref().map(|(p, m)| format!("{p}/{m}"));
+        let summary = named(&config.summary_model).or_else(|| {
+            self.default_local_model_installed().then(|| {
+                format!(
+                    "{BUILTIN_LOCAL_PROVIDER}/{}",
+                    cairn_models::catalog::DEFAULT_MODEL
+                )
+            })
+        });
+        match slot {
+            Slot::Summary => summary,
+            Slot::Evolution => named(&config.evolution_model).or(summary),
+        }
     }
 
     /// The agent runtime for `choice`, recalling from and capturing into the memory.

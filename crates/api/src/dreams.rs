@@ -2,15 +2,13 @@
 //! daily dream while the memory is idle, run by the app and `cairn serve`.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_memory::DreamOptions;
 use cairn_protocol::memory::{Dream, DreamState, Restored};
 
-use crate::agent::ModelWriter;
-use crate::{Cairn, Error, ModelChoice};
+use crate::background::{self, Background};
+use crate::{Cairn, Error, Slot};
 
 /// How long a dream asked for by hand may write notes; the daily one has longer.
 const DREAM_BUDGET: Duration = Duration::from_secs(10 * 60);
@@ -28,7 +26,7 @@ impl Cairn {
         self.home.data_dir().join("dreams")
     }
 
-    /// Dreams now (see `cairn_memory::dream`), with the default model writing episode notes.
+    /// Dreams now (see `cairn_memory::dream`), with the summary model writing episode notes.
     /// `trigger` says what asked (`cli`, `app`, `api`).
     pub fn dream(&self, dry_run: bool, trigger: &str) -> Result<Dream, Error> {
         self.dream_for(dry_run, trigger, DREAM_BUDGET)
@@ -36,11 +34,9 @@ impl Cairn {
 
     fn dream_for(&self, dry_run: bool, trigger: &str, budget: Duration) -> Result<Dream, Error> {
         let writer = self
-            .provider(ModelChoice::default())
+            .load_config()
             .ok()
-            .map(|(provider, model)| {
-                Arc::new(ModelWriter { provider, model }) as Arc<dyn cairn_memory::Writer>
-            });
+            .and_then(|config| self.writer(self.slot_model(&config, Slot::Summary)));
         Ok(self.memory()?.dream(DreamOptions {
             dir: self.dreams_dir(),
             dry_run,
@@ -63,23 +59,15 @@ impl Cairn {
         Ok(self.memory()?.restore_dream(&self.dreams_dir(), id)?)
     }
 
-    /// Dreams once a day while the memory is idle (`[memory] dream`, on by default), on a
-    /// thread of its own, until the guard is dropped: every [`LOOK_EVERY`] (the first time too:
-    /// not while the app starts) it dreams when the last dream is [`DAILY_EVERY`] old, the memory
-    /// changed since, and nothing changed for [`IDLE_FOR`]. A dream cut short by quitting
-    /// changed nothing.
-    pub fn spawn_daily_dream(&self) -> DailyDream {
-        let stop = Arc::new(AtomicBool::new(false));
-        let (cairn, stopped) = (self.clone(), stop.clone());
-        std::thread::spawn(move || loop {
-            for _ in 0..LOOK_EVERY.as_secs() {
-                if stopped.load(Ordering::SeqCst) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
+    /// Dreams once a day while the memory is idle (`[memory] dream`, on by default), until the
+    /// handle is dropped: every [`LOOK_EVERY`] (the first time too: not while the app starts) it
+    /// dreams when the last dream is [`DAILY_EVERY`] old, the memory changed since, and nothing
+    /// changed for [`IDLE_FOR`]. A dream cut short by quitting changed nothing.
+    pub fn spawn_daily_dream(&self) -> Background {
+        let cairn = self.clone();
+        background::every(LOOK_EVERY, move || {
             if !cairn.load_config().is_ok_and(|c| c.memory_dream) {
-                continue;
+                return;
             }
             match cairn.daily_dream_due() {
                 Ok(true) => match cairn.dream_for(false, "schedule", DAILY_BUDGET) {
@@ -94,8 +82,7 @@ impl Cairn {
                 Ok(false) => {}
                 Err(e) => tracing::warn!("cannot tell whether the memory should dream: {e}"),
             }
-        });
-        DailyDream(stop)
+        })
     }
 
     /// Whether the daily dream is due now.
@@ -122,14 +109,5 @@ impl Cairn {
             return Ok(false);
         }
         Ok(now - changed >= IDLE_FOR.as_millis() as i64)
-    }
-}
-
-/// While it lives, the memory dreams daily (see [`Cairn::spawn_daily_dream`]).
-pub struct DailyDream(Arc<AtomicBool>);
-
-impl Drop for DailyDream {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
     }
 }

@@ -4,9 +4,11 @@
 
 mod agent;
 mod attachments;
+mod background;
 pub mod chat;
 mod chat_tasks;
 pub mod compat;
+mod config_watch;
 mod dreams;
 mod error;
 mod folders;
@@ -39,16 +41,16 @@ use std::time::Duration;
 use cairn_config::{Config, ConfigError, Home};
 use cairn_memory::MemoryStore;
 
-pub use agent::ModelChoice;
+pub use agent::{ModelChoice, Slot};
 pub use attachments::{
     split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
+pub use background::Background;
 /// Whether an id can name a task or session (it becomes a file name): what is wrong with it.
 pub use cairn_agent::session_id_problem;
 pub use cairn_importers::{ScanControl, ScanMode};
 pub use cairn_memory::{TurnCompletion, TurnStart};
 pub use chat_tasks::mint_task_id;
-pub use dreams::DailyDream;
 pub use error::{Error, ErrorKind};
 pub use hooks::{hook_status, install_hooks, remove_hooks, CairnCommand, HookStatus, HOOK_AGENTS};
 pub use live_hooks::RESUME_HINT;
@@ -92,6 +94,15 @@ pub struct Cairn {
     /// again, and warned about again, for every memory added, until an embedding model is
     /// installed.
     multilingual_refused: Arc<AtomicBool>,
+    /// The last config read without an error, and the error of the file since, once logged.
+    config_kept: Arc<std::sync::Mutex<ConfigKept>>,
+}
+
+/// See [`Cairn::load_config`].
+#[derive(Default)]
+struct ConfigKept {
+    good: Option<Config>,
+    said: Option<String>,
 }
 
 impl Cairn {
@@ -118,6 +129,7 @@ impl Cairn {
             teams: Arc::default(),
             capacities: Arc::default(),
             multilingual_refused: Arc::default(),
+            config_kept: Arc::default(),
         }
     }
 
@@ -136,9 +148,7 @@ impl Cairn {
         if let Some(embedder) = embedder {
             store.set_embedder(embedder);
         }
-        if let Some((writer, uses)) = self.memory_writer() {
-            store.set_writer(writer, uses);
-        }
+        store.set_writers(self.memory_writers());
         store.set_evolution(
             self.load_config()
                 .map_or(true, |config| config.memory_evolution),
@@ -232,13 +242,53 @@ impl Cairn {
         &self.home
     }
 
-    /// Loads the config file; a missing file is the default config.
+    /// The config to run on: the file as it is (a missing file is the default config), or,
+    /// once the file has been read without an error, the last config read so when an edit breaks
+    /// it — the error is logged once, naming the file, the line and the key, and `status` says it
+    /// (see [`Cairn::read_config`]).
     pub fn load_config(&self) -> Result<Config, ConfigError> {
+        let mut kept = self.config_kept.lock().unwrap_or_else(|e| e.into_inner());
+        match self.read_config() {
+            Ok(config) => {
+                if kept.said.take().is_some() {
+                    tracing::info!("the config file is valid again and in use");
+                }
+                kept.good = Some(config.clone());
+                Ok(config)
+            }
+            Err(e) => {
+                let Some(good) = kept.good.clone() else {
+                    return Err(e);
+                };
+                let message = e.to_string();
+                if kept.said.as_deref() != Some(message.as_str()) {
+                    tracing::error!(
+                        "{message}: Cairn keeps running on the config as it was before this edit"
+                    );
+                    kept.said = Some(message);
+                }
+                Ok(good)
+            }
+        }
+    }
+
+    /// The config file as it is now, an error if it has one.
+    pub fn read_config(&self) -> Result<Config, ConfigError> {
         let env = self.env.clone();
         let config =
             Config::load(self.home.config_file(), move |name| env(name))?.unwrap_or_default();
         secrets::know_config_secrets(self.home.root(), &config);
         Ok(config)
+    }
+
+    /// The last config read without an error, if any: what [`Cairn::load_config`] runs on
+    /// while the file has one.
+    pub fn last_good_config(&self) -> Option<Config> {
+        self.config_kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .good
+            .clone()
     }
 }
 

@@ -13,20 +13,35 @@ impl Cairn {
     /// Reports Cairn's state. `serving` is the caller's own API when the caller is the server (it
     /// need not probe itself); otherwise `runtime.json` is read and the API it names is probed.
     pub async fn status(&self, serving: Option<&RuntimeInfo>) -> StatusReport {
-        let (config_status, config) = match self.load_config() {
-            Ok(config) => (
+        // What runs, and whether it is the file as it is now.
+        let running = self
+            .load_config()
+            .map(|running| (self.read_config().err(), running));
+        let (config_status, config) = match running {
+            Ok((None, config)) => (
                 ConfigStatus {
                     exists: self.home.config_file().exists(),
                     valid: true,
                     error: None,
+                    kept: false,
                 },
                 config,
+            ),
+            Ok((Some(e), kept)) => (
+                ConfigStatus {
+                    exists: self.home.config_file().exists(),
+                    valid: false,
+                    error: Some(e.to_string()),
+                    kept: true,
+                },
+                kept,
             ),
             Err(e) => (
                 ConfigStatus {
                     exists: self.home.config_file().exists(),
                     valid: false,
                     error: Some(e.to_string()),
+                    kept: false,
                 },
                 Config::default(),
             ),

@@ -444,6 +444,8 @@ async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::
     }
     // Tasks over the API work in their own folders, as the app's do.
     let chat = std::sync::Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
+    // An edit of the config file applies without a restart.
+    let _config = chat.follow_config();
     let api = cairn_http::serve(cairn.clone(), port.or(config.api_port), chat).await?;
     let _dreams = cairn.spawn_daily_dream();
     println!(

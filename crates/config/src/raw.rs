@@ -40,6 +40,8 @@ pub(crate) struct RawConfig {
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawModels {
     pub(crate) index: Option<Spanned<String>>,
+    pub(crate) summary: Option<Spanned<String>>,
+    pub(crate) evolution: Option<Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize)]

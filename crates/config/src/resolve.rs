@@ -55,9 +55,20 @@ impl Config {
         };
         let pet_shortcut = pet_shortcut(raw.pet, &at)?;
         let ui_language = ui_language(raw.ui.as_ref(), &at)?;
+        let slot = |pick: fn(&RawModels) -> Option<&toml::Spanned<String>>, key| {
+            raw.models
+                .as_ref()
+                .and_then(pick)
+                .map(|model| at.model_ref(model, key, &providers))
+                .transpose()
+        };
+        let summary_model = slot(|m| m.summary.as_ref(), "models.summary")?;
+        let evolution_model = slot(|m| m.evolution.as_ref(), "models.evolution")?;
         let models_index = models_index(raw.models, &at)?;
         Ok(Self {
             models_index,
+            summary_model,
+            evolution_model,
             api_port: raw
                 .api
                 .as_ref()
@@ -488,6 +499,25 @@ launch = "pet"
         let error = error_text("[models]\nindex = \"mirror.example\"\n");
         assert!(
             error.contains("`models.index` must be an http(s) address"),
+            "{error}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_background_model_slots_name_configured_models() -> Result<(), ConfigError> {
+        assert_eq!(parse("")?.summary_model, None);
+        let config = parse(
+            "[models]\nsummary = \"local/qwen2.5-0.5b\"\nevolution = \"srv/big\"\n\n[providers.srv]\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+        )?;
+        assert_eq!(
+            config.summary_model,
+            Some(("local".into(), "qwen2.5-0.5b".into()))
+        );
+        assert_eq!(config.evolution_model, Some(("srv".into(), "big".into())));
+        let error = error_text("[models]\nsummary = \"nowhere/m\"\n");
+        assert!(
+            error.contains("config.toml:2") && error.contains("nowhere"),
             "{error}"
         );
         Ok(())

@@ -22,8 +22,8 @@ pub struct MemoryStore {
     pub(crate) analyzer: Analyzer,
     clock: Box<dyn Fn() -> i64 + Send + Sync>,
     pub(crate) embedder: RwLock<Option<Arc<dyn Embedder>>>,
-    /// The background model and what it is lent for.
-    pub(crate) writer: RwLock<Option<(Arc<dyn Writer>, WriterUses)>>,
+    /// The background models, each with what it is lent for.
+    pub(crate) writer: RwLock<Vec<(Arc<dyn Writer>, WriterUses)>>,
     /// Loaded on the first vector search; `None` until then.
     pub(crate) vectors: Mutex<Option<VectorIndex>>,
     /// Set when new memories wait for the embedding queue.
@@ -146,7 +146,7 @@ impl MemoryStore {
             analyzer: Analyzer::default(),
             clock: Box::new(now_ms),
             embedder: RwLock::new(None),
-            writer: RwLock::new(None),
+            writer: RwLock::new(Vec::new()),
             vectors: Mutex::new(None),
             pending: Arc::new((Mutex::new(false), Condvar::new())),
             worker: std::sync::atomic::AtomicBool::new(false),

@@ -16,22 +16,28 @@ sentences for a memory index: what was asked, what was done or found, and any na
 that matter. Reply with the summary only.";
 
 impl MemoryStore {
-    /// Lends the background queue `writer` for `uses` from now on.
+    /// Lends the background queue `writer` for `uses` from now on (and no other).
     pub fn set_writer(&self, writer: Arc<dyn Writer>, uses: WriterUses) {
+        self.set_writers(vec![(writer, uses)]);
+    }
+
+    /// Lends the background queue these writers, each for its uses, from now on (none: nothing
+    /// is rewritten by a model); for a use, the first that is lent for it writes.
+    pub fn set_writers(&self, writers: Vec<(Arc<dyn Writer>, WriterUses)>) {
         if let Ok(mut slot) = self.writer.write() {
-            *slot = Some((writer, uses));
+            *slot = writers;
         }
         self.wake_embedding();
     }
 
-    /// The background model, when it is lent for what `used` picks.
+    /// The background model lent for what `used` picks, if any.
     pub(crate) fn writer_for(&self, used: impl Fn(WriterUses) -> bool) -> Option<Arc<dyn Writer>> {
         self.writer
             .read()
-            .ok()
-            .and_then(|slot| slot.clone())
-            .filter(|(_, uses)| used(*uses))
-            .map(|(writer, _)| writer)
+            .ok()?
+            .iter()
+            .find(|(_, uses)| used(*uses))
+            .map(|(writer, _)| writer.clone())
     }
 
     /// Rewrites up to `max` heuristic summaries of live traces with the summary model; returns how

@@ -40,7 +40,7 @@ pub struct StatusReport {
 impl StatusReport {
     /// True when a chat could be sent: the config is valid and names a model of a configured provider.
     pub fn can_chat(&self) -> bool {
-        self.config.valid && self.default_model.is_some()
+        (self.config.valid || self.config.kept) && self.default_model.is_some()
     }
 }
 
@@ -62,6 +62,9 @@ pub struct ConfigStatus {
     pub valid: bool,
     /// The first error, naming the file line and the key, when `valid` is false.
     pub error: Option<String>,
+    /// The file has an error, and the config as it was before that edit is what runs.
+    #[serde(default)]
+    pub kept: bool,
 }
 
 /// Whether a Cairn API (the desktop app or `cairn serve`) is answering.
@@ -102,6 +105,7 @@ mod tests {
                 exists: true,
                 valid,
                 error: None,
+                kept: false,
             },
             api: ApiStatus {
                 running: false,

@@ -204,4 +204,8 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("merged", "已合并"),
     ("noted", "已记笔记"),
     ("archived", "已归档"),
+    // a config edit with an error
+    ("the config file has an error: the settings before it stay in use", "配置文件有错误：沿用出错前的设置"),
+    (" has an error, and the settings before it stay in use: {error}", " 有错误，沿用出错前的设置：{error}"),
+    ("has an error", "有错误"),
 ];

@@ -3,10 +3,12 @@
 
 mod ask;
 mod chat;
+mod config_reload;
 mod goals;
 mod learning;
 mod lsp;
 mod mcp;
+mod slots;
 mod summaries;
 mod task;
 mod team;
