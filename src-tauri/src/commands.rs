@@ -355,6 +355,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         crate::settings_commands::settings_get,
         crate::settings_commands::settings_save_provider,
         crate::settings_commands::settings_remove_provider,
+        crate::settings_commands::settings_set_slot_model,
         crate::settings_commands::settings_test_provider,
         crate::settings_commands::settings_set_default_model,
         crate::settings_commands::settings_save_voice,

@@ -49,6 +49,16 @@ pub async fn settings_set_default_model(
     change(&desktop, SettingsChange::DefaultModel { provider, model }).await
 }
 
+/// Sets a background slot's model (`provider/model`), or with none gives it its default back.
+#[tauri::command]
+pub async fn settings_set_slot_model(
+    desktop: State<'_, Desktop>,
+    slot: cairn_api::ModelSlot,
+    model: Option<String>,
+) -> Result<Settings, ApiError> {
+    change(&desktop, SettingsChange::SlotModel { slot, model }).await
+}
+
 /// Calls the provider and says what it answered.
 #[tauri::command]
 pub async fn settings_test_provider(

@@ -148,6 +148,27 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     assert!(config.contains("models = [\"small-model\"]"), "{config}");
     assert!(config.contains("model = \"mock/small-model\""), "{config}");
 
+    // The memory's summaries and notes get their own model, picked in its row.
+    client
+        .execute(
+            "const e = document.querySelector('#settings-slot-summary'); e.value = arguments[0];\
+             e.dispatchEvent(new Event('change', { bubbles: true }));",
+            vec![json!("mock/small-model")],
+        )
+        .await?;
+    wait_for_text(
+        client,
+        "#settings-provider-notice",
+        "Memory summaries and notes now uses mock/small-model.",
+    )
+    .await?;
+    screenshot(client, "settings-slots").await?;
+    let config = std::fs::read_to_string(home.join("config.toml"))?;
+    assert!(
+        config.contains("[models]\nsummary = \"mock/small-model\""),
+        "{config}"
+    );
+
     // Start at login: off by default; on writes the XDG autostart entry running this app, off
     // removes it.
     let entry = home.join(".config/autostart/cairn-desktop.desktop");

@@ -8,6 +8,7 @@ use cairn_agent::{
 };
 use cairn_config::{Config, ProviderKind, BUILTIN_LOCAL_PROVIDER};
 use cairn_llm::{Anthropic, OpenAiCompatible, Provider};
+use cairn_protocol::settings::ModelSlot;
 use cairn_tools::{
     DeclaredTool, DeclaredToolDef, ModelServer, Toolbox, ToolboxOptions, UnloadModel,
 };
@@ -29,15 +30,6 @@ pub(crate) struct ResolvedModel {
     pub provider: Arc<dyn Provider>,
     pub model: String,
     pub server: ModelServer,
-}
-
-/// The background models' slots (`[models] summary`, `evolution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Slot {
-    /// Summaries and a dream's episode notes.
-    Summary,
-    /// Learned policies in the model's words.
-    Evolution,
 }
 
 /// A memory's background model, asked one request at a time.
@@ -99,8 +91,8 @@ impl Cairn {
         let Ok(config) = self.load_config() else {
             return Vec::new();
         };
-        let summary = self.slot_model(&config, Slot::Summary);
-        let evolution = self.slot_model(&config, Slot::Evolution);
+        let summary = self.slot_model(&config, ModelSlot::Summary);
+        let evolution = self.slot_model(&config, ModelSlot::Evolution);
         let mut writers: Vec<(Option<String>, cairn_memory::WriterUses)> = Vec::new();
         for (model, on, summaries) in [
             (summary, config.memory_summaries, true),
@@ -143,7 +135,7 @@ impl Cairn {
     /// summary slot is `[models] summary`, else Cairn's own model when it is installed (what the
     /// memory writes about stays on the device), else the default model; the evolution slot is
     /// `[models] evolution`, else the summary slot's.
-    pub fn slot_model(&self, config: &cairn_config::Config, slot: Slot) -> Option<String> {
+    pub fn slot_model(&self, config: &cairn_config::Config, slot: ModelSlot) -> Option<String> {
         let named = |m: &Option<(String, String)>| m.as_ref().map(|(p, m)| format!("{p}/{m}"));
         let summary = named(&config.summary_model).or_else(|| {
             self.default_local_model_installed().then(|| {
@@ -154,8 +146,8 @@ impl Cairn {
             })
         });
         match slot {
-            Slot::Summary => summary,
-            Slot::Evolution => named(&config.evolution_model).or(summary),
+            ModelSlot::Summary => summary,
+            ModelSlot::Evolution => named(&config.evolution_model).or(summary),
         }
     }
 

@@ -8,7 +8,9 @@ use cairn_memory::DreamOptions;
 use cairn_protocol::memory::{Dream, DreamState, Restored};
 
 use crate::background::{self, Background};
-use crate::{Cairn, Error, Slot};
+use cairn_protocol::settings::ModelSlot;
+
+use crate::{Cairn, Error};
 
 /// How long a dream asked for by hand may write notes; the daily one has longer.
 const DREAM_BUDGET: Duration = Duration::from_secs(10 * 60);
@@ -36,7 +38,7 @@ impl Cairn {
         let writer = self
             .load_config()
             .ok()
-            .and_then(|config| self.writer(self.slot_model(&config, Slot::Summary)));
+            .and_then(|config| self.writer(self.slot_model(&config, ModelSlot::Summary)));
         Ok(self.memory()?.dream(DreamOptions {
             dir: self.dreams_dir(),
             dry_run,

@@ -41,7 +41,7 @@ use std::time::Duration;
 use cairn_config::{Config, ConfigError, Home};
 use cairn_memory::MemoryStore;
 
-pub use agent::{ModelChoice, Slot};
+pub use agent::ModelChoice;
 pub use attachments::{
     split_documents, AttachmentInput, PreparedMessage, MAX_ATTACHMENTS, MAX_ATTACHMENT_BYTES,
 };
@@ -61,8 +61,8 @@ pub use memory::{MemoryHealth, SearchAnswer, SessionOpen, SessionOpened, TurnSta
 pub use models::{model_host, DEFAULT_MODEL, MODEL_INDEX_ENV};
 pub use scans::Scans;
 pub use settings::{
-    AgentInput, AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput,
-    VoiceModelInfo,
+    AgentInput, AppearanceInput, ModelSlot, ProviderInput, ProviderSettings, Settings, SlotSetting,
+    VoiceInput, VoiceModelInfo,
 };
 pub use settings_change::SettingsChange;
 pub use sources::{FollowEvent, SourceInfo};

@@ -15,8 +15,8 @@ use cairn_protocol::{ConnectionTest, RuntimeInfo};
 use crate::{Cairn, Error};
 
 pub use cairn_protocol::settings::{
-    AgentInput, AppearanceInput, ProviderInput, ProviderSettings, Settings, VoiceInput,
-    VoiceModelInfo,
+    AgentInput, AppearanceInput, ModelSlot, ProviderInput, ProviderSettings, Settings, SlotSetting,
+    VoiceInput, VoiceModelInfo,
 };
 
 fn bad(message: impl Into<String>) -> Error {
@@ -41,10 +41,9 @@ fn text(value: &str) -> EditValue {
 impl Cairn {
     /// The settings, from the config file.
     pub fn settings(&self) -> Settings {
-        let (config, config_error) = match self.load_config() {
-            Ok(config) => (config, None),
-            Err(e) => (Config::default(), Some(e.to_string())),
-        };
+        // The file's error, if it has one, and what runs (the config before that edit, if any).
+        let config_error = self.read_config().err().map(|e| e.to_string());
+        let config = self.load_config().unwrap_or_default();
         Settings {
             config_file: self.home().config_file().display().to_string(),
             config_error,
@@ -86,6 +85,20 @@ impl Cairn {
                 .autostart_entry()
                 .is_some_and(|path| cairn_config::autostart::is_enabled(&path)),
             mcp_servers: self.mcp_server_settings(),
+            slots: ModelSlot::ALL
+                .into_iter()
+                .map(|slot| SlotSetting {
+                    slot,
+                    model: match slot {
+                        ModelSlot::Summary => config.summary_model.as_ref(),
+                        ModelSlot::Evolution => config.evolution_model.as_ref(),
+                    }
+                    .map(|(provider, model)| format!("{provider}/{model}")),
+                    in_use: self
+                        .slot_model(&config, slot)
+                        .or_else(|| config.default_model_name()),
+                })
+                .collect(),
             agent: AgentInput {
                 guard_folder: config.agent.guard_folder,
                 ask_always: !config.agent.yolo,
@@ -229,6 +242,25 @@ impl Cairn {
             ));
         }
         self.update_config(&edits)
+    }
+
+    /// Sets a background slot's model (`provider/model`, which must resolve), or with `None`
+    /// gives the slot its default back.
+    pub fn set_slot_model(&self, slot: ModelSlot, model: Option<&str>) -> Result<(), Error> {
+        let key = ["models", slot.key()];
+        let Some(model) = model.map(str::trim).filter(|m| !m.is_empty()) else {
+            return self.update_config(&[ConfigEdit::remove(&key)]);
+        };
+        let config = self.load_config()?;
+        let Some((provider, id)) = model.split_once('/') else {
+            return Err(bad("write the model as provider/model"));
+        };
+        if provider == BUILTIN_LOCAL_PROVIDER {
+            self.local_provider(id)?;
+        } else if !config.providers.contains_key(provider) {
+            return Err(Error::NotFound(format!("no provider named {provider:?}")));
+        }
+        self.update_config(&[ConfigEdit::set(&key, text(model))])
     }
 
     /// Voice: the whisper model, the language, the input.

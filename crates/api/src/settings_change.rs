@@ -19,6 +19,11 @@ pub enum SettingsChange {
         provider: String,
         model: String,
     },
+    /// A background slot's model (`provider/model`), or `None` for its default.
+    SlotModel {
+        slot: crate::ModelSlot,
+        model: Option<String>,
+    },
     SaveMcp(McpServerInput),
     RemoveMcp(String),
     EnableMcp {
@@ -46,7 +51,10 @@ impl SettingsChange {
             | Self::RemoveMcp(_)
             | Self::EnableMcp { .. }
             | Self::Agent(_) => true,
-            Self::Voice(_) | Self::Appearance(_) | Self::StartAtLogin { .. } => false,
+            Self::SlotModel { .. }
+            | Self::Voice(_)
+            | Self::Appearance(_)
+            | Self::StartAtLogin { .. } => false,
         }
     }
 }
@@ -63,6 +71,9 @@ impl Chat {
             SettingsChange::DefaultModel { provider, model } => {
                 cairn.set_default_model(&provider, &model)
             }
+            SettingsChange::SlotModel { slot, model } => cairn
+                .set_slot_model(slot, model.as_deref())
+                .map(|()| cairn.apply_memory_settings()),
             SettingsChange::SaveMcp(server) => cairn.save_mcp_server(server),
             SettingsChange::RemoveMcp(name) => cairn.remove_mcp_server(&name),
             SettingsChange::EnableMcp { name, on } => cairn.enable_mcp_server(&name, on),

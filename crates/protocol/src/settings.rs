@@ -130,6 +130,41 @@ pub struct Settings {
     /// How far the agent goes without asking.
     #[serde(default)]
     pub agent: AgentInput,
+    /// The memory's background models, one per slot.
+    #[serde(default)]
+    pub slots: Vec<SlotSetting>,
+}
+
+/// A model slot of the memory's background writing (`[models] summary`, `evolution`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelSlot {
+    /// Summaries and a dream's episode notes.
+    Summary,
+    /// Learned policies in the model's words.
+    Evolution,
+}
+
+impl ModelSlot {
+    pub const ALL: [ModelSlot; 2] = [Self::Summary, Self::Evolution];
+
+    /// Its key under `[models]`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Summary => "summary",
+            Self::Evolution => "evolution",
+        }
+    }
+}
+
+/// One slot as Settings shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlotSetting {
+    pub slot: ModelSlot,
+    /// `provider/model` as the config names it; `None`: the slot's default.
+    pub model: Option<String>,
+    /// What the slot uses now (`provider/model`); `None`: the default model.
+    pub in_use: Option<String>,
 }
 
 /// How far the agent goes without asking, and where new tasks work.

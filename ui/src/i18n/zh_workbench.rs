@@ -208,4 +208,12 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("the config file has an error: the settings before it stay in use", "配置文件有错误：沿用出错前的设置"),
     (" has an error, and the settings before it stay in use: {error}", " 有错误，沿用出错前的设置：{error}"),
     ("has an error", "有错误"),
+    // Settings: the background models' slots
+    ("Memory summaries and notes", "记忆摘要与笔记"),
+    ("Learned policies, reworded", "习得策略的改写"),
+    ("its default", "默认值"),
+    ("{slot} now uses {model}.", "{slot}现在使用 {model}。"),
+    ("Default", "默认"),
+    ("the default model", "默认模型"),
+    ("Models that write in the memory's background", "在记忆后台写作的模型"),
 ];

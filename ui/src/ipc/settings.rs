@@ -16,14 +16,25 @@ pub async fn settings_get() -> Result<Settings, ApiError> {
 pub enum SettingsChange {
     SaveProvider(ProviderInput),
     RemoveProvider(String),
-    DefaultModel { provider: String, model: String },
+    DefaultModel {
+        provider: String,
+        model: String,
+    },
+    /// A background slot's model (`provider/model`), or `None` for its default.
+    SlotModel {
+        slot: cairn_protocol::settings::ModelSlot,
+        model: Option<String>,
+    },
     Voice(VoiceInput),
     Appearance(AppearanceInput),
     Agent(cairn_protocol::settings::AgentInput),
     StartAtLogin(bool),
     SaveMcp(cairn_protocol::settings::McpServerInput),
     RemoveMcp(String),
-    EnableMcp { name: String, on: bool },
+    EnableMcp {
+        name: String,
+        on: bool,
+    },
 }
 
 /// Makes `change`, written into the config file by the backend.
@@ -39,6 +50,10 @@ pub async fn change_settings(change: SettingsChange) -> Result<Settings, ApiErro
         SettingsChange::DefaultModel { provider, model } => {
             let args = json!({ "provider": provider, "model": model });
             invoke_with("settings_set_default_model", &args).await
+        }
+        SettingsChange::SlotModel { slot, model } => {
+            let args = json!({ "slot": slot, "model": model });
+            invoke_with("settings_set_slot_model", &args).await
         }
         SettingsChange::Voice(voice) => {
             invoke_with("settings_save_voice", &json!({ "voice": voice })).await

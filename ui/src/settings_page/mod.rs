@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 
+use cairn_protocol::settings::ModelSlot;
 use cairn_protocol::{ApiError, ConnectionTest};
 use leptos::prelude::*;
 use leptos::task::spawn_local;

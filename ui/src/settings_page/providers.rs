@@ -58,6 +58,7 @@ pub(super) fn ProvidersSection(page: Page) -> impl IntoView {
         {provider_form}
         <ul class="set-providers">{provider_list}</ul>
         <DefaultModelRow page />
+        <SlotRows page />
         <p id="settings-embedding" class="set-muted">
             {move || loaded().map(|s| if s.embedding_installed {
                 tf("Memory search: {model} on this device (loaded when first needed).", &[("model", &s.embedding_model)])
@@ -382,5 +383,76 @@ fn DefaultModelRow(page: Page) -> impl IntoView {
                 </strong>
             </span>
         </div>
+    }
+}
+
+/// The memory's background models: one row per slot, its model chosen among the providers' (or
+/// the slot's default), saved as it is picked.
+#[component]
+fn SlotRows(page: Page) -> impl IntoView {
+    let Page {
+        provider_notice, ..
+    } = page;
+    let loaded = move || page.loaded();
+    move || {
+        let current = loaded()?;
+        let mut options: Vec<String> = current
+            .providers
+            .iter()
+            .flat_map(|p| p.models.iter().map(move |m| format!("{}/{m}", p.name)))
+            .collect();
+        for slot in &current.slots {
+            for model in slot.model.iter().chain(&slot.in_use) {
+                if !options.contains(model) {
+                    options.push(model.clone());
+                }
+            }
+        }
+        let rows = current
+            .slots
+            .into_iter()
+            .map(|slot| {
+                let (label, id) = match slot.slot {
+                    ModelSlot::Summary => (t("Memory summaries and notes"), "settings-slot-summary"),
+                    ModelSlot::Evolution => (t("Learned policies, reworded"), "settings-slot-evolution"),
+                };
+                let chosen = slot.model.clone().unwrap_or_default();
+                let options = options.clone();
+                let which = slot.slot;
+                view! {
+                    <div class="set-row">
+                        <label for=id>{label}</label>
+                        <select
+                            id=id
+                            prop:value=chosen
+                            on:change=move |ev| {
+                                let picked = event_target_value(&ev);
+                                let model = (!picked.is_empty()).then_some(picked);
+                                let said = model.clone().unwrap_or_else(|| t("its default").into());
+                                page.save(
+                                    SettingsChange::SlotModel { slot: which, model },
+                                    provider_notice,
+                                    tf("{slot} now uses {model}.", &[("slot", label), ("model", &said)]),
+                                );
+                            }
+                        >
+                            <option value="">{t("Default")}</option>
+                            {options
+                                .into_iter()
+                                .map(|o| view! { <option value=o.clone()>{o.clone()}</option> })
+                                .collect_view()}
+                        </select>
+                        <span class="set-muted">
+                            {t("Now: ")}
+                            <strong>{slot.in_use.unwrap_or_else(|| t("the default model").into())}</strong>
+                        </span>
+                    </div>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <h3 class="set-subtitle">{t("Models that write in the memory's background")}</h3>
+            {rows}
+        })
     }
 }
