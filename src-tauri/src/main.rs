@@ -122,8 +122,9 @@ fn run() -> anyhow::Result<()> {
     // workspace until the person picks one), not where the app was started.
     let chat = Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
     let published = chat.subscribe();
-    // An edit of the config file applies without a restart.
+    // An edit of the config file applies without a restart; schedules run while the app does.
     let _config = chat.follow_config();
+    let _schedules = chat.run_schedules();
     let api = tauri::async_runtime::block_on(cairn_http::serve(
         cairn.clone(),
         config.api_port,

@@ -185,6 +185,7 @@ const LAYERS: &[&[&str]] = &[
         "cairn-eval",
         "cairn-importers",
         "cairn-local",
+        "cairn-schedule",
     ],
     &["cairn-agent", "cairn-mcp", "cairn-lsp"],
     &["cairn-api"],

@@ -37,6 +37,9 @@ pub enum Error {
     /// An MCP server could not be reached, or a call to it failed.
     #[error(transparent)]
     Mcp(#[from] cairn_mcp::Error),
+    /// A schedule could not be read, written or found: the message says which.
+    #[error(transparent)]
+    Schedule(#[from] cairn_schedule::ScheduleError),
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),
@@ -88,9 +91,12 @@ impl Error {
             | Self::DeclaredTool(_)
             | Self::UnknownSource(_)
             | Self::Attachment(_)
-            | Self::Invalid(_) => ErrorKind::BadRequest,
+            | Self::Invalid(_)
+            | Self::Schedule(cairn_schedule::ScheduleError::When(_)) => ErrorKind::BadRequest,
             Self::Models(cairn_models::ModelsError::Unknown { .. }) => ErrorKind::BadRequest,
-            Self::Memory(MemoryError::NotFound(_)) | Self::NotFound(_) => ErrorKind::NotFound,
+            Self::Memory(MemoryError::NotFound(_))
+            | Self::NotFound(_)
+            | Self::Schedule(cairn_schedule::ScheduleError::NotFound(_)) => ErrorKind::NotFound,
             Self::Busy(_) | Self::Memory(MemoryError::Busy(_)) => ErrorKind::Busy,
             _ => ErrorKind::Internal,
         }

@@ -26,6 +26,7 @@ mod models;
 mod pet;
 mod resume;
 mod scans;
+mod schedules;
 pub mod secrets;
 mod settings;
 mod settings_change;
@@ -65,6 +66,13 @@ pub use settings::{
     VoiceInput, VoiceModelInfo,
 };
 pub use settings_change::SettingsChange;
+
+/// Scheduled tasks, as front ends read and change them.
+pub mod schedule {
+    pub use cairn_schedule::{
+        describe, due, local_time, Due, Local, NewSchedule, ScheduleError, Schedules,
+    };
+}
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;
 pub use tasks::TaskChange;

@@ -5,6 +5,7 @@ mod eval;
 mod hook;
 mod memory;
 mod models;
+mod schedule;
 mod sessions;
 mod sources;
 mod status;
@@ -56,6 +57,9 @@ enum Command {
     /// Search, add, read and delete memories (through the running app when there is one).
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
+    /// Tasks that run on a schedule ("every weekday at 9"): list, add, pause, resume, remove, run.
+    #[command(subcommand)]
+    Schedule(schedule::ScheduleCommand),
     /// Measure memory recall quality on a benchmark file.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -389,6 +393,7 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Memory(command) => memory::run(&cairn, command)
                 .await
                 .map(|()| std::process::ExitCode::SUCCESS),
+            Command::Schedule(command) => schedule::run(&cairn, command).await,
             Command::Eval(EvalCommand::Locomo {
                 file,
                 k,
@@ -446,6 +451,7 @@ async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::
     let chat = std::sync::Arc::new(cairn_api::chat::Chat::new(cairn.clone(), cairn.workspace()));
     // An edit of the config file applies without a restart.
     let _config = chat.follow_config();
+    let _schedules = chat.run_schedules();
     let api = cairn_http::serve(cairn.clone(), port.or(config.api_port), chat).await?;
     let _dreams = cairn.spawn_daily_dream();
     println!(

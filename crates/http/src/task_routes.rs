@@ -27,6 +27,8 @@ pub fn routes(state: AppState) -> Router<AppState> {
         .route("/api/v1/tasks/{id}", get(read))
         .route("/api/v1/tasks/{id}/messages", post(send))
         .route("/api/v1/tasks/{id}/stop", post(stop))
+        .route("/api/v1/schedules", get(schedules))
+        .route("/api/v1/schedules/{id}/run", post(run_schedule))
         .route("/api/v1/approvals/{request}", post(approve))
         .route("/api/v1/questions/{request}", post(answer))
         .route(
@@ -82,6 +84,22 @@ async fn list(State(state): State<AppState>) -> Response {
 }
 
 /// `POST /api/v1/tasks {"message": …, "folder"?: …}`: a new task, its first turn started; `201 {"task": id}`.
+/// `GET /api/v1/schedules`: every schedule, with its last run.
+async fn schedules(State(state): State<AppState>) -> Response {
+    match state.cairn.schedules().list() {
+        Ok(list) => Json(list).into_response(),
+        Err(e) => api_error(&cairn_api::Error::from(e)),
+    }
+}
+
+/// `POST /api/v1/schedules/{id}/run`: the schedule runs now; the task it started.
+async fn run_schedule(State(state): State<AppState>, Path(id): Path<String>) -> Response {
+    match state.chat.run_schedule_now(&id) {
+        Ok(task) => (StatusCode::CREATED, Json(Created { task })).into_response(),
+        Err(e) => api_error(&e),
+    }
+}
+
 async fn create(
     State(state): State<AppState>,
     body: Result<Json<MessageBody>, JsonRejection>,

@@ -14,6 +14,7 @@ mod tasks;
 pub mod calendar;
 pub mod memory;
 pub mod openai;
+pub mod schedule;
 pub mod settings;
 
 pub use chat::*;

@@ -8,6 +8,7 @@ mod goals;
 mod learning;
 mod lsp;
 mod mcp;
+mod schedules;
 mod slots;
 mod summaries;
 mod task;

@@ -8,6 +8,7 @@ mod mcp_server;
 mod memory;
 mod memory_doors;
 mod openai_client;
+mod schedule;
 mod serve;
 mod sources;
 mod status;
