@@ -260,6 +260,14 @@ impl Cairn {
                 .tools
                 .add(Arc::new(UnloadModel::new(server, model.clone())));
         }
+        // The person's agent (not a subagent's, nor a /v1 caller's) sets up scheduled tasks.
+        if !compact && !asked.subagent && asked.api.is_none() && asked.member.is_none() {
+            settings
+                .tools
+                .add(Arc::new(crate::schedule_tool::ScheduleTool {
+                    store: self.schedules(),
+                }));
+        }
         if agent.search_memory_tool && !compact {
             settings.tools.add(Arc::new(SearchMemory {
                 store: self.session_store(),

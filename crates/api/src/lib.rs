@@ -26,6 +26,7 @@ mod models;
 mod pet;
 mod resume;
 mod scans;
+mod schedule_tool;
 mod schedules;
 pub mod secrets;
 mod settings;
@@ -70,7 +71,7 @@ pub use settings_change::SettingsChange;
 /// Scheduled tasks, as front ends read and change them.
 pub mod schedule {
     pub use cairn_schedule::{
-        describe, due, local_time, Due, Local, NewSchedule, ScheduleError, Schedules,
+        describe, due, local_time, next_run, Due, Local, NewSchedule, ScheduleError, Schedules,
     };
 }
 pub use sources::{FollowEvent, SourceInfo};

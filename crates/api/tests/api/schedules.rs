@@ -120,3 +120,36 @@ async fn a_schedule_runs_at_its_time_once_catches_up_and_never_overlaps() -> Tes
     );
     Ok(())
 }
+
+/// Asked in a task, the agent sets a schedule up with the `schedule` tool: it works in the task's
+/// folder, and the model is told when it runs next.
+#[tokio::test]
+async fn the_agent_sets_a_schedule_up_with_its_tool() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(vec![
+        tool_call_reply(
+            "c1",
+            "schedule",
+            json!({"action": "add", "when": "every weekday at 9", "message": "Summarise what changed in notes/"}),
+        ),
+        text_reply("Done: it runs every weekday at 9."),
+    ])
+    .await?;
+    crate::write_config(dir.path(), &server.base_url, "")?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let chat = Arc::new(Chat::new(cairn.clone(), dir.path().to_path_buf()));
+    let task = chat.new_task("Every weekday at 9, summarise what changed in notes/", None)?;
+    let answer = finished(&chat, &cairn, &task).await?;
+    assert!(answer.contains("it runs every weekday at 9"), "{answer}");
+    let schedules = cairn.schedules().list()?;
+    assert_eq!(schedules.len(), 1);
+    assert_eq!(schedules[0].cron, "0 9 * * 1-5");
+    assert!(schedules[0].folder.is_some());
+    // The model was told what was set up.
+    let told = server.requests()[1]["messages"].to_string();
+    assert!(
+        told.contains("Scheduled s1") && told.contains("Next run:"),
+        "{told}"
+    );
+    Ok(())
+}
