@@ -8,6 +8,7 @@ mod commands;
 mod display;
 mod memory_commands;
 mod models_commands;
+mod schedule_commands;
 mod settings_commands;
 mod sources_commands;
 mod tray;

@@ -16,6 +16,7 @@ mod notice;
 mod pet;
 mod present;
 mod rate;
+mod schedules_page;
 mod segmented;
 mod settings_models;
 mod settings_page;

@@ -7,7 +7,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn_protocol::schedule::{Schedule, ScheduleRun};
+use cairn_protocol::schedule::{Schedule, ScheduleRun, ScheduleView};
 use cairn_schedule::{due, Due, Schedules};
 
 use crate::background::{self, Background};
@@ -21,6 +21,25 @@ impl Cairn {
     /// The schedules of this data home.
     pub fn schedules(&self) -> Schedules {
         Schedules::at(self.home.data_dir().join("schedules.json"))
+    }
+
+    /// Every schedule with its next run in this machine's time zone and its cron in words.
+    pub fn schedule_views(&self) -> Result<Vec<ScheduleView>, Error> {
+        let now = cairn_memory::now_ms();
+        Ok(self
+            .schedules()
+            .list()?
+            .into_iter()
+            .map(|schedule| ScheduleView {
+                next: match due(&schedule, now, &cairn_schedule::Local) {
+                    Ok(Due::NotYet { next }) => next,
+                    Ok(Due::Run { .. } | Due::Pass { .. }) => Some(now),
+                    Ok(Due::Paused) | Err(_) => None,
+                },
+                described: cairn_schedule::describe(&schedule.cron),
+                schedule,
+            })
+            .collect())
     }
 }
 

@@ -48,3 +48,13 @@ pub struct ScheduleRun {
     #[serde(default)]
     pub skipped: Option<String>,
 }
+
+/// A schedule as the Schedules page shows it: with its next run and its cron in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScheduleView {
+    pub schedule: Schedule,
+    /// The next run (unix ms); `None` when paused or never.
+    pub next: Option<i64>,
+    /// The cron expression in words ("At 09:00, on Monday … Friday").
+    pub described: String,
+}

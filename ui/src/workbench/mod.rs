@@ -45,6 +45,7 @@ pub enum Page {
     Tasks,
     Memory,
     Sources,
+    Schedules,
     Settings,
 }
 
@@ -76,6 +77,11 @@ pub fn Workbench() -> impl IntoView {
             <Show when=move || page.get() == Page::Sources>
                 <main class="page">
                     <crate::sources_page::SourcesPage />
+                </main>
+            </Show>
+            <Show when=move || page.get() == Page::Schedules>
+                <main class="page">
+                    <crate::schedules_page::SchedulesPage />
                 </main>
             </Show>
             <Show when=move || page.get() == Page::Settings>

@@ -59,6 +59,7 @@ pub(super) fn Sidebar(bench: Bench) -> impl IntoView {
             <nav class="pages" aria-label=t("Pages")>
                 {page_link("page-memory", t("Memory"), Page::Memory)}
                 {page_link("page-sources", t("Sources"), Page::Sources)}
+                {page_link("page-schedules", t("Schedules"), Page::Schedules)}
                 {page_link("page-settings", t("Settings"), Page::Settings)}
             </nav>
             <button
