@@ -125,7 +125,8 @@ fn run() -> anyhow::Result<()> {
     let published = chat.subscribe();
     // An edit of the config file applies without a restart; schedules run while the app does.
     let _config = chat.follow_config();
-    let _schedules = chat.run_schedules();
+    // Each run is a task on the app's async runtime.
+    let _schedules = tauri::async_runtime::block_on(async { chat.run_schedules() });
     let api = tauri::async_runtime::block_on(cairn_http::serve(
         cairn.clone(),
         config.api_port,

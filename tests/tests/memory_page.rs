@@ -15,8 +15,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cairn_config::read_runtime;
 use common::{
-    cairn, click, gtk_theme, screenshot_after, text_of, wait_for_text, wait_until_text, App,
-    TestResult, WAIT,
+    cairn, click, gtk_theme, screenshot_after, set_value, text_of, wait_for_text, wait_until_text,
+    App, TestResult, WAIT,
 };
 use fantoccini::{Client, Locator};
 use serde_json::{json, Value};
@@ -69,17 +69,6 @@ fn add(home: &Path, text: &str, layer: &str, source: Option<&str>) -> TestResult
 }
 
 /// Sets an input's or textarea's value the way typing does (an `input` event).
-async fn set_value(client: &Client, css: &str, value: &str) -> TestResult {
-    client
-        .execute(
-            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
-             e.dispatchEvent(new Event('input', { bubbles: true }));",
-            vec![json!(css), json!(value)],
-        )
-        .await?;
-    Ok(())
-}
-
 const NIGHTLY: &str =
     "The nightly build failed because the cache volume was full; clearing /var/cache/ci fixed it.";
 const NIGHTLY_EDITED: &str = "The nightly build failed because the cache volume was full; clearing /var/cache/ci and pruning old images fixed it.";

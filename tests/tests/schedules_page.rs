@@ -9,20 +9,8 @@ mod common;
 
 use std::path::Path;
 
-use common::{click, gtk_theme, screenshot, text_of, wait_for_text, App, TestResult};
+use common::{click, gtk_theme, screenshot, set_value, text_of, wait_for_text, App, TestResult};
 use fantoccini::Client;
-use serde_json::json;
-
-async fn type_into(client: &Client, css: &str, value: &str) -> TestResult {
-    client
-        .execute(
-            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
-             e.dispatchEvent(new Event('input', { bubbles: true }));",
-            vec![json!(css), json!(value)],
-        )
-        .await?;
-    Ok(())
-}
 
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "needs a display, tauri-driver and WebKitWebDriver: run through ./run test"]
@@ -39,8 +27,8 @@ async fn flow(client: &Client, home: &Path) -> TestResult {
     click(client, "#page-schedules").await?;
     wait_for_text(client, "#schedules-empty", "No schedules yet").await?;
 
-    type_into(client, "#schedule-when", "whenever you like").await?;
-    type_into(
+    set_value(client, "#schedule-when", "whenever you like").await?;
+    set_value(
         client,
         "#schedule-message",
         "Summarise what changed in ~/notes",
@@ -49,7 +37,7 @@ async fn flow(client: &Client, home: &Path) -> TestResult {
     click(client, "#schedule-add").await?;
     wait_for_text(client, "#schedules-notice", "every weekday at 9").await?;
 
-    type_into(client, "#schedule-when", "every weekday at 9").await?;
+    set_value(client, "#schedule-when", "every weekday at 9").await?;
     click(client, "#schedule-add").await?;
     wait_for_text(client, "#schedules-notice", "Added").await?;
     wait_for_text(client, "#schedule-s1", "09:00").await?;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use cairn_test_support::MockServer;
-use common::{click, gtk_theme, screenshot_after, wait_for_text, App, TestResult};
+use common::{click, gtk_theme, screenshot_after, set_value, wait_for_text, App, TestResult};
 use fantoccini::Client;
 use serde_json::json;
 
@@ -23,17 +23,6 @@ async fn screenshot(client: &Client, name: &str) -> TestResult {
 }
 
 /// Sets an input's value the way typing does (an `input` event).
-async fn set_value(client: &Client, css: &str, value: &str) -> TestResult {
-    client
-        .execute(
-            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
-             e.dispatchEvent(new Event('input', { bubbles: true }));",
-            vec![json!(css), json!(value)],
-        )
-        .await?;
-    Ok(())
-}
-
 async fn launch(home: &Path) -> TestResult<App> {
     let app = common::launch_at(home, &[gtk_theme(false)]).await?;
     wait_for_text(&app.client, "#status-line", "API on").await?;
@@ -149,13 +138,7 @@ async fn flow(client: &Client, home: &Path, base_url: &str) -> TestResult {
     assert!(config.contains("model = \"mock/small-model\""), "{config}");
 
     // The memory's summaries and notes get their own model, picked in its row.
-    client
-        .execute(
-            "const e = document.querySelector('#settings-slot-summary'); e.value = arguments[0];\
-             e.dispatchEvent(new Event('change', { bubbles: true }));",
-            vec![json!("mock/small-model")],
-        )
-        .await?;
+    common::choose(client, "#settings-slot-summary", "mock/small-model").await?;
     wait_for_text(
         client,
         "#settings-provider-notice",

@@ -44,11 +44,38 @@ impl Cairn {
 }
 
 impl Chat {
-    /// Runs the schedules until the handle is dropped.
+    /// Runs the schedules until the handle is dropped — in one process per data home: the app
+    /// and `cairn serve` may both run, and a schedule runs once. The one that holds the runner's
+    /// lock runs them; another takes over when it quits.
     pub fn run_schedules(self: &Arc<Self>) -> Background {
+        self.run_schedules_every(LOOK_EVERY)
+    }
+
+    /// [`Chat::run_schedules`], looking every `period` (tests look often). Call it within the
+    /// async runtime the tasks are to run on.
+    pub fn run_schedules_every(self: &Arc<Self>, period: Duration) -> Background {
         let chat = self.clone();
+        let runtime = tokio::runtime::Handle::try_current();
+        if let Err(e) = &runtime {
+            tracing::error!("schedules cannot run here: {e}");
+        }
+        let lock_path = self.cairn().home().data_dir().join("schedules.runner");
+        let mut held: Option<std::fs::File> = None;
         let mut said: Option<String> = None;
-        background::every(LOOK_EVERY, move || {
+        background::every(period, move || {
+            if held.is_none() {
+                held = std::fs::File::create(&lock_path)
+                    .ok()
+                    .filter(|file| file.try_lock().is_ok());
+                if held.is_none() {
+                    return;
+                }
+            }
+            // A run is a task, which runs on the async runtime.
+            let Ok(runtime) = &runtime else {
+                return;
+            };
+            let _entered = runtime.enter();
             match chat.run_due_schedules(cairn_memory::now_ms(), &cairn_schedule::Local) {
                 Ok(_) => said = None,
                 // A damaged file is said once, not every few seconds.

@@ -25,8 +25,9 @@ pub enum Due {
     Pass { due_at: i64 },
 }
 
+/// `ms` in `tz`, to the whole second (occurrences fall on whole minutes).
 fn at<Tz: TimeZone>(ms: i64, tz: &Tz) -> Result<DateTime<Tz>, ScheduleError> {
-    tz.timestamp_millis_opt(ms)
+    tz.timestamp_millis_opt(ms.div_euclid(1000) * 1000)
         .earliest()
         .ok_or_else(|| ScheduleError::When(format!("{ms} is not a time")))
 }

@@ -405,3 +405,24 @@ pub fn installed_models(file: &str) -> TestResult<Option<PathBuf>> {
     eprintln!("skipped: {} is not installed", models.join(file).display());
     Ok(None)
 }
+
+/// Sets the value of the field `css` as typing would (its `input` event fires).
+pub async fn set_value(client: &Client, css: &str, value: &str) -> TestResult {
+    fire(client, css, value, "input").await
+}
+
+/// Picks `value` in the select `css` as a person would (its `change` event fires).
+pub async fn choose(client: &Client, css: &str, value: &str) -> TestResult {
+    fire(client, css, value, "change").await
+}
+
+async fn fire(client: &Client, css: &str, value: &str, event: &str) -> TestResult {
+    client
+        .execute(
+            "const e = document.querySelector(arguments[0]); e.value = arguments[1];\
+             e.dispatchEvent(new Event(arguments[2], { bubbles: true }));",
+            vec![json!(css), json!(value), json!(event)],
+        )
+        .await?;
+    Ok(())
+}

@@ -322,6 +322,15 @@ fn ProviderFormView(page: Page, editing: Option<String>) -> impl IntoView {
     }
 }
 
+/// Every configured provider's models, as `provider/model`.
+fn provider_models(settings: &cairn_protocol::settings::Settings) -> Vec<String> {
+    settings
+        .providers
+        .iter()
+        .flat_map(|p| p.models.iter().map(move |m| format!("{}/{m}", p.name)))
+        .collect()
+}
+
 /// The default model: chosen among the providers' models, and the one in use now.
 #[component]
 fn DefaultModelRow(page: Page) -> impl IntoView {
@@ -330,11 +339,7 @@ fn DefaultModelRow(page: Page) -> impl IntoView {
     let loaded = move || page.loaded();
     let default_options = move || {
         let current = loaded()?;
-        let mut options: Vec<String> = current
-            .providers
-            .iter()
-            .flat_map(|p| p.models.iter().map(move |m| format!("{}/{m}", p.name)))
-            .collect();
+        let mut options = provider_models(&current);
         if let Some(default) = current.default_model.clone() {
             if !options.contains(&default) {
                 options.insert(0, default);
@@ -396,11 +401,7 @@ fn SlotRows(page: Page) -> impl IntoView {
     let loaded = move || page.loaded();
     move || {
         let current = loaded()?;
-        let mut options: Vec<String> = current
-            .providers
-            .iter()
-            .flat_map(|p| p.models.iter().map(move |m| format!("{}/{m}", p.name)))
-            .collect();
+        let mut options = provider_models(&current);
         for slot in &current.slots {
             for model in slot.model.iter().chain(&slot.in_use) {
                 if !options.contains(model) {

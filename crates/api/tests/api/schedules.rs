@@ -153,3 +153,40 @@ async fn the_agent_sets_a_schedule_up_with_its_tool() -> TestResult {
     );
     Ok(())
 }
+
+/// The app and `cairn serve` on one data home: a due schedule runs once, not once in each.
+#[tokio::test]
+async fn two_processes_on_one_home_run_a_schedule_once() -> TestResult {
+    let dir = tempfile::tempdir()?;
+    let server = MockServer::start(Vec::new()).await?;
+    server.respond_with(|_| text_reply("Checked."));
+    crate::write_config(dir.path(), &server.base_url, "")?;
+    let cairn = Cairn::new(Home::at(dir.path()));
+    let started = cairn_memory::now_ms() - 2 * MINUTE;
+    cairn
+        .schedules()
+        .add(new("every minute", "Check the build"), started)?;
+    let app = Arc::new(Chat::new(cairn.clone(), dir.path().to_path_buf()));
+    let serve = Arc::new(Chat::new(
+        Cairn::new(Home::at(dir.path())),
+        dir.path().to_path_buf(),
+    ));
+    let _app_runs = app.run_schedules_every(Duration::from_millis(100));
+    let _serve_runs = serve.run_schedules_every(Duration::from_millis(100));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let task = loop {
+        if let Some(task) = cairn.schedules().list()?[0]
+            .last_run
+            .as_ref()
+            .and_then(|r| r.task.clone())
+        {
+            break task;
+        }
+        assert!(Instant::now() < deadline, "the schedule never ran");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(server.requests().len(), 1, "it ran more than once");
+    let _ = task;
+    Ok(())
+}
