@@ -384,6 +384,7 @@ pub fn handler() -> impl Fn(tauri::ipc::Invoke) -> bool + Send + Sync + 'static 
         crate::memory_commands::memory_analysis,
         crate::schedule_commands::schedules_list,
         crate::schedule_commands::schedule_add,
+        crate::schedule_commands::schedule_edit,
         crate::schedule_commands::schedule_pause,
         crate::schedule_commands::schedule_remove,
         crate::schedule_commands::schedule_run,

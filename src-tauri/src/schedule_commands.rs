@@ -1,7 +1,7 @@
-//! The Schedules page's commands: the schedules with their next runs, add, pause or resume,
-//! remove, run now. Thin adapters over `cairn-api`, run off the async threads.
+//! The Schedules page's commands: the schedules with their next runs, add, edit, pause or
+//! resume, remove, run now. Thin adapters over `cairn-api`, run off the async threads.
 
-use cairn_api::schedule::NewSchedule;
+use cairn_api::schedule::{NewSchedule, ScheduleEdit};
 use cairn_protocol::schedule::{Schedule, ScheduleView};
 use cairn_protocol::ApiError;
 use tauri::State;
@@ -39,6 +39,26 @@ pub async fn schedule_add(
             },
             now_ms(),
         )?)
+    })
+    .await
+}
+
+/// Changes a schedule's when, message and name.
+#[tauri::command]
+pub async fn schedule_edit(
+    desktop: State<'_, Desktop>,
+    id: String,
+    when: String,
+    message: String,
+    name: Option<String>,
+) -> Result<Schedule, ApiError> {
+    on_chat(&desktop, move |chat| {
+        let edit = ScheduleEdit {
+            when: Some(when),
+            message: Some(message),
+            name,
+        };
+        Ok(chat.cairn().schedules().edit(&id, edit, now_ms())?)
     })
     .await
 }

@@ -1,5 +1,5 @@
 //! The Schedules page in the real desktop app: a schedule added in plain English is listed with
-//! its cron in words and its next run, paused and resumed, and removed; a "when" the page cannot
+//! its cron in words and its next run, edited, paused and resumed, and removed; a "when" the page cannot
 //! read is said and adds nothing. Screenshots land in `target/e2e/schedules-*.png`.
 //!
 //! Needs a display, `tauri-driver`, `WebKitWebDriver` and a built UI, so it is ignored by a plain
@@ -49,6 +49,17 @@ async fn flow(client: &Client, home: &Path) -> TestResult {
     screenshot(client, "schedules").await?;
     let file = std::fs::read_to_string(home.join("data/schedules.json"))?;
     assert!(file.contains("\"cron\": \"0 9 * * 1-5\""), "{file}");
+
+    // Edited: another time, the same task.
+    click(client, "#schedule-s1 .schedule-edit").await?;
+    wait_for_text(client, "#schedule-add", "Save").await?;
+    set_value(client, "#schedule-when", "every monday at 18:30").await?;
+    click(client, "#schedule-add").await?;
+    wait_for_text(client, "#schedules-notice", "Saved").await?;
+    wait_for_text(client, "#schedule-s1", "18:30").await?;
+    wait_for_text(client, "#schedule-add", "Add").await?;
+    let file = std::fs::read_to_string(home.join("data/schedules.json"))?;
+    assert!(file.contains("\"cron\": \"30 18 * * 1\""), "{file}");
 
     click(client, "#schedule-s1 .schedule-pause").await?;
     wait_for_text(client, "#schedule-s1 .schedule-next", "paused").await?;

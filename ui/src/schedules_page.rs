@@ -1,6 +1,6 @@
 //! The Schedules page: tasks that run on a schedule — each with when it runs (and in words), its
 //! next run and how its last went; added here in plain English, run now, paused, resumed,
-//! removed. Each run is a task in the task list.
+//! edited, removed. Each run is a task in the task list.
 
 use cairn_protocol::schedule::ScheduleView;
 use leptos::prelude::*;
@@ -14,6 +14,11 @@ use crate::ipc;
 struct Ctx {
     list: RwSignal<Option<Result<Vec<ScheduleView>, String>>>,
     notice: RwSignal<Option<String>>,
+    /// The form's fields, and the schedule it edits (`None`: it adds one).
+    when: RwSignal<String>,
+    message: RwSignal<String>,
+    name: RwSignal<String>,
+    editing: RwSignal<Option<String>>,
 }
 
 impl Ctx {
@@ -45,27 +50,48 @@ pub fn SchedulesPage() -> impl IntoView {
     let ctx = Ctx {
         list: RwSignal::new(None),
         notice: RwSignal::new(None),
+        when: RwSignal::new(String::new()),
+        message: RwSignal::new(String::new()),
+        name: RwSignal::new(String::new()),
+        editing: RwSignal::new(None),
     };
     ctx.load();
-    let when = RwSignal::new(String::new());
-    let message = RwSignal::new(String::new());
-    let name = RwSignal::new(String::new());
-    let add = move |ev: leptos::ev::SubmitEvent| {
+    let Ctx {
+        when,
+        message,
+        name,
+        editing,
+        ..
+    } = ctx;
+    let clear = move || {
+        when.set(String::new());
+        message.set(String::new());
+        name.set(String::new());
+        editing.set(None);
+    };
+    let save = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let (w, m, n) = (
             when.get_untracked(),
             message.get_untracked(),
             name.get_untracked(),
         );
-        ctx.act(
-            async move { ipc::schedule_add(&w, &m, &n).await },
-            move |s| {
-                when.set(String::new());
-                message.set(String::new());
-                name.set(String::new());
-                tf("Added “{name}”.", &[("name", &s.name)])
-            },
-        );
+        match editing.get_untracked() {
+            None => ctx.act(
+                async move { ipc::schedule_add(&w, &m, &n).await },
+                move |s| {
+                    clear();
+                    tf("Added “{name}”.", &[("name", &s.name)])
+                },
+            ),
+            Some(id) => ctx.act(
+                async move { ipc::schedule_edit(&id, &w, &m, &n).await },
+                move |s| {
+                    clear();
+                    tf("Saved “{name}”.", &[("name", &s.name)])
+                },
+            ),
+        }
     };
     view! {
         <div id="schedules-page" class="schedules-page">
@@ -77,7 +103,7 @@ pub fn SchedulesPage() -> impl IntoView {
                     </p>
                 </div>
             </header>
-            <form id="schedule-form" class="card schedule-form" on:submit=add>
+            <form id="schedule-form" class="card schedule-form" on:submit=save>
                 <div class="set-row">
                     <label for="schedule-when">{t("When")}</label>
                     <input
@@ -104,7 +130,16 @@ pub fn SchedulesPage() -> impl IntoView {
                         on:input=move |ev| name.set(event_target_value(&ev))
                     />
                     <button id="schedule-add" class="primary" type="submit">
-                        {t("Add")}
+                        {move || if editing.get().is_some() { t("Save") } else { t("Add") }}
+                    </button>
+                    <button
+                        id="schedule-cancel"
+                        class="secondary"
+                        type="button"
+                        hidden=move || editing.get().is_none()
+                        on:click=move |_| clear()
+                    >
+                        {t("Cancel")}
                     </button>
                 </div>
             </form>
@@ -159,6 +194,21 @@ fn ScheduleItem(ctx: Ctx, view: ScheduleView) -> impl IntoView {
         }
     });
     let (run_id, pause_id, remove_id) = (id.clone(), id.clone(), id.clone());
+    let edit = {
+        let (id, when, message, name) = (
+            id.clone(),
+            schedule.when.clone(),
+            schedule.message.clone(),
+            schedule.name.clone(),
+        );
+        move |_| {
+            ctx.when.set(when.clone());
+            ctx.message.set(message.clone());
+            ctx.name.set(name.clone());
+            ctx.editing.set(Some(id.clone()));
+            crate::dom::focus_soon("schedule-when");
+        }
+    };
     view! {
         <li class="card schedule-item" id=format!("schedule-{id}")>
             <div class="schedule-main">
@@ -173,6 +223,7 @@ fn ScheduleItem(ctx: Ctx, view: ScheduleView) -> impl IntoView {
                     let id = run_id.clone();
                     ctx.act(async move { ipc::schedule_run(&id).await }, |_| t("It runs now: see the task list.").into());
                 }>{t("Run now")}</button>
+                <button class="secondary schedule-edit" on:click=edit>{t("Edit")}</button>
                 <button class="secondary schedule-pause" on:click=move |_| {
                     let id = pause_id.clone();
                     ctx.act(async move { ipc::schedule_pause(&id, !paused).await }, move |s| {

@@ -71,7 +71,8 @@ pub use settings_change::SettingsChange;
 /// Scheduled tasks, as front ends read and change them.
 pub mod schedule {
     pub use cairn_schedule::{
-        describe, due, local_time, next_run, Due, Local, NewSchedule, ScheduleError, Schedules,
+        describe, due, local_time, next_run, Due, Local, NewSchedule, ScheduleEdit, ScheduleError,
+        Schedules,
     };
 }
 pub use sources::{FollowEvent, SourceInfo};

@@ -1,11 +1,11 @@
 //! `cairn schedule …`: tasks that run on a schedule — listed with their next and last runs,
-//! added ("every weekday at 9" or cron), paused, resumed, removed, and run now. The app and `cairn
+//! added ("every weekday at 9" or cron), changed, paused, resumed, removed, and run now. The app and `cairn
 //! serve` run them; the file they are kept in is changed here directly, under its lock.
 
 use std::fmt::Write;
 
 use anyhow::bail;
-use cairn_api::schedule::{describe, due, local_time, Due, Local, NewSchedule};
+use cairn_api::schedule::{describe, due, local_time, Due, Local, NewSchedule, ScheduleEdit};
 use cairn_api::Cairn;
 use cairn_protocol::schedule::Schedule;
 use clap::Subcommand;
@@ -32,6 +32,16 @@ pub enum ScheduleCommand {
         /// runs once when Cairn is back).
         #[arg(long)]
         no_catch_up: bool,
+    },
+    /// Change a schedule's when, message or name (a new when counts from now).
+    Edit {
+        id: String,
+        #[arg(long)]
+        when: Option<String>,
+        #[arg(long)]
+        message: Option<String>,
+        #[arg(long)]
+        name: Option<String>,
     },
     /// Remove a schedule (its past tasks stay).
     Remove { id: String },
@@ -88,6 +98,23 @@ pub async fn run(
             if cairn.running_api().await.is_none() {
                 println!("(schedules run while the app or `cairn serve` runs)");
             }
+        }
+        ScheduleCommand::Edit {
+            id,
+            when,
+            message,
+            name,
+        } => {
+            let schedule = store.edit(
+                &id,
+                ScheduleEdit {
+                    when,
+                    message,
+                    name,
+                },
+                now,
+            )?;
+            print!("changed {}", schedule_text(&schedule, now));
         }
         ScheduleCommand::Remove { id } => {
             if !store.remove(&id)? {

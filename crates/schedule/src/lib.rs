@@ -11,7 +11,7 @@ mod when;
 pub use cairn_protocol::schedule::{Schedule, ScheduleRun};
 pub use due::{due, next_run, Due, GRACE_MS};
 pub use error::ScheduleError;
-pub use store::{NewSchedule, Schedules};
+pub use store::{NewSchedule, ScheduleEdit, Schedules};
 pub use when::{describe, to_cron};
 
 /// The person's time zone, as the system says it.

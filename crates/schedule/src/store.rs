@@ -19,6 +19,14 @@ struct File_ {
     schedules: Vec<Schedule>,
 }
 
+/// What an edit changes (`None`: as it was).
+#[derive(Debug, Clone, Default)]
+pub struct ScheduleEdit {
+    pub when: Option<String>,
+    pub message: Option<String>,
+    pub name: Option<String>,
+}
+
 /// What `cairn schedule add`, the app and the agent give for a new schedule.
 #[derive(Debug, Clone, Default)]
 pub struct NewSchedule {
@@ -126,6 +134,43 @@ impl Schedules {
             };
             all.push(schedule.clone());
             Ok(schedule)
+        })
+    }
+
+    /// Changes schedule `id`'s when, message or name. A new "when" counts from `now`: nothing
+    /// it would have run before is run.
+    pub fn edit(&self, id: &str, edit: ScheduleEdit, now: i64) -> Result<Schedule, ScheduleError> {
+        let cron = edit.when.as_deref().map(to_cron).transpose()?;
+        let message = edit.message.map(|m| m.trim().to_owned());
+        if message.as_deref() == Some("") {
+            return Err(ScheduleError::When(
+                "say what the task is: the message the agent is sent each time".into(),
+            ));
+        }
+        self.update(|all| {
+            let schedule = all
+                .iter_mut()
+                .find(|s| s.id == id)
+                .ok_or_else(|| ScheduleError::NotFound(id.to_owned()))?;
+            if let (Some(when), Some(cron)) = (edit.when, cron) {
+                if cron != schedule.cron {
+                    schedule.created_at = now;
+                    schedule.last_run = None;
+                }
+                schedule.when = when.trim().to_owned();
+                schedule.cron = cron;
+            }
+            if let Some(message) = message {
+                schedule.message = message;
+            }
+            if let Some(name) = edit
+                .name
+                .map(|n| n.trim().to_owned())
+                .filter(|n| !n.is_empty())
+            {
+                schedule.name = name;
+            }
+            Ok(schedule.clone())
         })
     }
 

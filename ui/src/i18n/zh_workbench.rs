@@ -238,4 +238,5 @@ pub const ZH_WORKBENCH: &[(&str, &str)] = &[
     ("Paused “{name}”.", "已暂停“{name}”。"),
     ("“{name}” runs again.", "“{name}”已恢复运行。"),
     ("Removed. Its past tasks stay.", "已移除。它以往的任务会保留。"),
+    ("Saved “{name}”.", "已保存“{name}”。"),
 ];

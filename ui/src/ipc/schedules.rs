@@ -19,6 +19,20 @@ pub async fn schedule_add(when: &str, message: &str, name: &str) -> Result<Sched
     .await
 }
 
+pub async fn schedule_edit(
+    id: &str,
+    when: &str,
+    message: &str,
+    name: &str,
+) -> Result<Schedule, ApiError> {
+    let name = (!name.trim().is_empty()).then_some(name);
+    invoke_with(
+        "schedule_edit",
+        &json!({ "id": id, "when": when, "message": message, "name": name }),
+    )
+    .await
+}
+
 pub async fn schedule_pause(id: &str, paused: bool) -> Result<Schedule, ApiError> {
     invoke_with("schedule_pause", &json!({ "id": id, "paused": paused })).await
 }
