@@ -50,10 +50,7 @@ impl Cairn {
 
     /// The dreams' log, newest first.
     pub fn dream_log(&self, limit: usize) -> Result<Vec<Dream>, Error> {
-        Ok(cairn_memory::MemoryStore::dreams(
-            &self.dreams_dir(),
-            limit,
-        )?)
+        Ok(self.memory()?.dreams(&self.dreams_dir(), limit)?)
     }
 
     /// Puts the memory back as it was before dream `id`.

@@ -60,6 +60,8 @@ const FILLER: &[&str] = &[
 /// Restore points kept (the newest); older ones are removed and their dreams can no longer be
 /// undone.
 const KEPT_RESTORE_POINTS: usize = 5;
+/// How long a dream or restore waits for the dreams' lock before it says another one runs.
+const LOCK_WAIT: Duration = Duration::from_secs(1);
 /// The share of a dream's time the background queue's catch-up may take.
 const CATCH_UP_SHARE: u32 = 2;
 
@@ -104,16 +106,26 @@ impl DreamLog {
     }
 
     /// Holds the dreams' lock (released when the file is dropped, or the process dies): one
-    /// dream or restore at a time per data home, whichever process runs it.
+    /// dream or restore at a time per data home, whichever process runs it. It is waited for a
+    /// moment: a process started just as the lock was let go holds a copy of it until it has
+    /// started (a fork shares the open lock), while a dream holds it for seconds at least.
     fn lock(&self) -> Result<File, MemoryError> {
         let path = self.dir.join("lock");
         let file = File::create(&path).map_err(|e| io_error(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => Err(MemoryError::Busy(
-                "a dream or a restore is already running on this memory".into(),
-            )),
-            Err(std::fs::TryLockError::Error(e)) => Err(io_error(&path, e)),
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(MemoryError::Busy(
+                        "a dream or a restore is already running on this memory".into(),
+                    ))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io_error(&path, e)),
+            }
         }
     }
 
@@ -685,9 +697,15 @@ impl MemoryStore {
         Ok((size - pages(&conn, "page_count")?) * page)
     }
 
-    /// The dreams' log, newest first.
-    pub fn dreams(dir: &Path, limit: usize) -> Result<Vec<Dream>, MemoryError> {
-        DreamLog::open(dir)?.list(limit)
+    /// The dreams' log, newest first. A dream its process left running (killed) is settled
+    /// first — done when its changes were committed, interrupted when not — unless a dream or a
+    /// restore runs now.
+    pub fn dreams(&self, dir: &Path, limit: usize) -> Result<Vec<Dream>, MemoryError> {
+        let log = DreamLog::open(dir)?;
+        if let Ok(_lock) = log.lock() {
+            self.settle_interrupted(&log)?;
+        }
+        log.list(limit)
     }
 
     /// Puts the memory back exactly as dream `id`'s restore point holds it: that dream, every
