@@ -6,7 +6,40 @@
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use cairn_protocol::memory::CaughtUp;
+
 use crate::{MemoryError, MemoryStore};
+
+/// One batch of a kind of background work: how many items it did.
+type Batch = fn(&MemoryStore) -> Result<usize, MemoryError>;
+/// Where a dream's catch-up counts a kind of work.
+type Counted = fn(&mut CaughtUp) -> &mut i64;
+
+/// The background queue's work, in the order a pass does it: what each kind is called, one batch
+/// of it, and where a dream's catch-up counts it.
+pub(crate) const QUEUE: [(&str, Batch, Counted); 5] = [
+    ("embedding", |s| s.embed_pending(32), |c| &mut c.embedded),
+    (
+        "rewriting summaries",
+        |s| s.summarize_pending(4),
+        |c| &mut c.rewritten,
+    ),
+    (
+        "reading for facts",
+        |s| s.relate_pending(64),
+        |c| &mut c.read,
+    ),
+    (
+        "learning from rated tasks",
+        |s| s.induce_pending(8),
+        |c| &mut c.learned,
+    ),
+    (
+        "rewording policies",
+        |s| s.reword_policies_pending(2),
+        |c| &mut c.rewritten,
+    ),
+];
 
 impl MemoryStore {
     /// The background queue's embedding and reading for facts done now, for at most `budget`:
@@ -49,12 +82,9 @@ impl MemoryStore {
                 let work = if unchanged {
                     Ok(0)
                 } else {
-                    store
-                        .embed_pending(32)
-                        .and_then(|embedded| Ok(embedded + store.summarize_pending(4)?))
-                        .and_then(|done| Ok(done + store.relate_pending(64)?))
-                        .and_then(|done| Ok(done + store.induce_pending(8)?))
-                        .and_then(|done| Ok(done + store.reword_policies_pending(2)?))
+                    QUEUE.iter().try_fold(0, |done, (_, batch, _)| {
+                        Ok::<_, MemoryError>(done + batch(&store)?)
+                    })
                 };
                 match work {
                     Ok(0) => {

@@ -23,8 +23,10 @@ use rusqlite::backup::Backup;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use serde_json::json;
 
+use crate::background::QUEUE;
 use crate::duplicates::merge;
 use crate::lent_models::Writer;
+use crate::overview::revision_of;
 use crate::statements::words;
 use crate::store::{change_status, get, log_change, stored_id};
 use crate::text::snippet;
@@ -244,8 +246,8 @@ impl Group {
 }
 
 impl MemoryStore {
-    /// Runs a dream (see the module's comment) and returns its log entry. Fails at once when
-    /// another dream or restore runs on this memory.
+    /// Runs a dream (see the module's comment) and returns its log entry. Fails when another
+    /// dream or restore runs on this memory (after waiting a second for it, see `DreamLog::lock`).
     pub fn dream(&self, options: DreamOptions) -> Result<Dream, MemoryError> {
         let Some(path) = self.path.clone() else {
             return Err(MemoryError::Invalid(
@@ -333,37 +335,20 @@ impl MemoryStore {
     fn catch_up_all(&self, budget: Duration, left: &mut Vec<String>) -> CaughtUp {
         let started = Instant::now();
         let mut done = CaughtUp::default();
-        // Counts what a pass did; false when it failed (said in `left`).
-        let mut tally = |what: &str, result: Result<usize, MemoryError>, count: &mut i64| {
-            result
-                .map(|n| *count += n as i64)
-                .map_err(|e| left.push(format!("{what} stopped: {e}")))
-                .is_ok()
-        };
         loop {
             let before = done.clone();
-            let ok = tally("embedding", self.embed_pending(64), &mut done.embedded)
-                & tally(
-                    "reading for facts",
-                    self.relate_pending(128),
-                    &mut done.read,
-                )
-                & tally(
-                    "learning from rated tasks",
-                    self.induce_pending(16),
-                    &mut done.learned,
-                )
-                & tally(
-                    "rewriting summaries",
-                    self.summarize_pending(4),
-                    &mut done.rewritten,
-                )
-                & tally(
-                    "rewording policies",
-                    self.reword_policies_pending(2),
-                    &mut done.rewritten,
-                );
-            if done == before || !ok {
+            let mut failed = false;
+            // Every kind is tried in each pass, whatever failed before it.
+            for (what, batch, counted) in QUEUE {
+                match batch(self) {
+                    Ok(n) => *counted(&mut done) += n as i64,
+                    Err(e) => {
+                        left.push(format!("{what} stopped: {e}"));
+                        failed = true;
+                    }
+                }
+            }
+            if done == before || failed {
                 return done;
             }
             if started.elapsed() >= budget {
@@ -632,10 +617,7 @@ impl MemoryStore {
         tx.commit()?;
         drop(conn);
         // Merged memories leave the vector channel; notes wait for their vectors.
-        if let Ok(mut index) = self.vectors.lock() {
-            *index = None;
-        }
-        self.wake_embedding();
+        self.forget_caches();
         Ok(changes)
     }
 
@@ -729,17 +711,11 @@ impl MemoryStore {
             )));
         }
         let source = Connection::open_with_flags(&point, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        let at_point: i64 =
-            source.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
-                row.get(0)
-            })?;
+        let at_point = revision_of(&source)?;
         let now = self.now();
         let changes_undone = {
             let mut conn = self.lock()?;
-            let before: i64 =
-                conn.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
-                    row.get(0)
-                })?;
+            let before = revision_of(&conn)?;
             Backup::new(&source, &mut conn)?.step(-1)?;
             log_change(&conn, now, "dream-restore", None, &json!({ "dream": id }))?;
             before - at_point

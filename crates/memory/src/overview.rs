@@ -163,11 +163,8 @@ impl MemoryStore {
     /// The newest entry of the change log: it moves on every add, edit and delete, whichever
     /// process made it, so a view can tell cheaply that what it shows is out of date.
     pub fn revision(&self) -> Result<i64, MemoryError> {
-        Ok(self
-            .lock()?
-            .query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
-                row.get(0)
-            })?)
+        let conn = self.lock()?;
+        revision_of(&conn)
     }
 
     /// When the memory last changed (its change log's newest entry), if ever.
@@ -183,6 +180,15 @@ impl MemoryStore {
             .lock()?
             .query_row("SELECT count(*) FROM changes", [], |row| row.get(0))?)
     }
+}
+
+/// The newest entry of the change log of the database `conn` opens (0 when it is empty).
+pub(crate) fn revision_of(conn: &rusqlite::Connection) -> Result<i64, MemoryError> {
+    Ok(
+        conn.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
+            row.get(0)
+        })?,
+    )
 }
 
 #[cfg(test)]
