@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use cairn_memory::{DreamOptions, MemoryError, MemoryStore, NewMemory};
 use cairn_protocol::memory::DreamChangeKind;
 
-use crate::recall_bench::{resident_bytes, vocabulary, Rng};
+use crate::recall_bench::{database_bytes, mb, resident_bytes, vocabulary, Rng};
 
 /// What one run measured.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -81,15 +81,10 @@ pub fn measure(dir: &Path, memories: usize) -> Result<DreamBench, MemoryError> {
     })?;
     let dream_s = started.elapsed().as_secs_f64();
     let after = resident_bytes();
-    let database_bytes = ["bench.sqlite", "bench.sqlite-wal"]
-        .iter()
-        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
-        .map(|m| m.len())
-        .sum::<u64>();
+    let database_bytes = database_bytes(dir);
     let started = Instant::now();
     store.restore_dream(&dreams, dream.id)?;
     let restore_s = started.elapsed().as_secs_f64();
-    let mb = |bytes: u64| (bytes as f64 / 1e6 * 10.0).round() / 10.0;
     Ok(DreamBench {
         memories,
         restated,

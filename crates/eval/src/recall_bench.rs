@@ -180,12 +180,6 @@ pub fn measure(
     }
     times.sort_by(f64::total_cmp);
     let pct = |p: f64| times[((times.len() as f64 * p).ceil() as usize).clamp(1, times.len()) - 1];
-    let mb = |bytes: u64| (bytes as f64 / 1e6 * 10.0).round() / 10.0;
-    let database_bytes = ["bench.sqlite", "bench.sqlite-wal"]
-        .iter()
-        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
-        .map(|m| m.len())
-        .sum::<u64>();
     Ok(RecallBench {
         memories,
         queries,
@@ -198,8 +192,22 @@ pub fn measure(
         vectors: embedder.as_ref().map(|e| e.model().to_owned()),
         index_mb: store.vector_index_size().map(|(_, bytes)| mb(bytes as u64)),
         process_mb: resident_bytes().map(mb),
-        database_mb: mb(database_bytes),
+        database_mb: mb(database_bytes(dir)),
     })
+}
+
+/// `bytes` in megabytes, to a tenth.
+pub(crate) fn mb(bytes: u64) -> f64 {
+    (bytes as f64 / 1e6 * 10.0).round() / 10.0
+}
+
+/// The size of a benchmark's database in `dir` (`bench.sqlite`), its write-ahead log with it.
+pub(crate) fn database_bytes(dir: &Path) -> u64 {
+    ["bench.sqlite", "bench.sqlite-wal"]
+        .iter()
+        .filter_map(|f| std::fs::metadata(dir.join(f)).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// This process's resident memory (`VmRSS`), where the system reports it.
