@@ -37,20 +37,14 @@ impl Chat {
         })
     }
 
-    /// The file changed: applied when it reads, else the config before it stays (said once).
+    /// The file changed: applied when it reads, else the config before it stays (its error is
+    /// logged once, with the file, the line and the key).
     pub fn config_edited(&self) {
         let cairn = self.cairn();
-        match cairn.read_config() {
-            Ok(_) => {
-                let _ = cairn.load_config();
-                self.reset();
-                cairn.apply_memory_settings();
-                tracing::info!("the config file changed: its settings apply from now on");
-            }
-            // Logged once, with the file, the line and the key.
-            Err(_) => {
-                let _ = cairn.load_config();
-            }
+        if let Ok((_, None)) = cairn.config_now() {
+            self.reset();
+            cairn.apply_memory_settings();
+            tracing::info!("the config file changed: its settings apply from now on");
         }
     }
 }

@@ -254,9 +254,16 @@ impl Cairn {
 
     /// The config to run on: the file as it is (a missing file is the default config), or,
     /// once the file has been read without an error, the last config read so when an edit breaks
-    /// it — the error is logged once, naming the file, the line and the key, and `status` says it
-    /// (see [`Cairn::read_config`]).
+    /// it (see [`Cairn::config_now`]).
     pub fn load_config(&self) -> Result<Config, ConfigError> {
+        self.config_now().map(|(config, _)| config)
+    }
+
+    /// The config to run on and the file's error, read once: a file without an error is the
+    /// config (and the last good one from now on); with an error, the last good config runs, the
+    /// error (naming the file, the line and the key) is logged once and given with it. `Err` when
+    /// the file has an error and no good config was read before.
+    pub(crate) fn config_now(&self) -> Result<(Config, Option<ConfigError>), ConfigError> {
         let mut kept = self.config_kept.lock().unwrap_or_else(|e| e.into_inner());
         match self.read_config() {
             Ok(config) => {
@@ -264,7 +271,7 @@ impl Cairn {
                     tracing::info!("the config file is valid again and in use");
                 }
                 kept.good = Some(config.clone());
-                Ok(config)
+                Ok((config, None))
             }
             Err(e) => {
                 let Some(good) = kept.good.clone() else {
@@ -277,28 +284,18 @@ impl Cairn {
                     );
                     kept.said = Some(message);
                 }
-                Ok(good)
+                Ok((good, Some(e)))
             }
         }
     }
 
     /// The config file as it is now, an error if it has one.
-    pub fn read_config(&self) -> Result<Config, ConfigError> {
+    fn read_config(&self) -> Result<Config, ConfigError> {
         let env = self.env.clone();
         let config =
             Config::load(self.home.config_file(), move |name| env(name))?.unwrap_or_default();
         secrets::know_config_secrets(self.home.root(), &config);
         Ok(config)
-    }
-
-    /// The last config read without an error, if any: what [`Cairn::load_config`] runs on
-    /// while the file has one.
-    pub fn last_good_config(&self) -> Option<Config> {
-        self.config_kept
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .good
-            .clone()
     }
 }
 

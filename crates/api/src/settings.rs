@@ -41,9 +41,11 @@ fn text(value: &str) -> EditValue {
 impl Cairn {
     /// The settings, from the config file.
     pub fn settings(&self) -> Settings {
-        // The file's error, if it has one, and what runs (the config before that edit, if any).
-        let config_error = self.read_config().err().map(|e| e.to_string());
-        let config = self.load_config().unwrap_or_default();
+        // What runs (the config before an edit with an error, if any), and the file's error.
+        let (config, config_error) = match self.config_now() {
+            Ok((config, error)) => (config, error.map(|e| e.to_string())),
+            Err(e) => (Config::default(), Some(e.to_string())),
+        };
         Settings {
             config_file: self.home().config_file().display().to_string(),
             config_error,

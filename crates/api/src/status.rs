@@ -13,32 +13,20 @@ impl Cairn {
     /// Reports Cairn's state. `serving` is the caller's own API when the caller is the server (it
     /// need not probe itself); otherwise `runtime.json` is read and the API it names is probed.
     pub async fn status(&self, serving: Option<&RuntimeInfo>) -> StatusReport {
-        // What runs, and whether it is the file as it is now.
-        let running = self
-            .load_config()
-            .map(|running| (self.read_config().err(), running));
-        let (config_status, config) = match running {
-            Ok((None, config)) => (
+        let exists = self.home.config_file().exists();
+        let (config_status, config) = match self.config_now() {
+            Ok((config, error)) => (
                 ConfigStatus {
-                    exists: self.home.config_file().exists(),
-                    valid: true,
-                    error: None,
-                    kept: false,
+                    exists,
+                    valid: error.is_none(),
+                    kept: error.is_some(),
+                    error: error.map(|e| e.to_string()),
                 },
                 config,
             ),
-            Ok((Some(e), kept)) => (
-                ConfigStatus {
-                    exists: self.home.config_file().exists(),
-                    valid: false,
-                    error: Some(e.to_string()),
-                    kept: true,
-                },
-                kept,
-            ),
             Err(e) => (
                 ConfigStatus {
-                    exists: self.home.config_file().exists(),
+                    exists,
                     valid: false,
                     error: Some(e.to_string()),
                     kept: false,
