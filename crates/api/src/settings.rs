@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cairn_config::{
-    redact_config_text, update_config_file, Config, ConfigEdit, EditValue, ProviderKind,
-    BUILTIN_LOCAL_PROVIDER,
+    redact_config_text, update_config_file, Config, ConfigEdit, EditValue, ProviderConfig,
+    ProviderKind, BUILTIN_LOCAL_PROVIDER,
 };
 use cairn_llm::{Anthropic, OpenAiCompatible};
 use cairn_protocol::{ConnectionTest, RuntimeInfo};
@@ -226,13 +226,8 @@ impl Cairn {
         }
         let set_default =
             ConfigEdit::set(&["agent", "model"], text(&format!("{provider}/{model}")));
-        let Some(configured) = config.providers.get(provider) else {
-            // Cairn's own models need no provider table: a catalogue name that is installed.
-            if provider == BUILTIN_LOCAL_PROVIDER {
-                self.local_provider(model)?;
-                return self.update_config(&[set_default]);
-            }
-            return Err(Error::NotFound(format!("no provider named {provider:?}")));
+        let Some(configured) = self.provider_for(&config, provider, model)? else {
+            return self.update_config(&[set_default]);
         };
         let mut edits = vec![set_default];
         if !configured.models.iter().any(|m| m == model) {
@@ -257,12 +252,27 @@ impl Cairn {
         let Some((provider, id)) = model.split_once('/') else {
             return Err(bad("write the model as provider/model"));
         };
-        if provider == BUILTIN_LOCAL_PROVIDER {
-            self.local_provider(id)?;
-        } else if !config.providers.contains_key(provider) {
-            return Err(Error::NotFound(format!("no provider named {provider:?}")));
-        }
+        self.provider_for(&config, provider, id)?;
         self.update_config(&[ConfigEdit::set(&key, text(model))])
+    }
+
+    /// The configured provider `provider` names; `None` for Cairn's own models, which need no
+    /// provider table (`model` must then be a catalogue name that is installed). An error when
+    /// there is no such provider.
+    fn provider_for<'c>(
+        &self,
+        config: &'c Config,
+        provider: &str,
+        model: &str,
+    ) -> Result<Option<&'c ProviderConfig>, Error> {
+        match config.providers.get(provider) {
+            Some(configured) => Ok(Some(configured)),
+            None if provider == BUILTIN_LOCAL_PROVIDER => {
+                self.local_provider(model)?;
+                Ok(None)
+            }
+            None => Err(Error::NotFound(format!("no provider named {provider:?}"))),
+        }
     }
 
     /// Voice: the whisper model, the language, the input.
