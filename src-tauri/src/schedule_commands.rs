@@ -1,18 +1,12 @@
 //! The Schedules page's commands: the schedules with their next runs, add, edit, pause or
 //! resume, remove, run now. Thin adapters over `cairn-api`, run off the async threads.
 
-use cairn_api::schedule::{NewSchedule, ScheduleEdit};
+use cairn_api::schedule::{now_ms, NewSchedule, ScheduleEdit};
 use cairn_protocol::schedule::{Schedule, ScheduleView};
 use cairn_protocol::ApiError;
 use tauri::State;
 
 use crate::{on_chat, Desktop};
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
-}
 
 /// Every schedule with its next run and its cron in words.
 #[tauri::command]

@@ -68,8 +68,9 @@ pub use settings::{
 };
 pub use settings_change::SettingsChange;
 
-/// Scheduled tasks, as front ends read and change them.
+/// Scheduled tasks, as front ends read and change them (with the time now, which changes take).
 pub mod schedule {
+    pub use cairn_memory::now_ms;
     pub use cairn_schedule::{
         describe, due, local_time, next_run, Due, Local, NewSchedule, ScheduleEdit, ScheduleError,
         Schedules,

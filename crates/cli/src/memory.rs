@@ -89,7 +89,7 @@ pub enum MemoryCommand {
 }
 
 /// Where the commands go.
-enum Backend {
+pub(crate) enum Backend {
     Remote {
         info: RuntimeInfo,
         http: reqwest::Client,
@@ -98,7 +98,7 @@ enum Backend {
 }
 
 impl Backend {
-    async fn connect(cairn: &Cairn) -> Self {
+    pub(crate) async fn connect(cairn: &Cairn) -> Self {
         match (
             cairn.running_api().await,
             reqwest::Client::builder().no_proxy().build(),
@@ -122,7 +122,7 @@ impl Backend {
         }
     }
 
-    async fn call<T: DeserializeOwned>(
+    pub(crate) async fn call<T: DeserializeOwned>(
         info: &RuntimeInfo,
         http: &reqwest::Client,
         method: reqwest::Method,

@@ -5,10 +5,14 @@
 use std::fmt::Write;
 
 use anyhow::bail;
-use cairn_api::schedule::{describe, due, local_time, Due, Local, NewSchedule, ScheduleEdit};
+use cairn_api::schedule::{
+    describe, due, local_time, now_ms, Due, Local, NewSchedule, ScheduleEdit,
+};
 use cairn_api::Cairn;
 use cairn_protocol::schedule::Schedule;
 use clap::Subcommand;
+
+use crate::memory::Backend;
 
 #[derive(Debug, Subcommand)]
 pub enum ScheduleCommand {
@@ -134,21 +138,14 @@ pub async fn run(
             let Some(schedule) = store.list()?.into_iter().find(|s| s.id == id) else {
                 bail!("no schedule {id}: `cairn schedule list` shows them");
             };
-            if let Some(info) = cairn.running_api().await {
-                let http = reqwest::Client::builder().no_proxy().build()?;
-                let response = http
-                    .post(format!("{}/api/v1/schedules/{id}/run", info.api_url))
-                    .bearer_auth(&info.token)
-                    .send()
-                    .await?;
-                let status = response.status();
-                let body: serde_json::Value = response.json().await.unwrap_or_default();
-                if !status.is_success() {
-                    bail!("{}", body["message"].as_str().unwrap_or("the app refused"));
-                }
+            if let Backend::Remote { info, http } = Backend::connect(cairn).await {
+                let path = format!("/api/v1/schedules/{id}/run");
+                let none: Option<&()> = None;
+                let started: serde_json::Value =
+                    Backend::call(&info, &http, reqwest::Method::POST, &path, none).await?;
                 println!(
                     "schedule {id} runs now as task {} in the app",
-                    body["task"].as_str().unwrap_or_default()
+                    started["task"].as_str().unwrap_or_default()
                 );
                 return Ok(std::process::ExitCode::SUCCESS);
             }
@@ -166,12 +163,6 @@ pub async fn run(
         }
     }
     Ok(std::process::ExitCode::SUCCESS)
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 /// A schedule in a few lines: id, name, when (and in words), next and last run.
