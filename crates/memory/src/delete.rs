@@ -23,7 +23,7 @@ impl MemoryStore {
     }
 
     /// Deletes `id` and what was merged into it, adding their ids to `gone`.
-    fn delete_in(
+    pub(crate) fn delete_in(
         &self,
         tx: &Transaction<'_>,
         id: i64,

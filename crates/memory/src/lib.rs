@@ -33,6 +33,7 @@ mod skills;
 mod statements;
 mod store;
 mod summaries;
+mod sync;
 mod text;
 mod vector_index;
 mod vectors;
@@ -59,5 +60,6 @@ pub use model::{
 };
 pub use redact::{redact, set_known_secrets};
 pub use store::MemoryStore;
+pub use sync::{Applied, Outgoing};
 pub use text::{fts_or_query, snippet};
 pub use vector_index::BINARY_FIRST_FROM;

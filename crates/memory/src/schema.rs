@@ -136,6 +136,18 @@ CREATE INDEX episode_outcomes_signature ON episode_outcomes(signature);
 ALTER TABLE fact_checks ADD COLUMN digest TEXT;
 CREATE INDEX fact_checks_digest ON fact_checks(digest);
 "#,
+    r#"
+ALTER TABLE memories ADD COLUMN uid TEXT;
+ALTER TABLE memories ADD COLUMN content_version TEXT NOT NULL DEFAULT '';
+ALTER TABLE memories ADD COLUMN status_version TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX memories_uid ON memories(uid) WHERE uid IS NOT NULL;
+ALTER TABLE feedback ADD COLUMN uid TEXT;
+CREATE UNIQUE INDEX feedback_uid ON feedback(uid) WHERE uid IS NOT NULL;
+CREATE TABLE sync_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE sync_outbox (idx INTEGER PRIMARY KEY, version TEXT NOT NULL, body TEXT NOT NULL, sealed BLOB);
+CREATE TABLE sync_cursors (device TEXT PRIMARY KEY, idx INTEGER NOT NULL);
+CREATE TABLE sync_parked (uid TEXT PRIMARY KEY, memory TEXT NOT NULL, body TEXT NOT NULL);
+"#,
 ];
 
 /// Switches a connection to WAL. On a new database several connections may switch at once (the

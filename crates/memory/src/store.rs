@@ -226,7 +226,7 @@ impl MemoryStore {
         }
         let mut conn = self.lock()?;
         let tx = conn.transaction()?;
-        let changed = change_status(&tx, id, status, self.now())?;
+        let changed = change_status_by(&tx, id, status, self.now(), Some("person"))?;
         tx.commit()?;
         Ok(changed)
     }
@@ -303,6 +303,18 @@ pub(crate) fn change_status(
     status: Status,
     now: i64,
 ) -> Result<bool, MemoryError> {
+    change_status_by(tx, id, status, now, None)
+}
+
+/// [`change_status`], logged as the person's own change when `by` says so (sync carries those
+/// to the person's other devices; the background's are worked out on each).
+fn change_status_by(
+    tx: &Transaction<'_>,
+    id: i64,
+    status: Status,
+    now: i64,
+    by: Option<&str>,
+) -> Result<bool, MemoryError> {
     let changed = cached(
         tx,
         "UPDATE memories SET status = ?2, updated_at = ?3 WHERE id = ?1 AND status != 'deleted'",
@@ -314,7 +326,10 @@ pub(crate) fn change_status(
             now,
             "status",
             Some(id),
-            &serde_json::json!({ "status": status.as_str() }),
+            &match by {
+                Some(by) => serde_json::json!({ "status": status.as_str(), "by": by }),
+                None => serde_json::json!({ "status": status.as_str() }),
+            },
         )?;
     }
     Ok(changed > 0)

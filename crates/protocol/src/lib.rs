@@ -16,6 +16,7 @@ pub mod memory;
 pub mod openai;
 pub mod schedule;
 pub mod settings;
+pub mod sync;
 
 pub use chat::*;
 pub use error::*;

@@ -9,6 +9,7 @@ mod feedback;
 mod policies;
 mod recall;
 mod store;
+mod sync;
 mod vectors;
 
 pub type TestResult = Result<(), Box<dyn std::error::Error>>;

@@ -242,6 +242,11 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
             "DROP INDEX memories_summary_source; ALTER TABLE memories DROP COLUMN summary;
              ALTER TABLE memories DROP COLUMN summary_source; DROP TABLE memory_vectors; DROP TABLE fact_checks; DROP TABLE feedback;
              DROP TABLE episode_outcomes;
+             DROP INDEX memories_uid; ALTER TABLE memories DROP COLUMN uid;
+             ALTER TABLE memories DROP COLUMN content_version;
+             ALTER TABLE memories DROP COLUMN status_version;
+             DROP TABLE sync_meta; DROP TABLE sync_outbox; DROP TABLE sync_cursors;
+             DROP TABLE sync_parked;
              PRAGMA user_version = 1;",
         )?;
     }
@@ -256,7 +261,7 @@ fn an_older_schema_is_backed_up_then_migrated() -> TestResult {
     );
     let conn = rusqlite::Connection::open(&path)?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    assert_eq!(version, 7);
+    assert_eq!(version, 8);
     conn.query_row("SELECT count(*) FROM memory_vectors", [], |r| {
         r.get::<_, i64>(0)
     })?;
