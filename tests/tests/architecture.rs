@@ -172,6 +172,7 @@ const LAYERS: &[&[&str]] = &[
     &["cairn-protocol", "cairn-test-support"],
     &[
         "cairn-config",
+        "cairn-hub",
         "cairn-llm",
         "cairn-memory",
         "cairn-models",
@@ -186,6 +187,7 @@ const LAYERS: &[&[&str]] = &[
         "cairn-importers",
         "cairn-local",
         "cairn-schedule",
+        "cairn-sync",
     ],
     &["cairn-agent", "cairn-mcp", "cairn-lsp"],
     &["cairn-api"],

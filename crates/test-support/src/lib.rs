@@ -1,7 +1,11 @@
 //! Test helpers shared by the crates' tests: a mock model server (OpenAI chat completions and
 //! Anthropic messages, on one script) that plays scripted replies (SSE streams or HTTP errors) in
 //! order and records each request body; and [`serve`], any router on a free loopback port (the
-//! web pages fetch_content reads in tests).
+//! web pages fetch_content reads in tests); and [`Postgres`], a throwaway PostgreSQL cluster.
+
+mod postgres;
+
+pub use postgres::Postgres;
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
