@@ -293,6 +293,76 @@ impl MemoryStore {
         )
     }
 
+    /// Starts this device's log afresh for a new place on a hub (`device`, once joined again):
+    /// the log holds every synced memory and rating as they are now, versions unchanged, and
+    /// nothing of it has been sent. Does nothing when the log is already `device`'s.
+    pub fn sync_restart_log(&self, device: &str) -> Result<bool, MemoryError> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        if meta(&tx, "log_device")?.as_deref() == Some(device) {
+            return Ok(false);
+        }
+        let fresh = meta(&tx, "log_device")?.is_none()
+            && tx.query_row("SELECT count(*) FROM sync_outbox", [], |row| {
+                row.get::<_, i64>(0)
+            })? == 0;
+        set_meta(&tx, "log_device", device)?;
+        cached(&tx, "DELETE FROM sync_meta WHERE key = 'pushed'", [])?;
+        if !fresh {
+            cached(&tx, "DELETE FROM sync_outbox", [])?;
+            let held: Vec<Held> = {
+                let mut stmt = tx.prepare(&format!(
+                    "SELECT {HELD} FROM memories WHERE uid IS NOT NULL ORDER BY id"
+                ))?;
+                let rows = stmt.query_map([], held)?;
+                rows.collect::<Result<_, _>>()?
+            };
+            for memory in held {
+                let uid = memory.uid.clone().unwrap_or_default();
+                let newest = memory
+                    .content_version
+                    .clone()
+                    .max(memory.status_version.clone());
+                let record = if memory.status == Status::Deleted.as_str() {
+                    Record::Memory(MemorySnapshot {
+                        uid,
+                        content: None,
+                        status: None,
+                        deleted: Some(newest.clone()),
+                    })
+                } else {
+                    Record::Memory(memory.snapshot(&uid, global_key(&tx, &memory)?))
+                };
+                append(&tx, &record, &newest)?;
+            }
+            let ratings: Vec<FeedbackEvent> = {
+                let mut stmt = tx.prepare(
+                    "SELECT f.uid, m.uid, f.at, f.value, f.origin, f.note FROM feedback f
+                     JOIN memories m ON m.id = f.memory_id
+                     WHERE m.uid IS NOT NULL AND f.uid IS NOT NULL AND f.uid NOT LIKE 'local-%'
+                     ORDER BY f.id",
+                )?;
+                let rows = stmt.query_map([], |row| {
+                    Ok(FeedbackEvent {
+                        uid: row.get(0)?,
+                        memory: row.get(1)?,
+                        at: row.get(2)?,
+                        value: row.get(3)?,
+                        origin: row.get(4)?,
+                        note: row.get(5)?,
+                    })
+                })?;
+                rows.collect::<Result<_, _>>()?
+            };
+            for rating in ratings {
+                let version = version_at(rating.at, device);
+                append(&tx, &Record::Feedback(rating), &version)?;
+            }
+        }
+        tx.commit()?;
+        Ok(true)
+    }
+
     /// A value the sync client keeps beside the memory (what the hub acknowledged…).
     pub fn sync_meta(&self, key: &str) -> Result<Option<String>, MemoryError> {
         meta(&*self.lock()?, key)
