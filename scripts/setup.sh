@@ -18,6 +18,8 @@ APT_PACKAGES=(
   libasound2-dev cmake clang libclang-dev
   # tests as a person runs them: a display, the WebDriver, screenshots, speech, window checks
   xvfb x11-utils webkit2gtk-driver imagemagick espeak-ng sox xdotool xcompmgr tmux
+  # the sync hub's tests start a real PostgreSQL of their own (initdb + pg_ctl in a temp dir)
+  postgresql
   # emoji in tool lines (🛠️, 📝, ❓) on machines that have no colour emoji font, and Chinese
   # (the UI's second language) on machines that have no CJK font
   fonts-noto-color-emoji fonts-wqy-microhei

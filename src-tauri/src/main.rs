@@ -117,6 +117,8 @@ fn run() -> anyhow::Result<()> {
     let sync = follow_history(&cairn, &config);
     // The memory dreams daily while it is idle, for as long as the app runs.
     let _dreams = cairn.spawn_daily_dream();
+    // One memory on every device, when this one is joined to a hub.
+    let _sync = cairn.spawn_sync();
 
     // One chat for the workbench, the pet and the local API's tasks: the API's event stream
     // shows every task's events, whoever started it. Tasks work in their own folders (the

@@ -40,6 +40,12 @@ pub enum Error {
     /// A schedule could not be read, written or found: the message says which.
     #[error(transparent)]
     Schedule(#[from] cairn_schedule::ScheduleError),
+    /// Sync with the hub failed: the message says what sync does next, or what to do.
+    #[error(transparent)]
+    Sync(#[from] cairn_sync::SyncError),
+    /// The sync hub (`cairn hub`) failed: its database, or what it was asked.
+    #[error(transparent)]
+    Hub(#[from] cairn_hub::HubError),
     /// No such history source: the message lists the known ones.
     #[error("{0}")]
     UnknownSource(String),
@@ -92,7 +98,13 @@ impl Error {
             | Self::UnknownSource(_)
             | Self::Attachment(_)
             | Self::Invalid(_)
-            | Self::Schedule(cairn_schedule::ScheduleError::When(_)) => ErrorKind::BadRequest,
+            | Self::Schedule(cairn_schedule::ScheduleError::When(_))
+            | Self::Sync(
+                cairn_sync::SyncError::Invalid(_)
+                | cairn_sync::SyncError::Key(_)
+                | cairn_sync::SyncError::NotJoined,
+            )
+            | Self::Hub(cairn_hub::HubError::Invalid(_)) => ErrorKind::BadRequest,
             Self::Models(cairn_models::ModelsError::Unknown { .. }) => ErrorKind::BadRequest,
             Self::Memory(MemoryError::NotFound(_))
             | Self::NotFound(_)

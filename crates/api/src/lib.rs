@@ -33,6 +33,7 @@ mod settings;
 mod settings_change;
 mod sources;
 mod status;
+mod sync;
 mod tasks;
 pub mod voice;
 
@@ -75,6 +76,16 @@ pub mod schedule {
         describe, due, local_time, next_run, Due, Local, NewSchedule, ScheduleEdit, ScheduleError,
         Schedules,
     };
+}
+/// One memory on every device: this device's side (joining, pairing, a round) and the hub.
+pub mod devices {
+    pub use crate::sync::this_device_name;
+    pub use cairn_sync::{check_hub_address, Joined, SyncError, SyncReport};
+}
+
+/// The sync hub (`cairn hub`): a service in front of PostgreSQL.
+pub mod hub {
+    pub use cairn_hub::{add_account, migrate, new_join_code, pool, serve, HubError, DEPLOYMENT};
 }
 pub use sources::{FollowEvent, SourceInfo};
 pub use status::VERSION;

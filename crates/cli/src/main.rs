@@ -9,6 +9,7 @@ mod schedule;
 mod sessions;
 mod sources;
 mod status;
+mod sync;
 mod voice;
 
 use std::path::PathBuf;
@@ -60,6 +61,13 @@ enum Command {
     /// Tasks that run on a schedule ("every weekday at 9"): list, add, pause, resume, remove, run.
     #[command(subcommand)]
     Schedule(schedule::ScheduleCommand),
+    /// One memory on every device: join a hub, pair another device, sync now, see the devices,
+    /// revoke one, leave, pause.
+    #[command(subcommand)]
+    Sync(sync::SyncCommand),
+    /// The sync hub for your devices (in front of PostgreSQL): serve it, add people. Alone, it
+    /// prints how to run it behind TLS.
+    Hub(sync::HubArgs),
     /// Measure memory recall quality on a benchmark file.
     #[command(subcommand)]
     Eval(EvalCommand),
@@ -390,6 +398,12 @@ fn run() -> anyhow::Result<std::process::ExitCode> {
             Command::Resume { words } => {
                 hook::resume(&cairn, &words.join(" ")).map(|()| std::process::ExitCode::SUCCESS)
             }
+            Command::Sync(command) => sync::run(&cairn, command)
+                .await
+                .map(|()| std::process::ExitCode::SUCCESS),
+            Command::Hub(args) => sync::run_hub(args)
+                .await
+                .map(|()| std::process::ExitCode::SUCCESS),
             Command::Memory(command) => memory::run(&cairn, command)
                 .await
                 .map(|()| std::process::ExitCode::SUCCESS),
@@ -454,6 +468,7 @@ async fn serve(cairn: Cairn, port: Option<u16>) -> anyhow::Result<std::process::
     let _schedules = chat.run_schedules();
     let api = cairn_http::serve(cairn.clone(), port.or(config.api_port), chat).await?;
     let _dreams = cairn.spawn_daily_dream();
+    let _sync = cairn.spawn_sync();
     println!(
         "Cairn API listening on {} (token in {})",
         api.info().api_url,

@@ -180,6 +180,35 @@ pub struct HubPairCode {
     pub expires_ms: i64,
 }
 
+/// Sync as the app shows it (Settings → Devices, the sidebar's footer, `cairn sync status`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyncView {
+    /// This device is joined to a hub.
+    pub joined: bool,
+    #[serde(default)]
+    pub hub: Option<String>,
+    #[serde(default)]
+    pub account: Option<String>,
+    #[serde(default)]
+    pub device: Option<String>,
+    #[serde(default)]
+    pub device_id: Option<String>,
+    #[serde(default)]
+    pub paused: bool,
+    /// Records of this device's log the hub does not hold yet.
+    #[serde(default)]
+    pub pending: i64,
+    /// When a round last went through.
+    #[serde(default)]
+    pub last_ok_ms: Option<i64>,
+    /// Why the last round did not, if it did not.
+    #[serde(default)]
+    pub last_error: Option<String>,
+    /// The account's devices, as the hub last listed them (empty when it could not be asked).
+    #[serde(default)]
+    pub devices: Vec<HubDevice>,
+}
+
 /// What went wrong, as the hub says it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HubError {

@@ -243,9 +243,11 @@ pub async fn revoke(home: &Path, device: &str) -> Result<HubMe, SyncError> {
                 "no device of this account is called {device}"
             )))
         }
-        _ => return Err(SyncError::Invalid(format!(
+        _ => {
+            return Err(SyncError::Invalid(format!(
             "more than one device is called {device}: give its id (`cairn sync status` lists them)"
-        ))),
+        )))
+        }
     };
     if target == place.device {
         return Err(SyncError::Invalid(
