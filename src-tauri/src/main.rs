@@ -11,6 +11,7 @@ mod models_commands;
 mod schedule_commands;
 mod settings_commands;
 mod sources_commands;
+mod sync_commands;
 mod tray;
 mod windows;
 

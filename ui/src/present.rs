@@ -25,7 +25,25 @@ pub fn status_line(report: &StatusReport) -> String {
             t("the config file has an error: the settings before it stay in use")
         );
     }
-    format!("Cairn {} · {api}", report.version)
+    match report.sync.as_ref().filter(|s| s.joined) {
+        Some(sync) => format!("Cairn {} · {api} · {}", report.version, sync_words(sync)),
+        None => format!("Cairn {} · {api}", report.version),
+    }
+}
+
+/// Sync in a few words, for the status line.
+pub fn sync_words(sync: &cairn_protocol::sync::SyncView) -> String {
+    if sync.paused {
+        return t("sync paused").to_owned();
+    }
+    match (&sync.last_error, sync.last_ok_ms) {
+        (Some(_), _) => t("sync: not syncing (see Settings → Devices)").to_owned(),
+        (None, Some(at)) => tf(
+            "synced {ago}",
+            &[("ago", &crate::format::ago(at, js_sys::Date::now() as i64))],
+        ),
+        (None, None) => t("not synced yet").to_owned(),
+    }
 }
 
 /// The model pill: the default model, or what is missing.
@@ -470,6 +488,7 @@ mod tests {
 
     fn report() -> StatusReport {
         StatusReport {
+            sync: None,
             version: "0.1.0".into(),
             paths: Paths {
                 home: "/h".into(),

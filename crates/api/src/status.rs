@@ -50,6 +50,7 @@ impl Cairn {
             api,
             default_model: config.default_model_name(),
             providers: providers(&config),
+            sync: self.sync_view().ok().filter(|v| v.joined),
         }
     }
 

@@ -91,8 +91,8 @@ impl Cairn {
         Ok(result?)
     }
 
-    /// What sync is doing; with `ask_hub`, the account's devices as the hub lists them now.
-    pub async fn sync_status(&self, ask_hub: bool) -> Result<SyncView, Error> {
+    /// What sync is doing, as this device knows it (no hub is asked).
+    pub fn sync_view(&self) -> Result<SyncView, Error> {
         let Some(place) = self.joined()? else {
             return Ok(SyncView::default());
         };
@@ -101,7 +101,7 @@ impl Cairn {
             Ok(store.sync_meta(key)?.filter(|v| !v.is_empty()))
         };
         let pushed: i64 = meta("pushed")?.and_then(|p| p.parse().ok()).unwrap_or(0);
-        let mut view = SyncView {
+        Ok(SyncView {
             joined: true,
             hub: Some(place.hub.clone()),
             account: Some(place.account_name.clone()),
@@ -112,11 +112,18 @@ impl Cairn {
             last_ok_ms: meta("last_ok_ms")?.and_then(|t| t.parse().ok()),
             last_error: meta("last_error")?,
             devices: Vec::new(),
-        };
-        if ask_hub {
-            match cairn_sync::hub_status(&place).await {
-                Ok(me) => view.devices = me.devices,
-                Err(e) => view.last_error = Some(e.to_string()),
+        })
+    }
+
+    /// [`Cairn::sync_view`]; with `ask_hub`, with the account's devices as the hub lists them now.
+    pub async fn sync_status(&self, ask_hub: bool) -> Result<SyncView, Error> {
+        let mut view = self.sync_view()?;
+        if ask_hub && view.joined {
+            if let Some(place) = self.joined()? {
+                match cairn_sync::hub_status(&place).await {
+                    Ok(me) => view.devices = me.devices,
+                    Err(e) => view.last_error = Some(e.to_string()),
+                }
             }
         }
         Ok(view)

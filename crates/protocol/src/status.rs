@@ -35,6 +35,9 @@ pub struct StatusReport {
     /// The model used when none is chosen, as `provider/model`.
     pub default_model: Option<String>,
     pub providers: Vec<ProviderStatus>,
+    /// Sync with the other devices, when this one is joined to a hub.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<crate::sync::SyncView>,
 }
 
 impl StatusReport {
@@ -92,6 +95,7 @@ mod tests {
 
     fn report(valid: bool, model: Option<&str>) -> StatusReport {
         StatusReport {
+            sync: None,
             version: "0.1.0".into(),
             paths: Paths {
                 home: "h".into(),

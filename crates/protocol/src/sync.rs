@@ -97,7 +97,7 @@ pub struct HubMe {
     pub devices: Vec<HubDevice>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HubDevice {
     pub id: String,
     pub name: String,
@@ -181,7 +181,7 @@ pub struct HubPairCode {
 }
 
 /// Sync as the app shows it (Settings → Devices, the sidebar's footer, `cairn sync status`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncView {
     /// This device is joined to a hub.
     pub joined: bool,

@@ -103,7 +103,33 @@ impl Postgres {
                 ))
                 .args(["-w", "start"]);
         })?;
+        postgres.watch_over(std::process::id())?;
         Ok(postgres)
+    }
+
+    /// Stops the server and removes its dir when process `pid` ends however it ends (a test
+    /// killed by a timeout runs no `Drop`).
+    fn watch_over(&self, pid: u32) -> Result<(), String> {
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+             {runas}'{pg_ctl}' -D '{data}' -m immediate stop >/dev/null 2>&1; rm -rf '{dir}'",
+            runas = self
+                .run_as
+                .as_ref()
+                .map(|user| format!("runuser -u {user} -- "))
+                .unwrap_or_default(),
+            pg_ctl = self.bin.join("pg_ctl").display(),
+            data = self.dir.join("data").display(),
+            dir = self.dir.display(),
+        );
+        Command::new("setsid")
+            .args(["sh", "-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map(|_| ())
+            .map_err(|e| format!("the watchdog of the test's PostgreSQL: {e}"))
     }
 
     fn as_server(&self, program: &Path, args: impl FnOnce(&mut Command)) -> Result<(), String> {

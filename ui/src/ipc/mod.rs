@@ -4,6 +4,7 @@
 mod app;
 mod attachments;
 mod bridge;
+mod devices;
 mod events;
 mod memory;
 mod schedules;
@@ -14,6 +15,7 @@ mod voice;
 
 pub use app::*;
 pub use attachments::*;
+pub use devices::*;
 pub use events::*;
 pub use memory::*;
 pub use schedules::*;

@@ -16,6 +16,7 @@ use crate::segmented::Segmented;
 
 mod agent;
 mod appearance;
+mod devices;
 mod diagnostics;
 mod mcp;
 mod mcp_form;
@@ -24,6 +25,7 @@ mod voice;
 
 use agent::*;
 use appearance::*;
+use devices::*;
 use diagnostics::*;
 use mcp::*;
 use providers::*;
@@ -427,6 +429,7 @@ pub fn SettingsPage() -> impl IntoView {
             <crate::settings_models::LocalModels use_model=move |name| set_default("local".to_owned(), name) />
             <AgentSection page />
             <McpSection page />
+            <DevicesSection />
             <VoiceSection page />
             <AppearanceSection page />
             <DiagnosticsSection page />

@@ -25,14 +25,28 @@ pub(super) fn follow(bench: Bench) {
         here
     });
     crate::notice::fade_in_time(notice, String::as_str);
-    // Back on the tasks, the header shows the model Settings (or anything else) made the default.
+    // On another page, the header and the status line show what Settings (or anything else)
+    // changed: the default model, sync with other devices.
     Effect::new(move |before: Option<Page>| {
         let now = page.get();
-        if before.is_some_and(|before| before != now) && now == Page::Tasks {
+        if before.is_some_and(|before| before != now) {
             bench.refresh();
         }
         now
     });
+    // The status line's "synced 2 min ago" stays true.
+    fn every_so_often(bench: Bench) {
+        set_timeout(
+            move || {
+                if bench.status.try_get_untracked().is_some() {
+                    bench.refresh();
+                    every_so_often(bench);
+                }
+            },
+            std::time::Duration::from_secs(20),
+        );
+    }
+    every_so_often(bench);
     // The stored tasks once; from then on each change is pushed (a task the pet started or
     // continued shows up here, unread, and reloads when opened).
     bench.load_tasks_then(None);
