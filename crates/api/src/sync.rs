@@ -13,7 +13,7 @@ use crate::{Cairn, Error};
 /// How often the background looks: a change of the memory is pushed at the next look.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 /// How often the background asks the hub for other devices' changes when nothing changed here.
-const PULL_EVERY: Duration = Duration::from_secs(2);
+const PULL_EVERY: Duration = Duration::from_secs(1);
 /// The longest wait between tries while the hub is down.
 const BACKOFF_MAX: Duration = Duration::from_secs(300);
 
@@ -130,7 +130,7 @@ impl Cairn {
     }
 
     /// Syncs in the background until the handle is dropped: a change of the memory is pushed
-    /// within a second, other devices' changes are fetched every two seconds, and while the hub
+    /// within a second, other devices' changes are fetched every second, and while the hub
     /// cannot be reached the tries back off (up to five minutes), said once. One process per
     /// data home syncs (the app and `cairn serve` may both run).
     pub fn spawn_sync(&self) -> Background {

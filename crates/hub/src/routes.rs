@@ -418,6 +418,8 @@ async fn push(
         });
     }
     let mut end = tail;
+    let (mut idxs, mut versions, mut bodies, mut shas) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for (idx, version, body, sha) in &decoded {
         if *idx <= tail {
             let stored: Option<Vec<u8>> = tx
@@ -437,13 +439,21 @@ async fn push(
             }
             continue;
         }
+        idxs.push(*idx);
+        versions.push(*version);
+        bodies.push(body.as_slice());
+        shas.push(sha.as_slice());
+        end = *idx;
+    }
+    if !idxs.is_empty() {
+        // One statement for the whole batch.
         tx.execute(
             "INSERT INTO records (space_id, device_id, idx, version, body, sha256, received_ms)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            &[&space, &device.id, idx, version, body, sha, &now],
+             SELECT $1, $2, r.idx, r.version, r.body, r.sha256, $7
+             FROM unnest($3::bigint[], $4::text[], $5::bytea[], $6::bytea[]) AS r(idx, version, body, sha256)",
+            &[&space, &device.id, &idxs, &versions, &bodies, &shas, &now],
         )
         .await?;
-        end = *idx;
     }
     if end > tail {
         tx.execute(

@@ -272,14 +272,19 @@ impl MemoryStore {
         Ok(out)
     }
 
-    /// Keeps the sealed bytes of record `idx`: whatever happens, it is sent as these bytes.
-    pub fn sync_keep_sealed(&self, idx: i64, sealed: &[u8]) -> Result<(), MemoryError> {
-        let conn = self.lock()?;
-        cached(
-            &conn,
-            "UPDATE sync_outbox SET sealed = ?2 WHERE idx = ?1 AND sealed IS NULL",
-            params![idx, sealed],
-        )?;
+    /// Keeps the sealed bytes of records (by index), in one transaction: whatever happens, each is
+    /// sent as these bytes. A record sealed already (by another process) keeps its first bytes.
+    pub fn sync_keep_sealed(&self, sealed: &[(i64, Vec<u8>)]) -> Result<(), MemoryError> {
+        let mut conn = self.lock()?;
+        let tx = conn.transaction()?;
+        for (idx, bytes) in sealed {
+            cached(
+                &tx,
+                "UPDATE sync_outbox SET sealed = ?2 WHERE idx = ?1 AND sealed IS NULL",
+                params![idx, bytes],
+            )?;
+        }
+        tx.commit()?;
         Ok(())
     }
 

@@ -79,27 +79,32 @@ pub async fn sync_once(store: &Arc<MemoryStore>, place: &Joined) -> Result<SyncR
     let path = format!("v1/spaces/{}/records", place.vault);
     let mut from = blocking(store, pushed).await? + 1;
     loop {
-        let batch = blocking(store, move |s| s.sync_outbox(from, BATCH)).await?;
+        let mut batch = blocking(store, move |s| s.sync_outbox(from, BATCH)).await?;
         if batch.is_empty() {
             break;
         }
+        // Each record is sealed once and kept: sent again after a crash, it is the same bytes.
+        if batch.iter().any(|o| o.sealed.is_none()) {
+            let mut sealed = Vec::new();
+            for outgoing in batch.iter().filter(|o| o.sealed.is_none()) {
+                let plain = serde_json::to_vec(&outgoing.record)
+                    .map_err(|e| SyncError::Invalid(format!("a record: {e}")))?;
+                sealed.push((
+                    outgoing.idx,
+                    key.seal(&plain, &place.vault, &device, outgoing.idx)?,
+                ));
+            }
+            blocking(store, move |s| s.sync_keep_sealed(&sealed)).await?;
+            // Another process may have sealed some first: send what the log keeps.
+            batch = blocking(store, move |s| s.sync_outbox(from, BATCH)).await?;
+        }
         let mut records = Vec::with_capacity(batch.len());
         for outgoing in batch {
-            let sealed = match outgoing.sealed {
-                Some(sealed) => sealed,
-                None => {
-                    let plain = serde_json::to_vec(&outgoing.record)
-                        .map_err(|e| SyncError::Invalid(format!("a record: {e}")))?;
-                    let sealed = key.seal(&plain, &place.vault, &device, outgoing.idx)?;
-                    let (idx, bytes) = (outgoing.idx, sealed.clone());
-                    blocking(store, move |s| s.sync_keep_sealed(idx, &bytes)).await?;
-                    // Another process may have sealed it first: send what the log keeps.
-                    let kept = blocking(store, move |s| s.sync_outbox(idx, 1)).await?;
-                    kept.into_iter()
-                        .next()
-                        .and_then(|o| o.sealed)
-                        .unwrap_or(sealed)
-                }
+            let Some(sealed) = outgoing.sealed else {
+                return Err(SyncError::Invalid(format!(
+                    "record {} was not kept sealed",
+                    outgoing.idx
+                )));
             };
             records.push(HubRecord {
                 idx: outgoing.idx,
