@@ -12,6 +12,7 @@ mod schedule;
 mod serve;
 mod sources;
 mod status;
+mod sync;
 mod voice;
 
 use std::path::Path;
