@@ -84,9 +84,9 @@ impl Cairn {
 
     /// One round of sync now (paused or not), recorded like the background's.
     pub async fn sync_now(&self) -> Result<SyncReport, Error> {
-        let place = self.joined()?.ok_or(SyncError::NotJoined)?;
+        self.joined()?.ok_or(SyncError::NotJoined)?;
         let store = self.memory()?;
-        let result = cairn_sync::sync_once(&store, &place).await;
+        let result = cairn_sync::sync_home(&store, self.home().root()).await;
         record(&store, &result);
         Ok(result?)
     }
@@ -179,7 +179,7 @@ impl Cairn {
             let Some(rt) = &runtime else {
                 return;
             };
-            let result = rt.block_on(cairn_sync::sync_once(&store, &place));
+            let result = rt.block_on(cairn_sync::sync_home(&store, cairn.home().root()));
             last_round = Some(Instant::now());
             last_revision = store.revision().unwrap_or(-1);
             record(&store, &result);

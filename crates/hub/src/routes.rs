@@ -80,6 +80,7 @@ pub fn router(hub: Arc<Hub>) -> Router {
         .route("/v1/me", get(me))
         .route("/v1/pair", post(pair))
         .route("/v1/devices/{device}/revoke", post(revoke))
+        .route("/v1/devices/renew", post(renew))
         .route("/v1/spaces/{space}/status", get(status))
         .route("/v1/spaces/{space}/records", post(push).get(pull))
         .layer(axum::middleware::from_fn_with_state(
@@ -308,6 +309,39 @@ async fn revoke(
     }
     tracing::info!("device {target} revoked by {}", device.id);
     Ok(Json(me_of(&client, device.id).await?))
+}
+
+/// The device starts a new log under a new id and token, and the old one is revoked: for a
+/// device whose log forked (restored from a backup), which then sends its memory again.
+async fn renew(
+    State(hub): State<Arc<Hub>>,
+    Extension(device): Extension<Device>,
+) -> Result<Json<HubJoined>, HubError> {
+    let mut client = hub.pool.get().await?;
+    let tx = client.transaction().await?;
+    let now = now_ms();
+    let name: String = tx
+        .query_one(
+            "UPDATE devices SET revoked_ms = $2, token_sha256 = NULL WHERE id = $1 RETURNING name",
+            &[&device.id, &now],
+        )
+        .await?
+        .get(0);
+    let renewed = Uuid::new_v4();
+    let token = new_token()?;
+    tx.execute(
+        "INSERT INTO devices (id, account_id, name, token_sha256, created_ms) VALUES ($1, $2, $3, $4, $5)",
+        &[&renewed, &device.account, &name, &sha256(&token), &now],
+    )
+    .await?;
+    let me = me_of(&tx, renewed).await?;
+    tx.commit().await?;
+    tracing::info!("device {} renewed as {renewed}", device.id);
+    Ok(Json(HubJoined {
+        token,
+        me,
+        sealed_vault_key: None,
+    }))
 }
 
 fn space_id(space: &str) -> Result<Uuid, HubError> {

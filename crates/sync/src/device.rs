@@ -212,6 +212,27 @@ async fn leave_hub(place: &Joined) -> Result<HubMe, SyncError> {
         .await
 }
 
+/// Gives this device a new place on its hub (a new id and token; the old one is revoked) and
+/// keeps it: its log forked (it was restored from a backup), so it starts a new log, which
+/// carries its whole memory again with the versions it has. Other devices keep the newer of
+/// each part, and what was deleted meanwhile stays deleted.
+pub(crate) async fn renew(home: &Path, place: &Joined) -> Result<Joined, SyncError> {
+    let renewed: HubJoined = place
+        .client()?
+        .post("v1/devices/renew", &serde_json::json!({}))
+        .await?;
+    let place = Joined {
+        device: renewed.me.device.clone(),
+        token: renewed.token,
+        ..place.clone()
+    };
+    place.save(home)?;
+    tracing::info!(
+        "this device's log on the hub forked (restored from a backup?): it starts a new one"
+    );
+    Ok(place)
+}
+
 /// A code that pairs another device with this one's vault, valid for ten minutes: the hub's
 /// one-time code, then `+` and the secret that opens the vault key (the hub never sees it).
 pub async fn pair(home: &Path) -> Result<String, SyncError> {

@@ -197,6 +197,22 @@ pub async fn sync_once(store: &Arc<MemoryStore>, place: &Joined) -> Result<SyncR
     Ok(report)
 }
 
+/// One round of sync for the device joined in `home` (see [`sync_once`]); a log that forked is
+/// started again under a new place on the hub, and the round runs again.
+pub async fn sync_home(
+    store: &Arc<MemoryStore>,
+    home: &std::path::Path,
+) -> Result<SyncReport, SyncError> {
+    let place = Joined::load(home)?.ok_or(SyncError::NotJoined)?;
+    match sync_once(store, &place).await {
+        Err(SyncError::Forked) => {
+            let renewed = crate::device::renew(home, &place).await?;
+            sync_once(store, &renewed).await
+        }
+        other => other,
+    }
+}
+
 /// Who this device is on its hub, with the account's devices.
 pub async fn hub_status(place: &Joined) -> Result<HubMe, SyncError> {
     place.client()?.get("v1/me").await

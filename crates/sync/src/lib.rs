@@ -10,7 +10,7 @@ mod hub_client;
 mod vault;
 
 pub use device::{join, leave, pair, revoke, Joined, JOINED_FILE};
-pub use engine::{hub_status, sync_once, SyncReport};
+pub use engine::{hub_status, sync_home, sync_once, SyncReport};
 pub use hub_client::check_hub_address;
 pub use vault::VaultKey;
 
@@ -24,7 +24,7 @@ pub enum SyncError {
     #[error("the hub answered {status}: {message}")]
     Hub { status: u16, message: String },
     /// This device's log differs from what the hub holds under the same indexes.
-    #[error("this device's log on the hub differs from its own (was it restored from a backup?): pair it again with `cairn sync join`")]
+    #[error("this device's log on the hub differs from its own (was it restored from a backup?); it starts a new one")]
     Forked,
     #[error("this device is not joined to a hub: `cairn sync join ADDRESS CODE`")]
     NotJoined,
