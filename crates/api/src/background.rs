@@ -31,3 +31,27 @@ pub(crate) fn every(period: Duration, mut work: impl FnMut() + Send + 'static) -
     });
     Background(stop)
 }
+
+/// The right to do some background work in one process per data home (the app and `cairn
+/// serve` may both run): a lock file, held by whoever takes it first until it quits; another
+/// process takes it over then.
+pub(crate) struct OneRunner {
+    path: std::path::PathBuf,
+    held: Option<std::fs::File>,
+}
+
+impl OneRunner {
+    pub(crate) fn new(path: std::path::PathBuf) -> Self {
+        Self { path, held: None }
+    }
+
+    /// Whether this process runs the work (taking the lock if it is free).
+    pub(crate) fn here(&mut self) -> bool {
+        if self.held.is_none() {
+            self.held = std::fs::File::create(&self.path)
+                .ok()
+                .filter(|file| file.try_lock().is_ok());
+        }
+        self.held.is_some()
+    }
+}

@@ -59,17 +59,12 @@ impl Chat {
         if let Err(e) = &runtime {
             tracing::error!("schedules cannot run here: {e}");
         }
-        let lock_path = self.cairn().home().data_dir().join("schedules.runner");
-        let mut held: Option<std::fs::File> = None;
+        let mut runner =
+            background::OneRunner::new(self.cairn().home().data_dir().join("schedules.runner"));
         let mut said: Option<String> = None;
         background::every(period, move || {
-            if held.is_none() {
-                held = std::fs::File::create(&lock_path)
-                    .ok()
-                    .filter(|file| file.try_lock().is_ok());
-                if held.is_none() {
-                    return;
-                }
+            if !runner.here() {
+                return;
             }
             // A run is a task, which runs on the async runtime.
             let Ok(runtime) = &runtime else {

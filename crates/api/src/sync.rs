@@ -135,8 +135,7 @@ impl Cairn {
     /// data home syncs (the app and `cairn serve` may both run).
     pub fn spawn_sync(&self) -> Background {
         let cairn = self.clone();
-        let lock_path = self.home().data_dir().join("sync.runner");
-        let mut held: Option<std::fs::File> = None;
+        let mut runner = background::OneRunner::new(self.home().data_dir().join("sync.runner"));
         let mut runtime: Option<tokio::runtime::Runtime> = None;
         let mut last_round: Option<Instant> = None;
         let mut last_revision = -1;
@@ -149,13 +148,8 @@ impl Cairn {
             if place.paused {
                 return;
             }
-            if held.is_none() {
-                held = std::fs::File::create(&lock_path)
-                    .ok()
-                    .filter(|file| file.try_lock().is_ok());
-                if held.is_none() {
-                    return;
-                }
+            if !runner.here() {
+                return;
             }
             let Ok(store) = cairn.memory() else {
                 return;

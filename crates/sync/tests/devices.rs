@@ -75,6 +75,32 @@ impl Device {
     }
 }
 
+/// A device joined as `account`'s first, on a new account.
+async fn first_device(hub: &Hub, account: &str) -> Result<Device, Box<dyn std::error::Error>> {
+    let device = Device::new()?;
+    let code = cairn_hub::add_account(&hub.pool, account).await?;
+    join(device.home(), &hub.address, &code, "laptop", None).await?;
+    Ok(device)
+}
+
+/// A device paired with `with`.
+async fn paired(
+    hub: &Hub,
+    with: &Device,
+    name: &str,
+) -> Result<Device, Box<dyn std::error::Error>> {
+    let device = Device::new()?;
+    join(
+        device.home(),
+        &hub.address,
+        &pair(with.home()).await?,
+        name,
+        None,
+    )
+    .await?;
+    Ok(device)
+}
+
 fn memory(text: &str) -> NewMemory {
     NewMemory {
         text: text.into(),
@@ -100,9 +126,7 @@ async fn what_one_device_remembers_the_others_recall() -> TestResult {
     let report = laptop.sync().await?;
     assert_eq!((report.pushed, report.pending), (2, 0), "{report:?}");
 
-    let desktop = Device::new()?;
-    let pairing = pair(laptop.home()).await?;
-    join(desktop.home(), &hub.address, &pairing, "desktop", None).await?;
+    let desktop = paired(&hub, &laptop, "desktop").await?;
     let report = desktop.sync().await?;
     assert_eq!(report.pulled, 2, "{report:?}");
     assert_eq!(desktop.texts()?, laptop.texts()?);
@@ -205,15 +229,7 @@ async fn what_one_device_remembers_the_others_recall() -> TestResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_that_joins_again_sends_its_memory_under_its_new_name() -> TestResult {
     let hub = hub().await?;
-    let laptop = Device::new()?;
-    join(
-        laptop.home(),
-        &hub.address,
-        &cairn_hub::add_account(&hub.pool, "bob").await?,
-        "laptop",
-        None,
-    )
-    .await?;
+    let laptop = first_device(&hub, "bob").await?;
     laptop
         .store
         .add(memory("the build cache lives in /var/cache/ci"))?;
@@ -227,15 +243,7 @@ async fn a_device_that_joins_again_sends_its_memory_under_its_new_name() -> Test
     let report = laptop.sync().await?;
     assert_eq!((report.pushed, report.pending), (1, 0), "{report:?}");
     // A device joining now hears of the memory once, from either log.
-    let desktop = Device::new()?;
-    join(
-        desktop.home(),
-        &hub.address,
-        &pair(laptop.home()).await?,
-        "desktop",
-        None,
-    )
-    .await?;
+    let desktop = paired(&hub, &laptop, "desktop").await?;
     desktop.sync().await?;
     assert_eq!(
         desktop.texts()?,
@@ -248,15 +256,7 @@ async fn a_device_that_joins_again_sends_its_memory_under_its_new_name() -> Test
 async fn a_device_restored_from_a_backup_catches_up_without_bringing_back_what_was_deleted(
 ) -> TestResult {
     let hub = hub().await?;
-    let laptop = Device::new()?;
-    join(
-        laptop.home(),
-        &hub.address,
-        &cairn_hub::add_account(&hub.pool, "carol").await?,
-        "laptop",
-        None,
-    )
-    .await?;
+    let laptop = first_device(&hub, "carol").await?;
     laptop
         .store
         .add(memory("keep: the router's admin page is 192.168.1.1"))?;
@@ -264,15 +264,7 @@ async fn a_device_restored_from_a_backup_catches_up_without_bringing_back_what_w
         .store
         .add(memory("delete: the old alarm code was 1234"))?;
     laptop.sync().await?;
-    let desktop = Device::new()?;
-    join(
-        desktop.home(),
-        &hub.address,
-        &pair(laptop.home()).await?,
-        "desktop",
-        None,
-    )
-    .await?;
+    let desktop = paired(&hub, &laptop, "desktop").await?;
     desktop.sync().await?;
 
     // A backup of the laptop's memory, taken now (closed, so the log is in the file).
