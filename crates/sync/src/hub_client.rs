@@ -100,16 +100,16 @@ async fn answer<T: DeserializeOwned>(
 
 /// A transport error without the address (it may carry a query) — the kind of failure is enough.
 fn without_url(error: &reqwest::Error) -> String {
-    let kind = if error.is_timeout() {
-        "timed out"
+    if error.is_timeout() {
+        "the hub did not answer in time"
     } else if error.is_connect() {
-        "cannot connect"
+        "cannot reach the hub"
     } else if error.is_decode() {
-        "the answer is not what a hub sends"
+        "the hub's answer is not what a hub sends"
     } else {
-        "the connection failed"
-    };
-    format!("the hub {kind}")
+        "the connection to the hub broke off"
+    }
+    .to_owned()
 }
 
 #[cfg(test)]
