@@ -100,7 +100,6 @@ impl Cairn {
         let meta = |key: &str| -> Result<Option<String>, Error> {
             Ok(store.sync_meta(key)?.filter(|v| !v.is_empty()))
         };
-        let pushed: i64 = meta("pushed")?.and_then(|p| p.parse().ok()).unwrap_or(0);
         Ok(SyncView {
             joined: true,
             hub: Some(place.hub.clone()),
@@ -108,7 +107,7 @@ impl Cairn {
             device: Some(place.device_name.clone()),
             device_id: Some(place.device.clone()),
             paused: place.paused,
-            pending: (store.sync_log_end()? - pushed).max(0),
+            pending: cairn_sync::pending(&store)?,
             last_ok_ms: meta("last_ok_ms")?.and_then(|t| t.parse().ok()),
             last_error: meta("last_error")?,
             devices: Vec::new(),

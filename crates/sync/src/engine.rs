@@ -62,6 +62,11 @@ fn pushed(store: &MemoryStore) -> Result<i64, cairn_memory::MemoryError> {
         .unwrap_or(0))
 }
 
+/// Records of this device's log the hub does not hold yet.
+pub fn pending(store: &MemoryStore) -> Result<i64, cairn_memory::MemoryError> {
+    Ok((store.sync_log_end()? - pushed(store)?).max(0))
+}
+
 /// One round of sync for the device `place` over `store`.
 pub async fn sync_once(store: &Arc<MemoryStore>, place: &Joined) -> Result<SyncReport, SyncError> {
     let client = place.client()?;
@@ -193,7 +198,7 @@ pub async fn sync_once(store: &Arc<MemoryStore>, place: &Joined) -> Result<SyncR
             report.pulled += count;
         }
     }
-    report.pending = blocking(store, |s| Ok(s.sync_log_end()? - pushed(s)?)).await?;
+    report.pending = blocking(store, pending).await?;
     Ok(report)
 }
 

@@ -10,7 +10,7 @@ mod hub_client;
 mod vault;
 
 pub use device::{join, leave, pair, revoke, Joined, JOINED_FILE};
-pub use engine::{hub_status, sync_home, sync_once, SyncReport};
+pub use engine::{hub_status, pending, sync_home, sync_once, SyncReport};
 pub use hub_client::check_hub_address;
 pub use vault::VaultKey;
 
