@@ -24,6 +24,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use crate::dream::DREAM_SOURCE;
 use crate::model::{Layer, NewMemory, Status};
+use crate::overview::revision_of;
 use crate::store::{cached, log_change, stored_id};
 use crate::write::Unindexed;
 use crate::{MemoryError, MemoryStore};
@@ -429,9 +430,7 @@ impl MemoryStore {
              ON CONFLICT(device) DO UPDATE SET idx = excluded.idx",
             params![from_device, last],
         )?;
-        let end: i64 = tx.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
-            row.get(0)
-        })?;
+        let end = revision_of(&tx)?;
         set_meta(&tx, "sealed_seq", &end.to_string())?;
         tx.commit()?;
         drop(conn);
@@ -654,9 +653,7 @@ impl MemoryStore {
                 *part = Some(part.map_or(at, |t: i64| t.max(at)));
             }
         }
-        let newest: i64 = tx.query_row("SELECT coalesce(max(seq), 0) FROM changes", [], |row| {
-            row.get(0)
-        })?;
+        let newest = revision_of(tx)?;
         let mut sealed = 0;
         for id in order {
             let Some(held) = held_by(tx, "id = ?1", &id)? else {
